@@ -20,8 +20,9 @@ from typing import Final, NamedTuple
 ALLOW: Final = "allow"
 DISALLOW: Final = "disallow"
 
-_UNRESERVED: Final = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
-_HEX: Final = "0123456789ABCDEFabcdef"
+_UNRESERVED: Final = frozenset(
+    b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~"
+)
 _ESCAPE: Final = re.compile(r"%([0-9A-Fa-f]{2})")
 # Characters that cannot appear raw in a URL Scrapy sends: outside US-ASCII,
 # controls and space. They are percent-encoded before comparison (SPEC §6.5).

@@ -1,0 +1,70 @@
+"""The vocabulary between fetching, caching and deciding (SPEC §2).
+
+A fetch ends in one of three RFC 9309 states; the policy turns an origin's
+history of such outcomes into an ``Access``, which is what the middleware
+applies to a request. Pure data, no Scrapy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+
+from scrapy_rep.document import RobotsTxt
+
+
+class FetchKind(str, Enum):
+    """RFC 9309 §2.3.1: what a robots.txt fetch means for access."""
+
+    SUCCESS = "success"  # 2xx: the rules decide
+    UNAVAILABLE = "unavailable"  # 4xx except 429, too many redirects, loop: full allow
+    UNREACHABLE = "unreachable"  # 429, 5xx, network/TLS errors, truncation: see SPEC §2.2
+
+
+def kind_of_status(status: int) -> FetchKind:
+    """The state an HTTP status puts an origin in (3xx are followed before this)."""
+    if 200 <= status < 300:
+        return FetchKind.SUCCESS
+    if status == 429 or status >= 500:
+        return FetchKind.UNREACHABLE
+    if 400 <= status < 500:
+        return FetchKind.UNAVAILABLE
+    # 1xx, or a 3xx the fetcher could not follow (no Location): an invalid
+    # response, which RFC 9309 counts as unreachable.
+    return FetchKind.UNREACHABLE
+
+
+@dataclass(frozen=True)
+class FetchOutcome:
+    """How one robots.txt fetch (with its redirects) ended."""
+
+    kind: FetchKind
+    url: str  # the robots.txt URL of the origin (not the redirect target)
+    fetched_at: float  # seconds since the epoch, from the injected clock
+    status: int | None = None  # final HTTP status; None for network errors
+    body: bytes = b""  # at most 512,000 bytes; empty unless SUCCESS
+    reason: str = ""  # for people: "HTTP 503", "timeout", "redirect loop", ...
+    cache_control: str | None = None  # the final response's Cache-Control header
+    retry_after: str | None = None  # the final response's Retry-After header
+    final_url: str | None = None  # where the redirects ended, if any
+    headers: dict[str, list[str]] = field(default_factory=dict)
+
+
+class AccessState(str, Enum):
+    RULES = "rules"  # the parsed rules decide
+    ALLOW_ALL = "allow"  # no robots.txt applies
+    DISALLOW_ALL = "disallow"  # the origin is closed (unreachable)
+
+
+@dataclass(frozen=True)
+class Access:
+    """What applies to an origin's requests right now."""
+
+    state: AccessState
+    robots: RobotsTxt | None = None  # set when state is RULES
+    reason: str = ""  # why, for logs and dropped-request messages
+
+    def allowed(self, url: str, user_agent: str | tuple[str, ...]) -> bool:
+        if self.state is AccessState.RULES and self.robots is not None:
+            return self.robots.allowed(url, user_agent)
+        return self.state is AccessState.ALLOW_ALL
