@@ -1,0 +1,477 @@
+"""An origin's fetch history + the clock -> what applies now (SPEC §2.2, §3).
+
+Pure: no Scrapy, no I/O, no clock reading. Every function takes ``now``
+(seconds since the epoch) and a ``PolicyConfig``; randomness for back-off
+jitter is passed in. The policy never parses: it hands back the body of the
+copy to use, so the caller can parse each distinct body once and share it.
+
+An origin goes through these states (the ``OriginRecord`` remembers which):
+
+- fresh: a 2xx or 4xx answer younger than its TTL -> rules / full allow;
+- expired: older than its TTL -> fetch again before deciding (SPEC §3.3);
+- streak: the last fetches were unreachable (SPEC §2.2). For the first
+  ``disallow_window`` of the streak the origin is closed; then the last good
+  copy applies (none -> full allow) until ``stale_limit``; after that,
+  ``long_outage`` decides. Retries go on in the background meanwhile.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import math
+import random as _random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, fields, replace
+from enum import Enum
+from typing import Any, Literal
+
+from scrapy_rep.document import RobotsTxt
+from scrapy_rep.outcome import Access, AccessState, FetchKind, FetchOutcome
+
+__all__ = [
+    "Decision",
+    "OriginRecord",
+    "PolicyConfig",
+    "decide",
+    "freshness",
+    "note_site_answer",
+    "quick_retry_at",
+    "record_outcome",
+    "retention",
+    "retry_after_delay",
+]
+
+HOUR = 3600.0
+DAY = 24 * HOUR
+
+LongOutage = Literal["site", "cached"]
+LONG_OUTAGE_VALUES: tuple[LongOutage, ...] = ("site", "cached")
+
+
+@dataclass(frozen=True)
+class PolicyConfig:
+    """Every duration of SPEC §2.2 and §3, in seconds.
+
+    The defaults are Google's current rule: 12 h closed, then the last good
+    copy until 30 days of streak, then full allow if the site's pages answer
+    (else closed). ``PolicyConfig.older_google()`` gives the older edition.
+    ``disallow_window=0`` keeps using the cached copy at once (SPEC §3.3).
+    """
+
+    #: Closed for this long from the start of an unreachable streak.
+    disallow_window: float = 12 * HOUR
+    #: The last good copy applies until the streak is this old.
+    stale_limit: float = 30 * DAY
+    #: After ``stale_limit``: "site" = allow if the site's pages answered
+    #: within ``site_reachable_window``, else closed; "cached" = the last good
+    #: copy, or full allow if there is none.
+    long_outage: LongOutage = "site"
+    site_reachable_window: float = DAY
+    #: Cache life of a 2xx/4xx answer without Cache-Control, and its bounds.
+    default_ttl: float = DAY
+    min_ttl: float = 60.0
+    max_ttl: float = DAY
+    #: Back-off between retries of an unreachable robots.txt: starts at
+    #: ``retry_initial``, multiplied by ``retry_factor`` per failure, capped.
+    retry_initial: float = 5.0
+    retry_max: float = HOUR
+    #: The same for 503 and 429, which say "come back soon".
+    busy_retry_initial: float = 2.0
+    busy_retry_max: float = 600.0
+    retry_factor: float = 2.0
+    #: Each delay is shortened by up to this fraction, at random.
+    retry_jitter: float = 0.25
+    #: A ``Retry-After`` header replaces the back-off, clamped to these.
+    retry_after_min: float = 1.0
+    retry_after_max: float = HOUR
+    #: How long requests wait for quick retries during an origin's first
+    #: failing fetch before they are dropped as unreachable.
+    unreachable_wait: float = 10.0
+    #: How long a record is kept in storage after its last update (the last
+    #: good copy must outlive a streak).
+    keep_records: float = 31 * DAY
+
+    def __post_init__(self) -> None:
+        for item in fields(self):
+            value = getattr(self, item.name)
+            if isinstance(value, float | int) and (math.isnan(value) or value < 0):
+                raise ValueError(f"PolicyConfig.{item.name} must be >= 0, got {value!r}")
+        if self.long_outage not in LONG_OUTAGE_VALUES:
+            raise ValueError(
+                f"PolicyConfig.long_outage must be one of {LONG_OUTAGE_VALUES}, "
+                f"got {self.long_outage!r}"
+            )
+        if self.min_ttl > self.max_ttl:
+            raise ValueError(f"min_ttl ({self.min_ttl}) exceeds max_ttl ({self.max_ttl})")
+        if self.retry_after_min > self.retry_after_max:
+            raise ValueError(
+                f"retry_after_min ({self.retry_after_min}) exceeds "
+                f"retry_after_max ({self.retry_after_max})"
+            )
+        if self.retry_jitter > 1:
+            raise ValueError(f"retry_jitter must be within 0..1, got {self.retry_jitter!r}")
+
+    @classmethod
+    def older_google(cls, **overrides: Any) -> PolicyConfig:
+        """The older edition of Google's text (before RFC 9309).
+
+        "5xx: full disallow until a retry succeeds; after 30 days the last
+        cached copy is used, or no restrictions if there is none." That is
+        ``disallow_window = stale_limit = 30 days`` and
+        ``long_outage = "cached"``; as settings: ``REP_UNREACHABLE_DISALLOW =
+        2592000`` and ``REP_LONG_OUTAGE = "cached"``.
+        """
+        base: dict[str, Any] = {
+            "disallow_window": 30 * DAY,
+            "stale_limit": 30 * DAY,
+            "long_outage": "cached",
+        }
+        return cls(**{**base, **overrides})
+
+
+@dataclass(frozen=True, slots=True)
+class OriginRecord:
+    """What is remembered per origin, across runs and processes (SPEC §2.3)."""
+
+    kind: FetchKind  # the last fetch's outcome
+    status: int | None  # its HTTP status; None for network errors
+    reason: str  # its reason for people: "HTTP 503", "timeout", ...
+    fetched_at: float  # when the last fetch ended
+    expires_at: float  # end of life of the last good (2xx/4xx) answer
+    good_body: bytes | None = None  # the last 2xx body; None after a 4xx or never
+    good_at: float | None = None  # when the last good answer (2xx or 4xx) came
+    good_status: int | None = None  # its status
+    streak_started_at: float | None = None  # first unreachable fetch of the streak
+    next_retry_at: float | None = None  # when the next retry is due, in a streak
+    failures: int = 0  # unreachable fetches in the streak
+    site_reachable_at: float | None = None  # last time other pages answered, in a streak
+    no_store: bool = False  # the good body must not be persisted (Cache-Control)
+
+    @property
+    def in_streak(self) -> bool:
+        return self.streak_started_at is not None
+
+    def to_bytes(self) -> bytes:
+        """A compact form for sqlite and redis: one JSON line, then the raw body.
+
+        A ``no-store`` body is left out (SPEC §3.2): another process sees the
+        record without its body and fetches again.
+        """
+        body = None if self.no_store else self.good_body
+        header: dict[str, Any] = {
+            "v": 1,
+            "k": self.kind.value,
+            "s": self.status,
+            "r": self.reason,
+            "f": self.fetched_at,
+            "e": self.expires_at,
+            "g": self.good_at,
+            "gs": self.good_status,
+            "st": self.streak_started_at,
+            "n": self.next_retry_at,
+            "c": self.failures,
+            "sr": self.site_reachable_at,
+            "ns": self.no_store,
+            "b": body is not None,
+        }
+        head = json.dumps(header, separators=(",", ":")).encode()
+        return head + b"\n" + (body or b"")
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> OriginRecord:
+        """The inverse of ``to_bytes``; raises ``ValueError`` on anything else."""
+        head, sep, body = data.partition(b"\n")
+        try:
+            header = json.loads(head)
+            if not sep or header.get("v") != 1:
+                raise ValueError("not a version-1 record")
+            return cls(
+                kind=FetchKind(header["k"]),
+                status=header["s"],
+                reason=header["r"],
+                fetched_at=float(header["f"]),
+                expires_at=float(header["e"]),
+                good_body=bytes(body) if header["b"] else None,
+                good_at=header["g"],
+                good_status=header["gs"],
+                streak_started_at=header["st"],
+                next_retry_at=header["n"],
+                failures=int(header["c"]),
+                site_reachable_at=header["sr"],
+                no_store=bool(header["ns"]),
+            )
+        except (KeyError, TypeError, AttributeError, UnicodeDecodeError) as exc:
+            raise ValueError(f"malformed origin record: {exc!r}") from exc
+
+
+class Action(str, Enum):
+    FETCH = "fetch"  # nothing usable: fetch robots.txt, requests wait (SPEC §8.3)
+    USE = "use"  # apply ``state`` now
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What the policy says for an origin at one instant."""
+
+    action: Action
+    state: AccessState | None = None  # set when action is USE
+    body: bytes | None = None  # the body whose rules apply, when state is RULES
+    reason: str = ""
+    #: USE only: a background refetch is due (streak retry); requests do not wait.
+    refresh_due: bool = False
+    next_retry_at: float | None = None
+    stale: bool = False  # the rules come from an expired copy (stats: stale_used)
+
+    def access(self, parse: Callable[[bytes], RobotsTxt]) -> Access:
+        """The ``Access`` to apply; ``parse`` should share one parse per body."""
+        if self.action is not Action.USE or self.state is None:
+            raise ValueError("a FETCH decision has no access yet: fetch first")
+        robots = None
+        if self.state is AccessState.RULES and self.body is not None:
+            robots = parse(self.body)
+        return Access(self.state, robots, self.reason)
+
+
+_FETCH = Decision(Action.FETCH)
+
+
+# --- recording outcomes -------------------------------------------------------
+
+
+def record_outcome(
+    record: OriginRecord | None,
+    outcome: FetchOutcome,
+    now: float,
+    config: PolicyConfig,
+    *,
+    random: Callable[[], float] = _random.random,
+) -> OriginRecord:
+    """The record after one fetch: a new good copy, or one more failure.
+
+    ``random`` returns a float in [0, 1) for back-off jitter; tests pass a
+    constant.
+    """
+    if outcome.kind is FetchKind.UNREACHABLE:
+        return _record_failure(record, outcome, now, config, random)
+    ttl, no_store = freshness(outcome.cache_control, config)
+    success = outcome.kind is FetchKind.SUCCESS
+    return OriginRecord(
+        kind=outcome.kind,
+        status=outcome.status,
+        reason=outcome.reason,
+        fetched_at=now,
+        expires_at=now + ttl,
+        good_body=outcome.body if success else None,
+        good_at=now,
+        good_status=outcome.status,
+        no_store=no_store and success,
+    )
+
+
+def _record_failure(
+    record: OriginRecord | None,
+    outcome: FetchOutcome,
+    now: float,
+    config: PolicyConfig,
+    random: Callable[[], float],
+) -> OriginRecord:
+    failures = (record.failures if record is not None and record.in_streak else 0) + 1
+    delay = retry_after_delay(outcome.retry_after, now, config)
+    if delay is None:
+        delay = _backoff(outcome.status, failures, config, random())
+    if record is None:
+        record = OriginRecord(FetchKind.UNREACHABLE, None, "", now, now)
+    return replace(
+        record,
+        kind=FetchKind.UNREACHABLE,
+        status=outcome.status,
+        reason=outcome.reason or _status_reason(outcome.status),
+        fetched_at=now,
+        streak_started_at=record.streak_started_at if record.in_streak else now,
+        next_retry_at=now + delay,
+        failures=failures,
+    )
+
+
+def _backoff(status: int | None, failures: int, config: PolicyConfig, draw: float) -> float:
+    if status in (429, 503):
+        initial, cap = config.busy_retry_initial, config.busy_retry_max
+    else:
+        initial, cap = config.retry_initial, config.retry_max
+    exponent = min(failures - 1, 64)  # 2**64 * anything is past every cap
+    delay = min(initial * config.retry_factor**exponent, cap)
+    return delay * (1.0 - config.retry_jitter * draw)
+
+
+def retry_after_delay(value: str | None, now: float, config: PolicyConfig) -> float | None:
+    """Seconds a ``Retry-After`` header asks for, clamped; None if absent or unreadable."""
+    if not value:
+        return None
+    value = value.strip()
+    seconds: float
+    if value.isdigit():
+        seconds = float(value)
+    else:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError, IndexError):
+            return None
+        if when.tzinfo is None:  # "-0000" means UTC too
+            return None
+        seconds = when.timestamp() - now
+    return min(max(seconds, config.retry_after_min), config.retry_after_max)
+
+
+def freshness(cache_control: str | None, config: PolicyConfig) -> tuple[float, bool]:
+    """(TTL in seconds, no_store) from a Cache-Control header (SPEC §3.1, §3.2).
+
+    ``s-maxage`` wins over ``max-age`` (this cache is shared); ``no-cache``
+    and ``no-store`` mean the shortest life allowed. The result is clamped to
+    ``[min_ttl, max_ttl]``.
+    """
+    directives = _cache_directives(cache_control)
+    no_store = "no-store" in directives
+    ttl = config.default_ttl
+    if no_store or "no-cache" in directives:
+        ttl = config.min_ttl
+    else:
+        for name in ("s-maxage", "max-age"):
+            seconds = _delta_seconds(directives.get(name))
+            if seconds is not None:
+                ttl = seconds
+                break
+    return min(max(ttl, config.min_ttl), config.max_ttl), no_store
+
+
+def _cache_directives(header: str | None) -> dict[str, str | None]:
+    directives: dict[str, str | None] = {}
+    for part in (header or "").split(","):
+        name, eq, value = part.partition("=")
+        name = name.strip().lower()
+        if name and name not in directives:
+            directives[name] = value.strip().strip('"') if eq else None
+    return directives
+
+
+def _delta_seconds(value: str | None) -> float | None:
+    if value is None or not value.isdigit():
+        return None
+    return float(value)
+
+
+def note_site_answer(
+    record: OriginRecord | None, now: float, config: PolicyConfig
+) -> OriginRecord | None:
+    """Remember that a page of the site answered, during a streak (SPEC §2.2).
+
+    Returns None when there is nothing worth writing: no streak, or a mark
+    recent enough (within 1/24 of ``site_reachable_window``).
+    """
+    if record is None or not record.in_streak:
+        return None
+    seen = record.site_reachable_at
+    if seen is not None and now - seen < config.site_reachable_window / 24:
+        return None
+    return replace(record, site_reachable_at=now)
+
+
+def retention(record: OriginRecord, now: float, config: PolicyConfig) -> float:
+    """How long storage should keep ``record`` (its ``ttl_seconds``)."""
+    return max(config.keep_records, record.expires_at - now, 1.0)
+
+
+# --- deciding ---------------------------------------------------------------
+
+
+def decide(record: OriginRecord | None, now: float, config: PolicyConfig) -> Decision:
+    """What applies to the origin's requests at ``now`` (SPEC §2.2, §3.3)."""
+    if record is None:
+        return _FETCH
+    if record.in_streak:
+        return _decide_streak(record, now, config)
+    if now >= record.expires_at:
+        return _FETCH  # expired: refresh before deciding (SPEC §3.3)
+    if record.kind is FetchKind.UNAVAILABLE:
+        return Decision(Action.USE, AccessState.ALLOW_ALL, reason=_unavailable_reason(record))
+    if record.good_body is None:
+        return _FETCH  # a no-store body read back from storage: not kept
+    return Decision(Action.USE, AccessState.RULES, record.good_body, "robots.txt rules")
+
+
+def _decide_streak(record: OriginRecord, now: float, config: PolicyConfig) -> Decision:
+    assert record.streak_started_at is not None
+    age = now - record.streak_started_at
+    since = f"robots.txt unreachable ({record.reason}) since {_iso(record.streak_started_at)}"
+    retry_at = record.next_retry_at
+    due = retry_at is None or now >= retry_at
+
+    def use(state: AccessState, why: str, body: bytes | None = None) -> Decision:
+        stale = body is not None and now >= record.expires_at
+        return Decision(Action.USE, state, body, f"{since}; {why}", due, retry_at, stale)
+
+    if age < config.disallow_window:
+        return use(
+            AccessState.DISALLOW_ALL, f"closed for the first {_span(config.disallow_window)}"
+        )
+    if age < config.stale_limit or config.long_outage == "cached":
+        return _last_good_copy(record, use)
+    seen = record.site_reachable_at
+    if seen is not None and now - seen <= config.site_reachable_window:
+        return use(AccessState.ALLOW_ALL, f"site answered at {_iso(seen)}: as if no robots.txt")
+    return use(AccessState.DISALLOW_ALL, "site not answering either")
+
+
+def _last_good_copy(
+    record: OriginRecord, use: Callable[[AccessState, str, bytes | None], Decision]
+) -> Decision:
+    if record.good_at is None:
+        return use(AccessState.ALLOW_ALL, "no earlier copy: no robots.txt", None)
+    if record.good_body is not None:
+        return use(AccessState.RULES, f"using the copy of {_iso(record.good_at)}", record.good_body)
+    status = record.good_status
+    if status is not None and 200 <= status < 300:
+        why = "the last copy was not kept (no-store): no robots.txt"
+    else:
+        why = f"the last answer ({_status_reason(status)}) meant no robots.txt"
+    return use(AccessState.ALLOW_ALL, why, None)
+
+
+def quick_retry_at(
+    record: OriginRecord, waiting_since: float, now: float, config: PolicyConfig
+) -> float | None:
+    """When to retry for requests still waiting on an origin's first failure.
+
+    Requests that arrived before an origin's streak began may wait up to
+    ``unreachable_wait`` (from ``waiting_since``) for quick retries; returns
+    the retry time if it falls within that wait, else None (drop them).
+    """
+    if not record.in_streak or record.next_retry_at is None:
+        return None
+    assert record.streak_started_at is not None
+    if record.streak_started_at < waiting_since:
+        return None  # the streak is older than these requests: no waiting
+    if record.next_retry_at > waiting_since + config.unreachable_wait:
+        return None
+    return max(record.next_retry_at, now)
+
+
+def _unavailable_reason(record: OriginRecord) -> str:
+    return f"robots.txt unavailable ({record.reason or _status_reason(record.status)}): full allow"
+
+
+def _status_reason(status: int | None) -> str:
+    return f"HTTP {status}" if status is not None else "network error"
+
+
+def _iso(timestamp: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(timestamp))
+
+
+def _span(seconds: float) -> str:
+    if seconds >= DAY and seconds % DAY == 0:
+        return f"{seconds / DAY:g} d"
+    if seconds >= HOUR:
+        return f"{seconds / HOUR:g} h"
+    return f"{seconds:g} s"
