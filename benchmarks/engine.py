@@ -438,15 +438,19 @@ def report(results: dict[str, Any], corpus: Corpus, runs: int) -> str:
             "-" if mem_c is None else f"{mem_c:.1f}",
             "-" if mem_c is None else f"{mem_c / protego['retained_mb_after_parse']:.0%}",
             f"{v['agreement_vs_reference']:.2%}",
+            f"{_spread(v['runs']):.0%}",
         ])
     out.append(_table(
         ["impl", "parse all (s)", "x Protego", "parse/file median (us)", "checks all (s)",
          "x Protego", "us/check", "MB after parse", "MB after checks",
-         "after checks / Protego after parse", "agrees w/ fast-robotstxt"], rows))
+         "after checks / Protego after parse", "agrees w/ fast-robotstxt", "run spread"],
+        rows))
     out.append("  * no parse-once API: 'parse' = decode + one call; each check re-parses the "
                "body; it keeps only the text (memory '-').")
     out.append("  scrapy_rep's check column includes compiling each group on first use "
                "(fresh objects every run).")
+    out.append("  run spread = (max - min) / median of parse + checks across runs; other load "
+               "on the machine shows here.")
     ours = r["scrapy_rep"]
     out.append("")
     out.append("## scrapy_rep speed-up factors")
@@ -490,6 +494,11 @@ def report(results: dict[str, Any], corpus: Corpus, runs: int) -> str:
     for label, value, ok in targets(results):
         out.append(f"  {'PASS' if ok else 'FAIL'}  {label}: {value}")
     return "\n".join(out)
+
+
+def _spread(runs: list[dict[str, float]]) -> float:
+    totals = [run["parse_s"] + run["check_s"] for run in runs]
+    return (max(totals) - min(totals)) / statistics.median(totals)
 
 
 def _missing(run: dict[str, Any]) -> str:
