@@ -9,6 +9,8 @@ asks about, and each asked-for group is compiled exactly once.
 from __future__ import annotations
 
 import logging
+import re
+from array import array
 from collections.abc import Sequence
 from typing import NamedTuple
 from urllib.parse import urlsplit
@@ -17,10 +19,9 @@ from scrapy_rep import lines as _lines
 from scrapy_rep.agents import crawler_tokens, group_token, select_group
 from scrapy_rep.matching import (
     ALLOW,
-    DISALLOW,
+    ALLOW_BIT,
     CompiledGroup,
     Rule,
-    google_escape_pattern,
     normalise,
     path_params_query,
 )
@@ -43,16 +44,20 @@ class Verdict(NamedTuple):
 
 
 class _Block(NamedTuple):
-    """The rules written under one run of user-agent lines."""
+    """The rules written under one run of user-agent lines, stored compactly:
+    the patterns as one string (one per line) and their kind and line packed
+    in an array. Rule objects are made only for the groups a crawler asks about.
+    """
 
-    rules: tuple[Rule, ...]
+    patterns: str
+    codes: array[int]
     crawl_delay: float | None
 
 
 class RobotsTxt:
     """A parsed robots.txt: ask it whether an agent may fetch a URL."""
 
-    __slots__ = ("_blocks", "_compiled", "_groups", "_quirks", "sitemaps")
+    __slots__ = ("_blocks", "_compiled", "_groups", "_quirks", "_selected", "sitemaps")
 
     def __init__(
         self,
@@ -64,7 +69,10 @@ class RobotsTxt:
         self._blocks = tuple(blocks)
         self._groups = groups
         self._quirks = google_quirks
-        self._compiled: dict[object, tuple[str | None, CompiledGroup | None]] = {}
+        # agent -> (token, group), and block ids -> group: a group selected by
+        # several agents is compiled once.
+        self._selected: dict[object, tuple[str | None, CompiledGroup | None]] = {}
+        self._compiled: dict[tuple[tuple[int, ...], ...], CompiledGroup | None] = {}
         #: Absolute sitemap URLs in file order, de-duplicated (SPEC §7.1).
         self.sitemaps = sitemaps
 
@@ -89,7 +97,18 @@ class RobotsTxt:
         tokens in preference order. ``use_global=False`` makes the ``*``
         group not apply (SPEC §5.8, Google's AdsBot rule).
         """
-        return self.explain(url, user_agent, use_global=use_global).allowed
+        # The hot path of a crawl: one dict probe for the group, then the path.
+        found = self._selected.get(user_agent) if type(user_agent) is str and use_global else None
+        group = (found or self._group_for(user_agent, use_global))[1]
+        if group is None:
+            return True
+        path = path_params_query(url)
+        if not self._quirks:
+            if path == _ROBOTS_PATH:
+                return True  # SPEC §6.9
+            if "%" in path or not (path.isascii() and path.isprintable()) or " " in path:
+                path = normalise(path)
+        return group.allows(path)
 
     def explain(self, url: str, user_agent: UserAgent, *, use_global: bool = True) -> Verdict:
         """The verdict with the deciding rule and the group's token."""
@@ -121,7 +140,7 @@ class RobotsTxt:
 
     @property
     def rule_count(self) -> int:
-        return sum(len(block.rules) for block in self._blocks)
+        return sum(len(block.codes) for block in self._blocks)
 
     def __repr__(self) -> str:
         return (
@@ -134,32 +153,59 @@ class RobotsTxt:
     def _group_for(
         self, user_agent: UserAgent, use_global: bool
     ) -> tuple[str | None, CompiledGroup | None]:
-        key = (user_agent if isinstance(user_agent, str) else tuple(user_agent), use_global)
-        found = self._compiled.get(key)
+        key: object = user_agent if isinstance(user_agent, str) else tuple(user_agent)
+        if not use_global:
+            key = (key, False)
+        found = self._selected.get(key)
         if found is None:
             tokens = crawler_tokens(user_agent, self._quirks)
             agent, block_ids = select_group(self._groups, tokens, self._quirks, use_global)
-            found = (agent, self._compile(block_ids) if agent is not None else None)
-            self._compiled[key] = found
+            group_key = tuple(block_ids)
+            if group_key in self._compiled:
+                group = self._compiled[group_key]
+            else:
+                group = self._compiled[group_key] = self._compile(block_ids)
+            found = self._selected[key] = (agent, group)
         return found
 
-    def _compile(self, block_ids: list[tuple[int, ...]]) -> CompiledGroup:
-        rules = [rule for ids in block_ids for index in ids for rule in self._blocks[index].rules]
-        if not self._quirks:
-            return CompiledGroup((rule, normalise(rule.pattern)) for rule in rules)
-        extended = [(rule, google_escape_pattern(rule.pattern)) for rule in rules]
-        extended += [(rule, rule.pattern) for rule in map(_index_html_rule, rules) if rule]
-        return CompiledGroup(extended)
+    def _compile(self, block_ids: list[tuple[int, ...]]) -> CompiledGroup | None:
+        blocks = [self._blocks[i] for ids in block_ids for i in ids if self._blocks[i].codes]
+        if not blocks:
+            return None
+        patterns = [block.patterns for block in blocks]
+        codes = array("I")
+        for block in blocks:
+            codes.extend(block.codes)
+        if self._quirks:  # Google's library: "Allow: /d/index.htm*" also allows "/d/"
+            for pattern, code in zip("\n".join(patterns).split("\n"), list(codes)):
+                extra = _index_html_pattern(pattern) if code & ALLOW_BIT else None
+                if extra is not None:
+                    patterns.append(extra)
+                    codes.append(code)
+        return CompiledGroup("\n".join(patterns), codes, self._quirks)
 
 
-def _index_html_rule(rule: Rule) -> Rule | None:
-    """Google's library: ``Allow: /d/index.htm*`` also allows ``/d/`` exactly."""
-    if rule.kind != ALLOW:
+def _index_html_pattern(pattern: str) -> str | None:
+    slash = pattern.rfind("/")
+    if slash < 0 or not pattern.startswith("index.htm", slash + 1):
         return None
-    slash = rule.pattern.rfind("/")
-    if slash < 0 or not rule.pattern.startswith("index.htm", slash + 1):
-        return None
-    return Rule(ALLOW, rule.pattern[: slash + 1] + "$", rule.line)
+    return pattern[: slash + 1] + "$"
+
+
+_WS = " \t\v\f"
+_LINE = re.compile(r"([^:#]*):([^#]*)")  # key, colon, value, up to a comment
+_RULE_FIELDS = {_lines.ALLOW: 0, _lines.DISALLOW: 1}
+_FIELD_OF_KEY: dict[str, str] = {}  # raw key -> field, memoised (bounded)
+
+
+def _field_of_key(raw_key: str) -> str:
+    field = _FIELD_OF_KEY.get(raw_key)
+    if field is None:
+        key = raw_key.strip(_WS).lower()
+        field = _lines.KNOWN_FIELDS.get(key, key if key == "crawl-delay" else "")
+        if len(_FIELD_OF_KEY) < 4096:
+            _FIELD_OF_KEY[raw_key] = field
+    return field
 
 
 class _Parser:
@@ -170,39 +216,58 @@ class _Parser:
         self.blocks: list[_Block] = []
         self.groups: dict[str, list[int]] = {}
         self.sitemaps: dict[str, None] = {}
-        self.rules: list[Rule] | None = None  # rules of the open block
+        self.patterns: list[str] | None = None  # patterns of the open block
+        self.codes = array("I")
         self.crawl_delay: float | None = None
         self.reading_agents = False
 
     def parse(self, body: bytes | str) -> RobotsTxt:
-        text = _lines.body_text(body)
-        quirks = self.quirks
-        directive = _lines.directive
-        for number, line in enumerate(_lines.split_lines(text), 1):
-            if not line:
+        lines = _lines.split_lines(_lines.body_text(body))
+        if self.quirks:
+            self._read_leniently(lines)
+        else:
+            self._read(lines)
+        self._close_block()
+        groups = {token: tuple(ids) for token, ids in self.groups.items()}
+        return RobotsTxt(self.blocks, groups, tuple(self.sitemaps), self.quirks)
+
+    def _read(self, lines: list[str]) -> None:
+        """The documented syntax: ``field: value``, exact field names."""
+        field_of = _FIELD_OF_KEY.get
+        for number, match in enumerate(map(_LINE.match, lines), 1):
+            if match is None:
                 continue
-            if quirks:
-                line = _lines.cut_line(line)
-            found = directive(line)
-            if found is None or (not quirks and (found.typo or found.missing_colon)):
+            raw_key = match[1]
+            field = field_of(raw_key) or _field_of_key(raw_key)
+            if field in _RULE_FIELDS:
+                self._rule(field, match[2].strip(_WS), number)
+            elif field == _lines.USER_AGENT:
+                self._agent(match[2].strip(_WS))
+            elif field == _lines.SITEMAP:
+                self._sitemap(match[2].strip(_WS))
+            elif field == "crawl-delay":
+                self._crawl_delay(match[2].strip(_WS))
+
+    def _read_leniently(self, lines: list[str]) -> None:
+        """Google's library: misspelt and prefixed keys, missing colons, line cut."""
+        for number, line in enumerate(lines, 1):
+            found = _lines.directive(_lines.cut_line(line)) if line else None
+            if found is None:
                 continue
             field = found.field
-            if field == _lines.ALLOW or field == _lines.DISALLOW:
+            if field in _RULE_FIELDS:
                 self._rule(field, found.value, number)
             elif field == _lines.USER_AGENT:
                 self._agent(found.value)
             elif field == _lines.SITEMAP:
                 self._sitemap(found.value)
-            elif found.key == "crawl-delay" and self.rules is not None:
+            elif found.key == "crawl-delay":
                 self._crawl_delay(found.value)
-        self._close_block()
-        groups = {token: tuple(ids) for token, ids in self.groups.items()}
-        return RobotsTxt(self.blocks, groups, tuple(self.sitemaps), quirks)
 
     def _agent(self, value: str) -> None:
         if not self.reading_agents:
             self._close_block()
-            self.rules = []
+            self.patterns = []
             self.reading_agents = True
         token = group_token(value, self.quirks)
         if token:
@@ -212,11 +277,12 @@ class _Parser:
                 ids.append(block_id)
 
     def _rule(self, field: str, value: str, number: int) -> None:
-        if self.rules is None:
+        if self.patterns is None:
             return  # SPEC §5.3: before any user-agent line
         self.reading_agents = False
         if value:  # SPEC §6.2: an empty value is ignored
-            self.rules.append(Rule(ALLOW if field == _lines.ALLOW else DISALLOW, value, number))
+            self.patterns.append(value)
+            self.codes.append(number | ALLOW_BIT if field == _lines.ALLOW else number)
 
     def _sitemap(self, value: str) -> None:
         try:
@@ -230,15 +296,18 @@ class _Parser:
             logger.debug("Skipping sitemap %r: not an absolute URL", value)
 
     def _crawl_delay(self, value: str) -> None:
+        if self.patterns is None or self.crawl_delay is not None:
+            return
         try:
             delay = float(value)
         except ValueError:
             return
-        if delay >= 0 and delay == delay and self.crawl_delay is None:
+        if delay >= 0:  # NaN compares false
             self.crawl_delay = delay
 
     def _close_block(self) -> None:
-        if self.rules is not None:
-            self.blocks.append(_Block(tuple(self.rules), self.crawl_delay))
-        self.rules = None
+        if self.patterns is not None:
+            self.blocks.append(_Block("\n".join(self.patterns), self.codes, self.crawl_delay))
+        self.patterns = None
+        self.codes = array("I")
         self.crawl_delay = None

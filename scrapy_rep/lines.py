@@ -23,7 +23,7 @@ SITEMAP: Final = "sitemap"
 UNUSED: Final = "unused"
 UNKNOWN: Final = "unknown"
 
-_KNOWN: Final = {USER_AGENT: USER_AGENT, ALLOW: ALLOW, DISALLOW: DISALLOW, SITEMAP: SITEMAP}
+KNOWN_FIELDS: Final = {USER_AGENT: USER_AGENT, ALLOW: ALLOW, DISALLOW: DISALLOW, SITEMAP: SITEMAP}
 
 # Google's library matches keys by prefix, in this order, and accepts these
 # misspellings (none for allow). The documented rule accepts neither.
@@ -119,7 +119,7 @@ def _split_key_value(content: str) -> tuple[str, str, bool] | None:
 
 
 def _field_of(key: str) -> tuple[str, bool]:
-    known = _KNOWN.get(key)
+    known = KNOWN_FIELDS.get(key)
     if known is not None:
         return known, False
     if key in UNUSED_FIELDS:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Final, NamedTuple
 
 ALLOW: Final = "allow"
@@ -40,13 +40,39 @@ class Rule(NamedTuple):
 # --- the URL side ------------------------------------------------------------
 
 
+_ABSOLUTE: Final = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/?;#]*")
+_WEB_SCHEMES: Final = ("https://", "http://")
+
+
 def path_params_query(url: str) -> str:
     """The part of a URL that rules match: path, ``;params`` and ``?query``.
 
     Accepts absolute URLs and ``/path?query``; the fragment is dropped and an
-    empty path is ``/`` (SPEC §6.1). Scheme-less input is read as Google's
-    library reads it: the first token is the authority.
+    empty path is ``/`` (SPEC §6.1). Other input is read as Google's library
+    reads it (``GetPathParamsQuery``): a leading token is the authority.
     """
+    if url.startswith(_WEB_SCHEMES):  # the common case, without a regex
+        start = url.find("//") + 2
+        slash = url.find("/", start)
+        if slash < 0 or "?" in url[start:slash] or ";" in url[start:slash]:
+            rest = url[_ABSOLUTE.match(url).end() :]  # type: ignore[union-attr]
+        else:
+            rest = url[slash:]
+    elif (absolute := _ABSOLUTE.match(url)) is not None:
+        rest = url[absolute.end() :]
+    elif url[:1] == "/" and url[1:2] != "/":
+        rest = url
+    else:
+        return _google_path_params_query(url)
+    hash_at = rest.find("#")
+    if hash_at >= 0:
+        rest = rest[:hash_at]
+    if not rest:
+        return "/"
+    return rest if rest[0] == "/" else "/" + rest
+
+
+def _google_path_params_query(url: str) -> str:
     start = 2 if url.startswith("//") else 0
     early_path = _find_first(url, "/?;", start)
     scheme_end = url.find("://", start)
@@ -78,14 +104,27 @@ def _find_first(text: str, chars: str, start: int) -> int:
 
 def _encode_raw(match: re.Match[str]) -> str:
     raw = match.group(0).encode("utf-8", "surrogateescape")
-    return "".join(f"%{byte:02X}" for byte in raw)
+    return "%" + raw.hex("%").upper()
+
+
+def _escape_forms() -> dict[str, str]:
+    """Every two-hex-digit escape body, in any case, -> its RFC 9309 form."""
+    digits = "0123456789abcdefABCDEF"
+    forms = {}
+    for high in digits:
+        for low in digits:
+            byte = int(high + low, 16)
+            forms[high + low] = chr(byte) if byte in _UNRESERVED else f"%{byte:02X}"
+    return forms
+
+
+_ESCAPE_FORMS: Final = _escape_forms()
+# Like _NEEDS_ENCODING, but keeps line breaks: for many patterns joined by "\n".
+_NEEDS_ENCODING_KEEP_LINES: Final = re.compile(r"[^\x21-\x7e\n]")
 
 
 def _normalise_escape(match: re.Match[str]) -> str:
-    byte = int(match.group(1), 16)
-    if byte in _UNRESERVED:
-        return chr(byte)
-    return "%" + match.group(1).upper()
+    return _ESCAPE_FORMS[match.group(1)]
 
 
 def normalise(text: str) -> str:
@@ -98,9 +137,16 @@ def normalise(text: str) -> str:
     """
     if "%" in text:
         text = _ESCAPE.sub(_normalise_escape, text)
-    if not text.isascii() or _NEEDS_ENCODING.search(text):
+    if not (text.isascii() and text.isprintable()) or " " in text:
         text = _NEEDS_ENCODING.sub(_encode_raw, text)
     return text
+
+
+def normalise_lines(text: str) -> str:
+    """``normalise`` applied to each line of ``text`` in one pass."""
+    if "%" in text:
+        text = _ESCAPE.sub(_normalise_escape, text)
+    return _NEEDS_ENCODING_KEEP_LINES.sub(_encode_raw, text)
 
 
 def _upper_escape(match: re.Match[str]) -> str:
@@ -118,9 +164,88 @@ def google_escape_pattern(pattern: str) -> str:
 
 # --- the compiled group ----------------------------------------------------------
 
-# A rule's priority: the longer pattern wins, allow wins a tie (SPEC §6.6).
-def _priority(rule: Rule) -> int:
-    return 2 * len(rule.pattern) + (rule.kind == ALLOW)
+#: A rule's code packs its kind and line into one int: allow rules sort after
+#: disallow rules of the same pattern, so the allow wins a tie (SPEC §6.6).
+ALLOW_BIT: Final = 1 << 31
+
+
+def rule_code(kind: str, line: int) -> int:
+    return line | ALLOW_BIT if kind == ALLOW else line
+
+
+def rule_of(pattern: str, code: int) -> Rule:
+    return Rule(ALLOW if code & ALLOW_BIT else DISALLOW, pattern, code & (ALLOW_BIT - 1))
+
+
+class _PrefixTable:
+    """Literal prefix rules: longest-prefix lookup by binary search.
+
+    The largest key not above a path is either a prefix of it, or its
+    longest key-prefix is also the path's candidate; so a lookup is one
+    bisection and a short walk up "parent" links (the longest other key that
+    is a key's prefix). Links are found on first use with a few dict probes,
+    so building a table is a sort and nothing per key in Python.
+    ``extra`` holds the trailing ``*`` a key was written with: they count in
+    its length (SPEC §6.6), not in what it matches.
+    """
+
+    __slots__ = ("codes", "extra", "index_of", "keys", "lengths", "parents")
+
+    def __init__(self, pairs: Iterable[tuple[str, int]], extra: dict[str, int] | None) -> None:
+        table = dict(sorted(pairs))  # the last code of a key wins: allow over disallow
+        self.keys = list(table)
+        self.codes = list(table.values())
+        self.parents = [-2] * len(self.keys)  # -2: not looked up yet
+        self.extra = extra
+        self.index_of: dict[str, int] | None = None  # made with the first link
+        self.lengths: list[int] = []
+
+    def deepest(self, path: str) -> int:
+        """Index of the longest key that is a prefix of ``path``, or -1."""
+        keys, parents = self.keys, self.parents
+        index = bisect_right(keys, path) - 1
+        while index >= 0 and not path.startswith(keys[index]):
+            parent = parents[index]
+            if parent == -2:
+                parent = parents[index] = self._longest_proper_prefix(keys[index])
+            index = parent
+        return index
+
+    def _parent(self, index: int) -> int:
+        parent = self.parents[index]
+        if parent == -2:
+            parent = self.parents[index] = self._longest_proper_prefix(self.keys[index])
+        return parent
+
+    def _longest_proper_prefix(self, key: str) -> int:
+        index_of = self.index_of
+        if index_of is None:
+            index_of = self.index_of = dict(zip(self.keys, range(len(self.keys))))
+            self.lengths = sorted(set(map(len, self.keys)), reverse=True)
+        for length in self.lengths:
+            if length < len(key):
+                found = index_of.get(key[:length])
+                if found is not None:
+                    return found
+        return -1
+
+    def best(self, path: str) -> tuple[int, int, str] | None:
+        """(priority, code, key) of the best rule matching ``path``."""
+        index = self.deepest(path)
+        if index < 0:
+            return None
+        keys, codes, extra = self.keys, self.codes, self.extra
+        if extra is None:  # the longest key is the best rule
+            key, code = keys[index], codes[index]
+            return 2 * len(key) + (code >= ALLOW_BIT), code, key
+        best: tuple[int, int, str] | None = None
+        while index >= 0:  # every key up the links matches: take the best
+            key, code = keys[index], codes[index]
+            priority = 2 * (len(key) + extra.get(key, 0)) + (code >= ALLOW_BIT)
+            if best is None or priority > best[0]:
+                best = (priority, code, key)
+            index = self._parent(index)
+        return best
 
 
 class _Wildcard(NamedTuple):
@@ -129,81 +254,107 @@ class _Wildcard(NamedTuple):
     middle: tuple[str, ...]  # literal pieces found in order, leftmost first
     tail: str  # last piece: a suffix when anchored, else found after the middle
     anchored: bool
-    rule: Rule
+    code: int
+    pattern: str  # as written
 
 
 class CompiledGroup:
-    """The rules of one group, compiled for fast longest-match lookup."""
+    """The rules of one group, compiled for longest-match lookup (SPEC §6)."""
 
-    __slots__ = ("_anchored", "_keys", "_parents", "_prefix_rules", "_wildcards")
+    __slots__ = ("_anchored", "_by_need", "_inflated", "_needs", "_plain", "_prefixes", "_raw")
 
-    def __init__(self, rules: Iterable[tuple[Rule, str]]) -> None:
-        """``rules``: each rule with its normalised pattern."""
-        prefixes: dict[str, Rule] = {}
-        anchored: dict[str, Rule] = {}
+    def __init__(self, joined: str, codes: Sequence[int], google: bool) -> None:
+        """``joined``: the patterns as written, one per line; ``codes``: from ``rule_code``."""
+        patterns = joined.split("\n")
+        normalised = google_escape_pattern(joined) if google else normalise_lines(joined)
+        keys = patterns if normalised == joined else normalised.split("\n")
+        self._raw = {key: raw for key, raw in zip(keys, patterns) if key != raw}
+        self._anchored: dict[str, tuple[int, int, str]] = {}
+        self._inflated: _PrefixTable | None = None
         wildcards: list[_Wildcard] = []
-        for rule, pattern in rules:
-            priority = _priority(rule)
-            is_anchored = pattern.endswith("$")
-            if is_anchored:
-                pattern = pattern[:-1]
-            if "*" not in pattern:
-                table = anchored if is_anchored else prefixes
-                known = table.get(pattern)
-                if known is None or _priority(known) < priority:
-                    table[pattern] = rule
-                continue
-            pieces = pattern.split("*")
-            wildcards.append(
-                _Wildcard(
-                    priority,
-                    pieces[0],
-                    tuple(piece for piece in pieces[1:-1] if piece),
-                    pieces[-1],
-                    is_anchored,
-                    rule,
+        if "*" in joined or "$" in joined:
+            pairs = list(zip(keys, codes))
+            plain = [pair for pair in pairs if "*" not in pair[0] and pair[0][-1] != "$"]
+            special = [pair for pair in pairs if "*" in pair[0] or pair[0][-1] == "$"]
+            inflated = self._sort_special(special, wildcards)
+            self._prefixes = _PrefixTable(plain, None)
+            if inflated:
+                extra = {key: stars for key, _, stars in inflated}
+                self._inflated = _PrefixTable(((k, c) for k, c, _ in inflated), extra)
+        else:
+            self._prefixes = _PrefixTable(zip(keys, codes), None)
+        self._by_need: dict[str, list[_Wildcard]] = {}
+        for wildcard in sorted(wildcards, reverse=True):
+            need = max((wildcard.head, *wildcard.middle, wildcard.tail), key=len)
+            self._by_need.setdefault(need, []).append(wildcard)
+        self._needs = tuple(self._by_need)
+        self._plain = not self._needs and self._inflated is None and not self._anchored
+
+    def _sort_special(
+        self, special: list[tuple[str, int]], wildcards: list[_Wildcard]
+    ) -> list[tuple[str, int, int]]:
+        """File rules with ``*`` or a final ``$``; return the inflated literals."""
+        inflated: list[tuple[str, int, int]] = []
+        for key, code in special:
+            priority = 2 * len(key) + (code >= ALLOW_BIT)
+            anchored = key.endswith("$")
+            body = key[:-1] if anchored else key.rstrip("*")
+            if "*" in body:
+                pieces = body.split("*")
+                middle = tuple(piece for piece in pieces[1:-1] if piece)
+                wildcards.append(
+                    _Wildcard(priority, pieces[0], middle, pieces[-1], anchored, code, key)
                 )
-            )
-        self._keys = sorted(prefixes)
-        self._prefix_rules = [prefixes[key] for key in self._keys]
-        self._parents = _prefix_parents(self._keys)
-        self._anchored = anchored
-        wildcards.sort(key=lambda wildcard: wildcard.priority, reverse=True)
-        self._wildcards = tuple(wildcards)
+            elif anchored:
+                known = self._anchored.get(body)
+                if known is None or known[0] < priority:
+                    self._anchored[body] = (priority, code, key)
+            else:
+                inflated.append((body, code, len(key) - len(body)))
+        return inflated
 
     def decide(self, path: str) -> Rule | None:
         """The rule that decides ``path`` (normalised), or None if none matches."""
-        best = self._anchored.get(path)
-        best_priority = -1 if best is None else _priority(best)
-        keys = self._keys
-        index = bisect_right(keys, path) - 1
-        parents = self._parents
-        while index >= 0:
-            if path.startswith(keys[index]):
-                rule = self._prefix_rules[index]
-                priority = _priority(rule)
-                if priority > best_priority:
-                    best, best_priority = rule, priority
-                break
-            index = parents[index]
-        for wildcard in self._wildcards:
-            if wildcard.priority <= best_priority:
-                break
-            if _wildcard_matches(wildcard, path):
-                return wildcard.rule
+        best = self._prefixes.best(path)
+        if self._inflated is not None:
+            other = self._inflated.best(path)
+            if other is not None and (best is None or other[0] > best[0]):
+                best = other
+        anchored = self._anchored.get(path) if self._anchored else None
+        if anchored is not None and (best is None or anchored[0] > best[0]):
+            best = anchored
+        if self._needs:
+            best = self._best_wildcard(path, best)
+        if best is None:
+            return None
+        key = best[2]
+        return rule_of(self._raw.get(key, key), best[1])
+
+    def allows(self, path: str) -> bool:
+        """Like ``decide``, for the common question."""
+        if self._plain:  # literal prefixes only: the longest one decides
+            table = self._prefixes
+            keys = table.keys
+            index = bisect_right(keys, path) - 1
+            if index >= 0 and not path.startswith(keys[index]):
+                index = table.deepest(path)
+            return index < 0 or table.codes[index] >= ALLOW_BIT
+        rule = self.decide(path)
+        return rule is None or rule.kind == ALLOW
+
+    def _best_wildcard(
+        self, path: str, best: tuple[int, int, str] | None
+    ) -> tuple[int, int, str] | None:
+        floor = -1 if best is None else best[0]
+        for need in filter(path.__contains__, self._needs):
+            for wildcard in self._by_need[need]:
+                if wildcard.priority <= floor:
+                    break
+                if _wildcard_matches(wildcard, path):
+                    best = (wildcard.priority, wildcard.code, wildcard.pattern)
+                    floor = wildcard.priority
+                    break
         return best
-
-
-def _prefix_parents(keys: list[str]) -> list[int]:
-    """For each sorted key, the index of its longest proper prefix among keys."""
-    parents: list[int] = []
-    chain: list[int] = []
-    for index, key in enumerate(keys):
-        while chain and not key.startswith(keys[chain[-1]]):
-            chain.pop()
-        parents.append(chain[-1] if chain else -1)
-        chain.append(index)
-    return parents
 
 
 def _wildcard_matches(wildcard: _Wildcard, path: str) -> bool:
