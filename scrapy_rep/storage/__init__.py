@@ -1,0 +1,184 @@
+"""Storage for origin records: one protocol, three backends, one factory.
+
+``open_storage(kind, ...)`` is what the middleware calls with its settings:
+``kind`` is ``"memory"``, ``"sqlite"`` (the default), ``"redis"`` or the
+dotted path of a class implementing ``Storage``. Backends import their
+clients lazily, so ``redis`` is only needed when it is chosen.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import os
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from importlib import import_module
+from typing import Any
+
+from scrapy_rep.policy import OriginRecord
+from scrapy_rep.storage.errors import StorageError, StorageUnavailable
+from scrapy_rep.storage.memory import MemoryStorage
+from scrapy_rep.storage.parsed import ParsedBodies
+from scrapy_rep.storage.protocol import Storage
+
+__all__ = [
+    "STORAGE_KINDS",
+    "MemoryStorage",
+    "ParsedBodies",
+    "Storage",
+    "StorageError",
+    "StorageOptions",
+    "StorageUnavailable",
+    "open_storage",
+    "single_flight",
+]
+
+STORAGE_KINDS = ("memory", "sqlite", "redis")
+ACCEPTED = "'memory', 'sqlite', 'redis' or the dotted path of a Storage class"
+
+
+@dataclass(frozen=True)
+class StorageOptions:
+    """What ``open_storage`` passes to a user's class (``from_options``)."""
+
+    path: str | os.PathLike[str] | None = None
+    redis_url: str | None = None
+    max_origins: int = 10_000
+    prefix: str = "scrapy_rep:"
+    clock: Callable[[], float] = time.time
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+async def open_storage(
+    kind: str = "sqlite",
+    *,
+    path: str | os.PathLike[str] | None = None,
+    redis_url: str | None = None,
+    max_origins: int = 10_000,
+    prefix: str = "scrapy_rep:",
+    clock: Callable[[], float] = time.time,
+    redis_retry_interval: float = 5.0,
+    **extra: Any,
+) -> Storage:
+    """Open the store named by ``REP_STORAGE``; bad values raise naming the setting.
+
+    ``redis`` checks the server at once (``StorageUnavailable`` naming the URL
+    if it does not answer) and is wrapped so that losing it later degrades to
+    memory instead of failing the crawl.
+    """
+    if not isinstance(kind, str) or not kind:
+        raise StorageError(f"REP_STORAGE must be {ACCEPTED}; got {kind!r}")
+    if not isinstance(max_origins, int) or isinstance(max_origins, bool) or max_origins < 1:
+        raise StorageError(
+            f"REP_MEMORY_MAX_ORIGINS must be a positive integer; got {max_origins!r}"
+        )
+    if kind == "memory":
+        return MemoryStorage(max_origins, clock=clock)
+    if kind == "sqlite":
+        return await _open_sqlite(path, clock)
+    if kind == "redis":
+        return await _open_redis(redis_url, prefix, max_origins, clock, redis_retry_interval)
+    if "." not in kind:
+        raise StorageError(f"REP_STORAGE must be {ACCEPTED}; got {kind!r}")
+    options = StorageOptions(path, redis_url, max_origins, prefix, clock, extra)
+    return await _open_custom(kind, options)
+
+
+async def _open_sqlite(path: str | os.PathLike[str] | None, clock: Callable[[], float]) -> Storage:
+    from scrapy_rep.storage.sqlite import SqliteStorage
+
+    if not path:
+        raise StorageError("REP_STORAGE = 'sqlite' needs a file: set REP_STORAGE_PATH")
+    try:
+        return await SqliteStorage.open(path, clock=clock)
+    except OSError as exc:
+        raise StorageError(f"REP_STORAGE_PATH: cannot open {os.fspath(path)!r}: {exc}") from exc
+
+
+async def _open_redis(
+    url: str | None,
+    prefix: str,
+    max_origins: int,
+    clock: Callable[[], float],
+    retry_interval: float,
+) -> Storage:
+    if not url:
+        raise StorageError("REP_STORAGE = 'redis' needs REP_REDIS_URL (or REDIS_URL)")
+    try:
+        from scrapy_rep.storage.fallback import FallbackStorage
+        from scrapy_rep.storage.redis import RedisStorage, safe_url
+    except ImportError as exc:
+        raise StorageError(
+            f"REP_STORAGE = 'redis' needs the redis package ({exc}): "
+            "pip install 'scrapy-rep[redis]'"
+        ) from exc
+    primary = await RedisStorage.open(url, prefix=prefix)
+    return FallbackStorage(
+        primary,
+        MemoryStorage(max_origins, clock=clock),
+        name=f"Redis at {safe_url(url)}",
+        retry_interval=retry_interval,
+        clock=clock,
+    )
+
+
+async def _open_custom(path: str, options: StorageOptions) -> Storage:
+    module_name, _, class_name = path.rpartition(".")
+    try:
+        cls = getattr(import_module(module_name), class_name)
+    except (ImportError, AttributeError) as exc:
+        raise StorageError(
+            f"REP_STORAGE = {path!r} cannot be imported ({exc}); use {ACCEPTED}"
+        ) from exc
+    factory = getattr(cls, "from_options", None)
+    made = factory(options) if factory is not None else cls()
+    storage = await made if inspect.isawaitable(made) else made
+    if not isinstance(storage, Storage):
+        raise StorageError(
+            f"REP_STORAGE = {path!r} does not give a Storage: it needs async get, put, "
+            "lock, release and close"
+        )
+    return storage
+
+
+async def single_flight(
+    storage: Storage,
+    key: str,
+    fetch: Callable[[], Awaitable[OriginRecord]],
+    ttl_seconds: Callable[[OriginRecord], float],
+    *,
+    newer_than: float | None = None,
+    lock_ttl: float = 60.0,
+    poll: float = 0.05,
+    sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
+) -> OriginRecord:
+    """Fetch ``key`` once across every process sharing ``storage`` (SPEC §3.5).
+
+    The process that wins the lock runs ``fetch`` and stores the record; the
+    others poll until a record fetched after ``newer_than`` appears, and take
+    over if the lock is freed without one (the winner died). Pass the stale
+    record's ``fetched_at`` as ``newer_than`` when refreshing; with None any
+    stored record will do. Within one process, callers should share one call
+    of this per key.
+    """
+
+    def fresh(found: OriginRecord | None) -> bool:
+        return found is not None and (newer_than is None or found.fetched_at > newer_than)
+
+    while True:
+        if await storage.lock(key, lock_ttl):
+            try:
+                found = await storage.get(key)  # another process may have just finished
+                if found is not None and fresh(found):
+                    return found
+                record = await fetch()
+                await storage.put(key, record, ttl_seconds(record))
+                return record
+            finally:
+                await storage.release(key)
+        found = await storage.get(key)
+        if found is not None and fresh(found):
+            return found
+        await sleep(poll)

@@ -1,0 +1,127 @@
+"""Keep crawling when a shared store goes away, and rejoin it when it returns.
+
+Every record read from or written to the primary store is also kept in an
+in-process ``MemoryStorage``. When the primary raises ``StorageUnavailable``
+the wrapper warns once and serves from memory: records this process knew stay
+known, so no request is let through on a forgotten outage and none is lost.
+While degraded it probes the primary at most every ``retry_interval``
+seconds; on the first success it writes back what changed meanwhile and
+logs that it recovered.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+from scrapy_rep.policy import OriginRecord
+from scrapy_rep.storage.errors import StorageUnavailable
+from scrapy_rep.storage.memory import MemoryStorage
+from scrapy_rep.storage.protocol import Storage
+
+__all__ = ["FallbackStorage"]
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+_KEEP = 31 * 24 * 3600.0  # how long memory keeps a record read from the primary
+
+
+class FallbackStorage:
+    """``primary`` while it answers, ``fallback`` (memory) while it does not."""
+
+    def __init__(
+        self,
+        primary: Storage,
+        fallback: MemoryStorage,
+        *,
+        name: str,
+        retry_interval: float = 5.0,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.primary = primary
+        self.fallback = fallback
+        self.name = name  # for messages: "Redis at redis://host:6379/0"
+        self.retry_interval = retry_interval
+        self._clock = clock
+        self.degraded = False
+        self._probe_at = 0.0
+        self._dirty: dict[str, float] = {}  # key -> ttl, written while degraded
+        self._locked_by: dict[str, Storage] = {}
+
+    async def _try(self, call: Callable[[], Awaitable[T]]) -> tuple[bool, T | None]:
+        """Run ``call`` on the primary if it is (or may be) up: (answered, result)."""
+        if self.degraded and self._clock() < self._probe_at:
+            return False, None
+        try:
+            result = await call()
+        except StorageUnavailable as exc:
+            self._degrade(exc)
+            return False, None
+        if self.degraded:
+            await self._recover()
+        return True, result
+
+    def _degrade(self, exc: StorageUnavailable) -> None:
+        self._probe_at = self._clock() + self.retry_interval
+        if not self.degraded:
+            self.degraded = True
+            logger.warning(
+                "%s is unreachable (%s): using an in-process robots.txt cache until it returns",
+                self.name,
+                exc.__cause__ or exc,
+            )
+
+    async def _recover(self) -> None:
+        self.degraded = False
+        dirty, self._dirty = self._dirty, {}
+        for key, ttl in dirty.items():
+            record = self.fallback.get_now(key)
+            if record is not None:
+                try:
+                    await self.primary.put(key, record, ttl)
+                except StorageUnavailable as exc:
+                    self._dirty.update(dirty)
+                    self._degrade(exc)
+                    return
+        logger.info("%s is back: %d record(s) written back", self.name, len(dirty))
+
+    async def get(self, key: str) -> OriginRecord | None:
+        answered, record = await self._try(lambda: self.primary.get(key))
+        if answered and record is not None:
+            self.fallback.put_now(key, record, _KEEP)
+            return record
+        return self.fallback.get_now(key)
+
+    async def put(self, key: str, record: OriginRecord, ttl_seconds: float) -> None:
+        self.fallback.put_now(key, record, ttl_seconds)
+        answered, _ = await self._try(lambda: self.primary.put(key, record, ttl_seconds))
+        if not answered:
+            self._dirty[key] = ttl_seconds
+
+    async def lock(self, key: str, ttl: float) -> bool:
+        answered, won = await self._try(lambda: self.primary.lock(key, ttl))
+        store: Storage = self.primary
+        if not answered:
+            store = self.fallback
+            won = await self.fallback.lock(key, ttl)
+        if won:
+            self._locked_by[key] = store
+        return bool(won)
+
+    async def release(self, key: str) -> None:
+        store = self._locked_by.pop(key, None)
+        if store is None:
+            return
+        with contextlib.suppress(StorageUnavailable):  # the lock expires on its own
+            await store.release(key)
+
+    async def close(self) -> None:
+        try:
+            await self.primary.close()
+        finally:
+            await self.fallback.close()

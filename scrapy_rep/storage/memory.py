@@ -1,0 +1,124 @@
+"""A bounded in-process store: for tests, one-off runs and as Redis's stand-in.
+
+Least recently used origins are evicted past ``max_origins``. Records are
+kept as objects (never serialised), and equal bodies are stored once: many
+origins serve the same robots.txt, and the parsed form is shared per body
+too (``ParsedBodies``), so an origin costs a few hundred bytes.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import replace
+
+from scrapy_rep.policy import OriginRecord
+
+__all__ = ["MemoryStorage"]
+
+
+class _BodyPool:
+    """One copy of each distinct body, dropped when no record holds it."""
+
+    __slots__ = ("_bodies", "_holders")
+
+    def __init__(self) -> None:
+        self._bodies: dict[bytes, bytes] = {}
+        self._holders: dict[bytes, int] = {}
+
+    def hold(self, body: bytes) -> bytes:
+        shared = self._bodies.setdefault(body, body)
+        self._holders[shared] = self._holders.get(shared, 0) + 1
+        return shared
+
+    def drop(self, body: bytes) -> None:
+        left = self._holders[body] - 1
+        if left:
+            self._holders[body] = left
+        else:
+            del self._holders[body], self._bodies[body]
+
+    def __len__(self) -> int:
+        return len(self._bodies)
+
+
+class MemoryStorage:
+    """``Storage`` in a dict: LRU-bounded, TTL on every entry, in-process locks."""
+
+    def __init__(
+        self, max_origins: int = 10_000, *, clock: Callable[[], float] = time.time
+    ) -> None:
+        if max_origins < 1:
+            raise ValueError(
+                f"REP_MEMORY_MAX_ORIGINS must be a positive integer, got {max_origins!r}"
+            )
+        self.max_origins = max_origins
+        self._clock = clock
+        self._entries: OrderedDict[str, tuple[OriginRecord, float]] = OrderedDict()
+        self._bodies = _BodyPool()
+        self._locks: dict[str, tuple[str, float]] = {}
+        self._held: dict[str, str] = {}
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    @property
+    def distinct_bodies(self) -> int:
+        return len(self._bodies)
+
+    async def get(self, key: str) -> OriginRecord | None:
+        return self.get_now(key)
+
+    def get_now(self, key: str) -> OriginRecord | None:
+        """``get`` without a coroutine, for callers that cannot await."""
+        entry = self._entries.get(key)
+        if entry is None:
+            return None
+        if entry[1] <= self._clock():
+            self._remove(key)
+            return None
+        self._entries.move_to_end(key)
+        return entry[0]
+
+    async def put(self, key: str, record: OriginRecord, ttl_seconds: float) -> None:
+        self.put_now(key, record, ttl_seconds)
+
+    def put_now(self, key: str, record: OriginRecord, ttl_seconds: float) -> None:
+        if key in self._entries:
+            self._remove(key)
+        if record.good_body is not None:
+            shared = self._bodies.hold(record.good_body)
+            if shared is not record.good_body:
+                record = replace(record, good_body=shared)
+        self._entries[key] = (record, self._clock() + ttl_seconds)
+        while len(self._entries) > self.max_origins:
+            self._remove(next(iter(self._entries)))
+
+    def _remove(self, key: str) -> None:
+        record, _ = self._entries.pop(key)
+        if record.good_body is not None:
+            self._bodies.drop(record.good_body)
+
+    async def lock(self, key: str, ttl: float) -> bool:
+        now = self._clock()
+        held = self._locks.get(key)
+        if held is not None and held[1] > now:
+            return False
+        token = uuid.uuid4().hex
+        self._locks[key] = (token, now + ttl)
+        self._held[key] = token
+        return True
+
+    async def release(self, key: str) -> None:
+        token = self._held.pop(key, None)
+        held = self._locks.get(key)
+        if token is not None and held is not None and held[0] == token:
+            del self._locks[key]
+
+    async def close(self) -> None:
+        self._entries.clear()
+        self._bodies = _BodyPool()
+        self._locks.clear()
+        self._held.clear()

@@ -1,0 +1,32 @@
+"""The one small interface every robots.txt store implements (SPEC §2.3, §3.4)."""
+
+from __future__ import annotations
+
+from typing import Protocol, runtime_checkable
+
+from scrapy_rep.policy import OriginRecord
+
+__all__ = ["Storage"]
+
+
+@runtime_checkable
+class Storage(Protocol):
+    """Where origin records live between fetches, runs and processes.
+
+    Keys are origins (``"https://example.com:443"``). ``put`` keeps a record
+    for ``ttl_seconds`` at most (the policy's ``retention``). ``lock`` is a
+    try-lock for single flight across processes: True when this store
+    instance now holds ``key`` for ``ttl`` seconds (or until ``release``),
+    False when someone else does; it never waits. Coroutines of one process
+    share one instance and should agree among themselves before locking.
+    """
+
+    async def get(self, key: str) -> OriginRecord | None: ...
+
+    async def put(self, key: str, record: OriginRecord, ttl_seconds: float) -> None: ...
+
+    async def lock(self, key: str, ttl: float) -> bool: ...
+
+    async def release(self, key: str) -> None: ...
+
+    async def close(self) -> None: ...

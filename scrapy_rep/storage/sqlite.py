@@ -1,0 +1,210 @@
+"""The default store: one SQLite file shared by every crawl of a project.
+
+WAL mode lets several crawler processes read and write the file at once. Every
+query runs in one worker thread that owns the connection, so the event loop
+only hands work over and picks results up (benchmarks/storage.py measures
+it). A file that is not a database, or is damaged, is moved aside with one
+warning and a new one is started: a lost cache costs refetches, never a crawl.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import sqlite3
+import time
+import uuid
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import TypeVar
+
+from scrapy_rep.policy import OriginRecord
+
+__all__ = ["SqliteStorage"]
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS origins (
+    key TEXT PRIMARY KEY, data BLOB NOT NULL, expires_at REAL NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS locks (
+    key TEXT PRIMARY KEY, token TEXT NOT NULL, expires_at REAL NOT NULL
+) WITHOUT ROWID;
+"""
+_BUSY_TIMEOUT_MS = 30_000  # other processes' writes are short; wait for them
+_PURGE_EVERY = 1_000  # puts between two sweeps of expired rows
+
+
+def _is_corruption(exc: sqlite3.Error) -> bool:
+    """Damage, not contention: "file is not a database", "malformed"."""
+    return isinstance(exc, sqlite3.DatabaseError) and not isinstance(exc, sqlite3.OperationalError)
+
+
+class SqliteStorage:
+    """``Storage`` in one SQLite file; open it with ``await SqliteStorage.open(path)``."""
+
+    def __init__(self, path: str | os.PathLike[str], *, clock: Callable[[], float] = time.time):
+        self.path = Path(path)
+        self._clock = clock
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="scrapy_rep-sqlite")
+        self._db: sqlite3.Connection | None = None  # used in the worker thread only
+        self._held: dict[str, str] = {}
+        self._puts = 0
+
+    @classmethod
+    async def open(
+        cls, path: str | os.PathLike[str], *, clock: Callable[[], float] = time.time
+    ) -> SqliteStorage:
+        storage = cls(path, clock=clock)
+        try:
+            await storage._run(storage._connect)
+        except BaseException:
+            storage._executor.shutdown(wait=False)
+            raise
+        return storage
+
+    # --- the protocol ---------------------------------------------------------
+
+    async def get(self, key: str) -> OriginRecord | None:
+        data = await self._run(self._select, key, self._clock())
+        if data is None:
+            return None
+        try:
+            return OriginRecord.from_bytes(data)
+        except ValueError as exc:
+            logger.warning(
+                "Ignoring an unreadable cached record for %s in %s: %s", key, self.path, exc
+            )
+            return None
+
+    async def put(self, key: str, record: OriginRecord, ttl_seconds: float) -> None:
+        now = self._clock()
+        await self._run(self._upsert, key, record.to_bytes(), now + ttl_seconds, now)
+
+    async def lock(self, key: str, ttl: float) -> bool:
+        token = uuid.uuid4().hex
+        won = await self._run(self._acquire, key, token, self._clock(), ttl)
+        if won:
+            self._held[key] = token
+        return won
+
+    async def release(self, key: str) -> None:
+        token = self._held.pop(key, None)
+        if token is not None:
+            await self._run(self._release, key, token)
+
+    async def close(self) -> None:
+        try:
+            await self._run(self._disconnect)
+        finally:
+            self._executor.shutdown(wait=False)
+
+    # --- the worker thread ------------------------------------------------------
+
+    async def _run(self, func: Callable[..., T], *args: object) -> T:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor, self._guarded, func, *args)
+
+    def _guarded(self, func: Callable[..., T], *args: object) -> T:
+        """Run ``func``; on damage, move the file aside once and run it again."""
+        try:
+            return func(*args)
+        except sqlite3.DatabaseError as exc:
+            if not _is_corruption(exc):
+                raise
+            self._recover(exc)
+            return func(*args)
+
+    def _connect(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._db = self._open_db()
+        except sqlite3.DatabaseError as exc:
+            if not _is_corruption(exc):
+                raise
+            self._recover(exc)
+            self._db = self._open_db()
+
+    def _open_db(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self.path, timeout=_BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+        try:
+            db.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
+            db.execute("PRAGMA journal_mode = WAL")
+            db.execute("PRAGMA synchronous = NORMAL")
+            db.executescript(_SCHEMA)
+            db.execute("SELECT count(*) FROM origins WHERE key = ''").fetchone()
+        except BaseException:
+            db.close()
+            raise
+        return db
+
+    def _recover(self, exc: sqlite3.Error) -> None:
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+        aside = self.path.with_name(f"{self.path.name}.corrupt-{int(self._clock())}")
+        for suffix in ("", "-wal", "-shm"):
+            source = Path(f"{self.path}{suffix}")
+            if source.exists():
+                os.replace(source, Path(f"{aside}{suffix}"))
+        logger.warning(
+            "The robots.txt cache %s is damaged (%s): moved it to %s and started a new one",
+            self.path,
+            exc,
+            aside,
+        )
+        self._db = self._open_db()
+
+    def _conn(self) -> sqlite3.Connection:
+        if self._db is None:
+            raise RuntimeError(f"the robots.txt cache {self.path} is closed")
+        return self._db
+
+    def _select(self, key: str, now: float) -> bytes | None:
+        row = (
+            self._conn()
+            .execute("SELECT data FROM origins WHERE key = ? AND expires_at > ?", (key, now))
+            .fetchone()
+        )
+        return None if row is None else bytes(row[0])
+
+    def _upsert(self, key: str, data: bytes, expires_at: float, now: float) -> None:
+        db = self._conn()
+        db.execute(
+            "INSERT INTO origins (key, data, expires_at) VALUES (?, ?, ?) ON CONFLICT (key) "
+            "DO UPDATE SET data = excluded.data, expires_at = excluded.expires_at",
+            (key, data, expires_at),
+        )
+        self._puts += 1
+        if self._puts % _PURGE_EVERY == 0:
+            db.execute("DELETE FROM origins WHERE expires_at <= ?", (now,))
+            db.execute("DELETE FROM locks WHERE expires_at <= ?", (now,))
+
+    def _acquire(self, key: str, token: str, now: float, ttl: float) -> bool:
+        db = self._conn()
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            db.execute("DELETE FROM locks WHERE key = ? AND expires_at <= ?", (key, now))
+            cursor = db.execute(
+                "INSERT OR IGNORE INTO locks (key, token, expires_at) VALUES (?, ?, ?)",
+                (key, token, now + ttl),
+            )
+            won = cursor.rowcount == 1
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
+        return won
+
+    def _release(self, key: str, token: str) -> None:
+        self._conn().execute("DELETE FROM locks WHERE key = ? AND token = ?", (key, token))
+
+    def _disconnect(self) -> None:
+        if self._db is not None:
+            self._db.close()
+            self._db = None

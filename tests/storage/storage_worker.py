@@ -1,0 +1,61 @@
+"""A separate crawler process, for the cross-process storage tests.
+
+Usage: storage_worker.py <kind> <path-or-url> <command> [args...]
+
+- ``write <prefix> <n>``: put n records ``<prefix><i>``, print "ok"
+- ``read <prefix> <n>``: print how many of ``<prefix><i>`` are found
+- ``lock <key>``: try the lock once, print "won" or "lost"
+- ``fetch-once <key> <marker-dir>``: ``single_flight``; the fetch writes one
+  file in marker-dir, print the record's reason
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import uuid
+from pathlib import Path
+
+from scrapy_rep.outcome import FetchKind
+from scrapy_rep.policy import OriginRecord
+from scrapy_rep.storage import open_storage, single_flight
+
+
+def sample(i: int) -> OriginRecord:
+    body = f"User-agent: *\nDisallow: /{i}\n".encode()
+    return OriginRecord(FetchKind.SUCCESS, 200, "HTTP 200", 1.0, 9e9, body, 1.0, 200)
+
+
+async def main(kind: str, where: str, command: str, *args: str) -> str:
+    if kind == "sqlite":
+        storage = await open_storage("sqlite", path=where)
+    else:
+        storage = await open_storage("redis", redis_url=where, prefix="test:")
+    try:
+        if command == "write":
+            for i in range(int(args[1])):
+                await storage.put(f"{args[0]}{i}", sample(i), 3600)
+            return "ok"
+        if command == "read":
+            found = [await storage.get(f"{args[0]}{i}") for i in range(int(args[1]))]
+            return str(sum(1 for record in found if record is not None))
+        if command == "lock":
+            return "won" if await storage.lock(args[0], 30) else "lost"
+        if command == "fetch-once":
+            marker = Path(args[1]) / f"{os.getpid()}-{uuid.uuid4().hex}"
+
+            async def fetch() -> OriginRecord:
+                marker.write_text("fetched")
+                await asyncio.sleep(0.3)  # a slow robots.txt fetch
+                return sample(os.getpid())
+
+            record = await single_flight(storage, args[0], fetch, lambda _: 3600.0)
+            return record.reason
+        raise SystemExit(f"unknown command {command!r}")
+    finally:
+        await storage.close()
+
+
+if __name__ == "__main__":
+    print(asyncio.run(main(*sys.argv[1:])))
