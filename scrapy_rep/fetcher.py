@@ -1,0 +1,229 @@
+"""Download one origin's robots.txt through Scrapy and say how it went (SPEC §2, §4.3).
+
+The request goes through the engine, so proxies, auth, headers and the other
+downloader middlewares apply; Scrapy's redirect and retry middlewares are
+switched off for it because the rules for robots.txt differ: redirects are
+followed here (counted, across hosts, loops detected), and an unreachable
+robots.txt is the policy's business, not a reason to hammer the server. The
+body is cut at ``max_body_bytes`` while it arrives, so a huge file is never
+downloaded whole.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any, Final
+from urllib.parse import urljoin, urlsplit
+
+from scrapy import signals
+from scrapy.exceptions import StopDownload
+from scrapy.http import Request, Response
+from scrapy.http.request import NO_CALLBACK
+from w3lib.url import safe_url_string
+
+from scrapy_rep.origin import Origin, robots_url
+from scrapy_rep.outcome import FetchKind, FetchOutcome, kind_of_status
+from scrapy_rep.settings import Config
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+
+__all__ = ["META_KEY", "ROBOTS_PRIORITY", "Fetcher", "describe_error"]
+
+logger = logging.getLogger(__name__)
+
+#: Set on every robots.txt request this package sends (value: True).
+META_KEY: Final = "rep_robotstxt"
+#: Above ordinary requests, as Scrapy's built-in middleware does.
+ROBOTS_PRIORITY: Final = 1000
+
+_RECEIVED: Final = "_rep_bytes_received"
+_REDIRECTS: Final = frozenset({301, 302, 303, 307, 308})
+_FOLLOWED_SCHEMES: Final = frozenset({"http", "https", "ftp"})
+
+
+class Fetcher:
+    """``await fetcher.fetch(origin)`` -> the ``FetchOutcome`` of its robots.txt."""
+
+    def __init__(
+        self, crawler: Crawler, config: Config, clock: Callable[[], float] = time.time
+    ) -> None:
+        self._crawler = crawler
+        self._config = config
+        self._clock = clock
+        crawler.signals.connect(self._bytes_received, signal=signals.bytes_received)
+
+    async def fetch(self, origin: Origin) -> FetchOutcome:
+        start = robots_url(origin)
+        stats = self._crawler.stats
+        assert stats is not None
+        stats.inc_value("robotstxt/request_count")
+        url, seen = start, {start}
+        while True:
+            try:
+                response = await self._download(url)
+            except Exception as exc:
+                stats.inc_value(f"robotstxt/exception_count/{type(exc)}")
+                reason = describe_error(exc)
+                logger.debug("Fetching %s failed: %s (%r)", url, reason, exc)
+                return self._outcome(FetchKind.UNREACHABLE, start, url, reason=reason)
+            stats.inc_value("robotstxt/response_count")
+            stats.inc_value(f"robotstxt/response_status_count/{response.status}")
+            target = _redirect_target(response, url)
+            if target is None:
+                return self._final(response, start, url, hops=len(seen) - 1)
+            if target in seen:
+                return self._outcome(FetchKind.UNAVAILABLE, start, target, reason="redirect loop")
+            if len(seen) > self._config.max_redirects:
+                reason = f"more than {self._config.max_redirects} redirects"
+                return self._outcome(FetchKind.UNAVAILABLE, start, target, reason=reason)
+            if urlsplit(target).scheme not in _FOLLOWED_SCHEMES:
+                reason = f"redirect to an unsupported URL ({target})"
+                return self._outcome(FetchKind.UNAVAILABLE, start, target, reason=reason)
+            seen.add(target)
+            url = target
+
+    async def _download(self, url: str) -> Response:
+        request = Request(
+            url,
+            callback=NO_CALLBACK,
+            priority=ROBOTS_PRIORITY,
+            dont_filter=True,
+            meta={
+                META_KEY: True,
+                "dont_obey_robotstxt": True,
+                "dont_redirect": True,
+                "dont_retry": True,
+                "allow_offsite": True,
+                # Our own cut-off replaces DOWNLOAD_MAXSIZE: a huge robots.txt
+                # is read up to max_body_bytes, not refused or fully read.
+                "download_maxsize": 0,
+                "download_warnsize": 0,
+                "download_fail_on_dataloss": True,
+            },
+        )
+        engine = self._crawler.engine
+        assert engine is not None
+        return await engine.download_async(request)
+
+    def _final(self, response: Response, start: str, url: str, hops: int) -> FetchOutcome:
+        kind = kind_of_status(response.status)
+        reason = f"HTTP {response.status}"
+        if hops:
+            reason += f" after {hops} redirect{'s' if hops > 1 else ''}"
+        if "download_stopped" in response.flags:
+            reason += f", cut at {self._config.max_body_bytes} bytes"
+        body = response.body[: self._config.max_body_bytes] if kind is FetchKind.SUCCESS else b""
+        headers = {
+            key.decode("latin-1").lower(): [value.decode("latin-1") for value in values]
+            for key, values in response.headers.items()
+        }
+        return FetchOutcome(
+            kind,
+            start,
+            self._clock(),
+            status=response.status,
+            body=body,
+            reason=reason,
+            cache_control=_first(headers, "cache-control"),
+            retry_after=_first(headers, "retry-after"),
+            final_url=url if url != start else None,
+            headers=headers,
+        )
+
+    def _outcome(self, kind: FetchKind, start: str, url: str, *, reason: str) -> FetchOutcome:
+        final_url = url if url != start else None
+        return FetchOutcome(kind, start, self._clock(), reason=reason, final_url=final_url)
+
+    def _bytes_received(self, data: bytes, request: Request, **_: Any) -> None:
+        """Stop a robots.txt download once ``max_body_bytes`` have arrived."""
+        if not request.meta.get(META_KEY):
+            return
+        received = request.meta.get(_RECEIVED, 0) + len(data)
+        request.meta[_RECEIVED] = received
+        if received >= self._config.max_body_bytes:
+            raise StopDownload(fail=False)
+
+
+def _redirect_target(response: Response, url: str) -> str | None:
+    if response.status not in _REDIRECTS:
+        return None
+    location = response.headers.get(b"Location")
+    if not location:
+        return None  # an invalid redirect: kind_of_status says unreachable
+    return urljoin(url, safe_url_string(location.decode("latin-1")))
+
+
+def _first(headers: dict[str, list[str]], name: str) -> str | None:
+    values = headers.get(name)
+    return values[0] if values else None
+
+
+# --- errors -------------------------------------------------------------------
+
+# Class names (not classes) so that every download handler's errors are
+# recognised without importing each handler's libraries.
+_LABELS: Final[tuple[tuple[frozenset[str], str], ...]] = (
+    (
+        frozenset({"DownloadTimeoutError", "TimeoutError", "TCPTimedOutError"}),
+        "timeout",
+    ),
+    (
+        frozenset({"CannotResolveHostError", "DNSLookupError", "gaierror"}),
+        "DNS failure",
+    ),
+    (
+        frozenset({"DownloadConnectionRefusedError", "ConnectionRefusedError"}),
+        "connection refused",
+    ),
+    (
+        frozenset({"ResponseDataLossError", "_DataLoss", "PotentialDataLoss"}),
+        "truncated response",
+    ),
+    (frozenset({"ConnectionResetError"}), "connection reset"),
+    (frozenset({"NotSupported", "UnsupportedURLSchemeError"}), "unsupported URL scheme"),
+    (frozenset({"IgnoreRequest"}), "ignored by a downloader middleware"),
+)
+
+
+def describe_error(exc: BaseException) -> str:
+    """A short, readable reason for a failed download: "timeout", "TLS failure", ..."""
+    causes = list(_causes(exc))
+    names = {type(cause).__name__ for cause in causes}
+    for classes, label in _LABELS:
+        if names & classes:
+            return label
+    if any(_is_tls(cause) for cause in causes):
+        return "TLS failure"
+    text = " ".join(str(cause) for cause in causes).lower()
+    if "reset" in text or "non-clean" in text:  # Twisted: an RST is a non-clean close
+        return "connection reset"
+    if names & {"ConnectionLost", "ConnectionDone", "ResponseNeverReceived", "ResponseFailed"}:
+        return "connection lost"
+    return f"{type(exc).__name__}: {exc}"[:200]
+
+
+def _causes(exc: BaseException) -> Iterator[BaseException]:
+    """The exception, the failures it wraps (Twisted's ``reasons``), and its causes."""
+    pending: list[BaseException] = [exc]
+    seen: set[int] = set()
+    while pending:
+        current = pending.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        yield current
+        for reason in getattr(current, "reasons", None) or ():
+            value = getattr(reason, "value", None)
+            if isinstance(value, BaseException):
+                pending.append(value)
+        for linked in (current.__cause__, current.__context__):
+            if linked is not None:
+                pending.append(linked)
+
+
+def _is_tls(exc: BaseException) -> bool:
+    module = type(exc).__module__.lower()
+    return "ssl" in module or "tls" in module or type(exc).__name__.startswith("SSL")

@@ -1,0 +1,82 @@
+"""Crawl helpers: a spider that records what it got, and one call to run a crawl."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+from scrapy import Spider
+from scrapy.crawler import Crawler
+from scrapy.http import Request, Response
+from scrapy.utils.test import get_crawler
+from twisted.python.failure import Failure
+
+from scrapy_rep.middleware import RobotsTxtDisallowed
+
+BUILTIN = "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware"
+OURS = "scrapy_rep.RobotsTxtMiddleware"
+
+SETTINGS: dict[str, Any] = {
+    "ROBOTSTXT_OBEY": True,
+    "DOWNLOADER_MIDDLEWARES": {OURS: 100, BUILTIN: None},
+    "DOWNLOAD_TIMEOUT": 5,
+    "RETRY_ENABLED": False,
+    "USER_AGENT": "TestBot/1.0 (+http://127.0.0.1/)",
+    "LOG_LEVEL": "DEBUG",
+}
+
+
+class RecordingSpider(Spider):
+    """Requests the given URLs (or Requests) and records every outcome."""
+
+    name = "recording"
+
+    def __init__(self, urls: Sequence[str | Request] = (), **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.urls = list(urls)
+        self.got: list[str] = []  # URLs of responses the callback received
+        self.dropped: dict[str, RobotsTxtDisallowed] = {}  # URL -> our exception
+        self.failed: dict[str, Failure] = {}  # URL -> any other failure
+
+    async def start(self) -> AsyncIterator[Request]:
+        for url in self.urls:
+            if isinstance(url, Request):
+                yield url.replace(callback=self.parse, errback=self.errback, dont_filter=True)
+            else:
+                yield Request(url, callback=self.parse, errback=self.errback, dont_filter=True)
+
+    def parse(self, response: Response) -> None:
+        self.got.append(response.url)
+
+    def errback(self, failure: Failure) -> None:
+        url = failure.request.url  # type: ignore[attr-defined]
+        if isinstance(failure.value, RobotsTxtDisallowed):
+            self.dropped[url] = failure.value
+        else:
+            self.failed[url] = failure
+
+
+async def crawl(
+    urls: Sequence[str | Request],
+    settings: dict[str, Any] | None = None,
+    spidercls: type[Spider] = RecordingSpider,
+    **kwargs: Any,
+) -> Crawler:
+    """Run one crawl to its end; the spider and stats stay on the returned crawler."""
+    crawler = get_crawler(spidercls, {**SETTINGS, **(settings or {})})
+    await crawler.crawl_async(urls=urls, **kwargs)
+    return crawler
+
+
+def stats(crawler: Crawler) -> dict[str, Any]:
+    assert crawler.stats is not None
+    return crawler.stats.get_stats()
+
+
+def spider_of(crawler: Crawler) -> RecordingSpider:
+    assert isinstance(crawler.spider, RecordingSpider)
+    return crawler.spider
+
+
+logging.getLogger("scrapy_rep").setLevel(logging.DEBUG)
