@@ -15,7 +15,13 @@ from scrapy_rep.document import RobotsTxt, Rule, Verdict
 __all__ = ["RobotsTxt", "Rule", "Verdict"]
 
 # name -> module, for names that pull in Scrapy.
-_LAZY: dict[str, str] = {}
+_LAZY: dict[str, str] = {
+    "RobotsTxtMiddleware": "scrapy_rep.middleware",
+    "RobotsTxtDisallowed": "scrapy_rep.middleware",
+    "ForbiddenByRobotsTxt": "scrapy_rep.middleware",
+    "RobotsTxtUnreachable": "scrapy_rep.middleware",
+    "Addon": "scrapy_rep.addon",
+}
 
 
 def __getattr__(name: str) -> Any:
