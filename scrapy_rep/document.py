@@ -20,6 +20,7 @@ from scrapy_rep.agents import crawler_tokens, group_token, select_group
 from scrapy_rep.matching import (
     ALLOW,
     ALLOW_BIT,
+    NEEDS_NORMALISING,
     CompiledGroup,
     Rule,
     normalise,
@@ -33,6 +34,7 @@ logger = logging.getLogger(__name__)
 UserAgent = str | Sequence[str]
 
 _ROBOTS_PATH = "/robots.txt"
+_NEEDS_NORMALISING = NEEDS_NORMALISING.search
 
 
 class Verdict(NamedTuple):
@@ -106,7 +108,7 @@ class RobotsTxt:
         if not self._quirks:
             if path == _ROBOTS_PATH:
                 return True  # SPEC §6.9
-            if "%" in path or not (path.isascii() and path.isprintable()) or " " in path:
+            if _NEEDS_NORMALISING(path):
                 path = normalise(path)
         return group.allows(path)
 

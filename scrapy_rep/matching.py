@@ -24,9 +24,15 @@ _UNRESERVED: Final = frozenset(
     b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~"
 )
 _ESCAPE: Final = re.compile(r"%([0-9A-Fa-f]{2})")
-# Characters that cannot appear raw in a URL Scrapy sends: outside US-ASCII,
-# controls and space. They are percent-encoded before comparison (SPEC §6.5).
-_NEEDS_ENCODING: Final = re.compile(r"[^\x21-\x7e]")
+# Characters that RFC 3986 does not allow raw in a URL: outside US-ASCII,
+# controls, space and " < > \ ^ ` { | }. They are percent-encoded before
+# comparison on both sides (SPEC §6.5 names the non-ASCII ones; Scrapy's
+# requests carry the others encoded too, so a rule's raw "|" must match them).
+_URI_CHARS: Final = r"A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;="
+_NEEDS_ENCODING: Final = re.compile(f"[^{_URI_CHARS}%]")
+_NEEDS_ENCODING_KEEP_LINES: Final = re.compile(f"[^{_URI_CHARS}%\n]")
+#: Anything in a path that normalisation may change: escapes and the above.
+NEEDS_NORMALISING: Final = re.compile(f"[^{_URI_CHARS}]")
 
 
 class Rule(NamedTuple):
@@ -119,8 +125,6 @@ def _escape_forms() -> dict[str, str]:
 
 
 _ESCAPE_FORMS: Final = _escape_forms()
-# Like _NEEDS_ENCODING, but keeps line breaks: for many patterns joined by "\n".
-_NEEDS_ENCODING_KEEP_LINES: Final = re.compile(r"[^\x21-\x7e\n]")
 
 
 def _normalise_escape(match: re.Match[str]) -> str:
@@ -130,16 +134,15 @@ def _normalise_escape(match: re.Match[str]) -> str:
 def normalise(text: str) -> str:
     """RFC 9309 §2.2.2 form of a path or pattern, used on both sides.
 
-    Non-ASCII (and space, controls) becomes upper-case %XX of its UTF-8 bytes;
-    escapes of unreserved characters are decoded (``%7E`` is ``~``); other
-    escapes keep their encoding with upper-case hex. ``*`` and ``$`` are never
-    touched: their escaped forms stay escaped, so they never become wildcards.
+    Characters not allowed raw in a URI (non-ASCII, space, controls, ``|``...)
+    become upper-case %XX of their UTF-8 bytes; escapes of unreserved
+    characters are decoded (``%7E`` is ``~``); other escapes keep their
+    encoding with upper-case hex. ``*`` and ``$`` are never touched: their
+    escaped forms stay escaped, so they never become wildcards.
     """
     if "%" in text:
         text = _ESCAPE.sub(_normalise_escape, text)
-    if not (text.isascii() and text.isprintable()) or " " in text:
-        text = _NEEDS_ENCODING.sub(_encode_raw, text)
-    return text
+    return _NEEDS_ENCODING.sub(_encode_raw, text)
 
 
 def normalise_lines(text: str) -> str:
