@@ -6,6 +6,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -92,20 +93,31 @@ class RedisServer:
 
 
 def run_workers(*commands: list[str], timeout: float = 60) -> list[str]:
-    """Start ``storage_worker.py`` once per command, all at once; their stdout."""
-    processes = [
-        subprocess.Popen(
-            [sys.executable, str(WORKER), *command],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            cwd=ROOT,
-            env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
-        )
-        for command in commands
-    ]
-    outputs = []
-    for process in processes:
-        out, err = process.communicate(timeout=timeout)
-        assert process.returncode == 0, err.decode(errors="replace")
-        outputs.append(out.decode().strip())
+    """Run ``storage_worker.py`` once per command, released together; their stdout."""
+    with tempfile.TemporaryDirectory() as barrier:
+        processes = [
+            subprocess.Popen(
+                [sys.executable, str(WORKER), *command],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                cwd=ROOT,
+                env={
+                    "PYTHONPATH": str(ROOT),
+                    "PATH": "/usr/bin:/bin",
+                    "STORAGE_WORKER_BARRIER": barrier,
+                },
+            )
+            for command in commands
+        ]
+        deadline = time.monotonic() + timeout
+        while len(list(Path(barrier).glob("ready-*"))) < len(processes):
+            if time.monotonic() > deadline or any(p.poll() is not None for p in processes):
+                break
+            time.sleep(0.01)  # waiting for processes to start, not a time rule
+        (Path(barrier) / "go").touch()
+        outputs = []
+        for process in processes:
+            out, err = process.communicate(timeout=timeout)
+            assert process.returncode == 0, err.decode(errors="replace")
+            outputs.append(out.decode().strip())
     return outputs

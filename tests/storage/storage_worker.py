@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+import time
 import uuid
 from pathlib import Path
 
@@ -27,11 +28,22 @@ def sample(i: int) -> OriginRecord:
     return OriginRecord(FetchKind.SUCCESS, 200, "HTTP 200", 1.0, 9e9, body, 1.0, 200)
 
 
+def wait_for_the_others() -> None:
+    """Start together: say ready, then wait for the test's go (a barrier)."""
+    barrier = os.environ.get("STORAGE_WORKER_BARRIER")
+    if not barrier:
+        return
+    (Path(barrier) / f"ready-{os.getpid()}").touch()
+    while not (Path(barrier) / "go").exists():
+        time.sleep(0.005)
+
+
 async def main(kind: str, where: str, command: str, *args: str) -> str:
     if kind == "sqlite":
         storage = await open_storage("sqlite", path=where)
     else:
         storage = await open_storage("redis", redis_url=where, prefix="test:")
+    wait_for_the_others()
     try:
         if command == "write":
             for i in range(int(args[1])):
@@ -47,7 +59,7 @@ async def main(kind: str, where: str, command: str, *args: str) -> str:
 
             async def fetch() -> OriginRecord:
                 marker.write_text("fetched")
-                await asyncio.sleep(0.3)  # a slow robots.txt fetch
+                await asyncio.sleep(0.5)  # a slow robots.txt fetch
                 return sample(os.getpid())
 
             record = await single_flight(storage, args[0], fetch, lambda _: 3600.0)

@@ -1,0 +1,154 @@
+"""The default store: one file, several processes, damage survived (SPEC §2.3, §3.4)."""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import threading
+from pathlib import Path
+
+import pytest
+from scrapy.utils.defer import deferred_f_from_coro_f
+from storage_helpers import FakeClock, run_workers
+
+from scrapy_rep.outcome import FetchKind
+from scrapy_rep.policy import OriginRecord, PolicyConfig, decide, record_outcome
+from scrapy_rep.storage import open_storage
+from scrapy_rep.storage.sqlite import SqliteStorage
+
+BODY = b"User-agent: *\nDisallow: /private\n"
+
+
+def sample(at: float = 1_700_000_000.0) -> OriginRecord:
+    return OriginRecord(FetchKind.SUCCESS, 200, "HTTP 200", at, at + 86400, BODY, at, 200)
+
+
+def test_storage_sqlite_two_processes_share_one_file(tmp_path: Path) -> None:
+    path = str(tmp_path / "robots.sqlite3")
+    writes = run_workers(
+        ["sqlite", path, "write", "https://a", "300"],
+        ["sqlite", path, "write", "https://b", "300"],
+    )
+    assert writes == ["ok", "ok"]
+    reads = run_workers(
+        ["sqlite", path, "read", "https://a", "300"],
+        ["sqlite", path, "read", "https://b", "300"],
+    )
+    assert reads == ["300", "300"]
+
+
+def test_storage_sqlite_lock_one_winner_across_10_processes(tmp_path: Path) -> None:
+    path = str(tmp_path / "robots.sqlite3")
+    run_workers(["sqlite", path, "read", "x", "0"])  # create the file first
+    results = run_workers(*(["sqlite", path, "lock", "https://new.example:443"] for _ in range(10)))
+    assert sorted(results) == ["lost"] * 9 + ["won"]
+
+
+@deferred_f_from_coro_f
+async def test_storage_sqlite_wal_mode(tmp_path: Path) -> None:
+    storage = await open_storage("sqlite", path=tmp_path / "robots.sqlite3")
+    await storage.close()
+    with sqlite3.connect(tmp_path / "robots.sqlite3") as db:
+        assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+
+
+@deferred_f_from_coro_f
+async def test_storage_sqlite_queries_run_off_the_event_loop_thread(tmp_path: Path) -> None:
+    storage = await SqliteStorage.open(tmp_path / "robots.sqlite3")
+    seen: list[str] = []
+    select = storage._select
+
+    def spy(*args: object) -> bytes | None:
+        seen.append(threading.current_thread().name)
+        return select(*args)  # type: ignore[arg-type]
+
+    storage._select = spy  # type: ignore[method-assign,assignment]
+    try:
+        await storage.get("k")
+    finally:
+        await storage.close()
+    assert seen and seen[0].startswith("scrapy_rep-sqlite")
+    assert seen[0] != threading.current_thread().name
+
+
+@pytest.mark.parametrize(
+    "garbage",
+    [b"this is not a database at all" * 100, b"SQLite format 3\x00" + b"\xff" * 4000],
+)
+@deferred_f_from_coro_f
+async def test_storage_sqlite_corrupt_file_moved_aside_with_one_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, clock: FakeClock, garbage: bytes
+) -> None:
+    path = tmp_path / "robots.sqlite3"
+    path.write_bytes(garbage)
+    with caplog.at_level(logging.WARNING, logger="scrapy_rep.storage.sqlite"):
+        storage = await open_storage("sqlite", path=path, clock=clock)
+        try:
+            await storage.put("https://a.example:443", sample(), 3600)
+            assert await storage.get("https://a.example:443") == sample()
+        finally:
+            await storage.close()
+    warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 1
+    aside = tmp_path / f"robots.sqlite3.corrupt-{int(clock.now)}"
+    assert aside.read_bytes() == garbage
+    assert str(aside) in warnings[0].getMessage() and "damaged" in warnings[0].getMessage()
+
+
+@deferred_f_from_coro_f
+async def test_storage_sqlite_unreadable_record_is_a_miss(tmp_path: Path) -> None:
+    storage = await open_storage("sqlite", path=tmp_path / "robots.sqlite3")
+    try:
+        await storage.put("k", sample(), 3600)
+        with sqlite3.connect(tmp_path / "robots.sqlite3") as db:
+            db.execute("UPDATE origins SET data = ? WHERE key = 'k'", (b"garbage",))
+        assert await storage.get("k") is None
+    finally:
+        await storage.close()
+
+
+@deferred_f_from_coro_f
+async def test_storage_2_3_streak_survives_a_restart(tmp_path: Path) -> None:
+    """12 h closed holds across crawl runs: the streak start is read back."""
+    from scrapy_rep.outcome import AccessState, FetchOutcome
+
+    config = PolicyConfig()
+    t0 = 1_700_000_000.0
+    url = "https://a.example/robots.txt"
+    good = record_outcome(None, FetchOutcome(FetchKind.SUCCESS, url, t0, 200, BODY), t0, config)
+    failed = record_outcome(
+        good,
+        FetchOutcome(FetchKind.UNREACHABLE, url, t0 + 86400, 503, reason="HTTP 503"),
+        t0 + 86400,
+        config,
+        random=lambda: 0.0,
+    )
+    first = await open_storage("sqlite", path=tmp_path / "robots.sqlite3")
+    await first.put("https://a.example:443", failed, 31 * 86400)
+    await first.close()
+    second = await open_storage("sqlite", path=tmp_path / "robots.sqlite3")
+    try:
+        again = await second.get("https://a.example:443")
+    finally:
+        await second.close()
+    assert again == failed
+    assert decide(again, t0 + 86400 + 6 * 3600, config).state is AccessState.DISALLOW_ALL
+    assert decide(again, t0 + 86400 + 13 * 3600, config).body == BODY
+
+
+@deferred_f_from_coro_f
+async def test_storage_3_2_no_store_body_not_written_to_disk(tmp_path: Path) -> None:
+    storage = await open_storage("sqlite", path=tmp_path / "robots.sqlite3")
+    secret = b"User-agent: *\nDisallow: /do-not-store\n"
+    record = OriginRecord(
+        FetchKind.SUCCESS, 200, "HTTP 200", 1.0, 61.0, secret, 1.0, 200, no_store=True
+    )
+    try:
+        await storage.put("k", record, 3600)
+        await storage.put("other", sample(), 3600)
+        back = await storage.get("k")
+    finally:
+        await storage.close()
+    assert back is not None and back.good_body is None and back.no_store
+    on_disk = b"".join(p.read_bytes() for p in tmp_path.glob("robots.sqlite3*"))
+    assert BODY in on_disk and secret not in on_disk
