@@ -53,11 +53,17 @@ class Parking:
 
     A request waiting in a downloader middleware sits in the downloader's
     ``active`` set, and the engine stops scheduling when that set is full: a
-    few hundred requests for one origin with a hanging robots.txt would stall
-    every other origin until the timeout. Parking takes such a request out of
-    ``active`` while it waits (at most ``CONCURRENT_REQUESTS`` of them, so the
-    scheduler is not emptied into memory) and puts it back before it moves on.
+    dozen requests for one origin with a hanging robots.txt would stall every
+    other origin until the timeout. Parking takes such a request out of
+    ``active`` while it waits and puts it back before it moves on.
+
+    Only requests that follow a fetch already under way are parked (the first
+    request of an origin keeps its slot, so robots.txt fetches stay within
+    CONCURRENT_REQUESTS), and at most ``PARKED_PER_SLOT`` times
+    CONCURRENT_REQUESTS of them, so the scheduler is not emptied into memory.
     """
+
+    PARKED_PER_SLOT: Final = 10
 
     def __init__(self, crawler: Crawler) -> None:
         self._crawler = crawler
@@ -65,7 +71,8 @@ class Parking:
 
     def park(self, request: Request) -> bool:
         active = self._active()
-        limit = getattr(getattr(self._crawler.engine, "downloader", None), "total_concurrency", 0)
+        downloader = getattr(self._crawler.engine, "downloader", None)
+        limit = getattr(downloader, "total_concurrency", 0) * self.PARKED_PER_SLOT
         if active is None or request not in active or not limit or self.count >= limit:
             return False
         active.discard(request)

@@ -12,12 +12,11 @@ middleware obeys robots.txt, not whether to obey it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Final
+from typing import Final
+
+from scrapy.settings import BaseSettings
 
 from scrapy_rep._compat import BUILTIN_ROBOTSTXT
-
-if TYPE_CHECKING:
-    from scrapy.settings import BaseSettings
 
 __all__ = ["MIDDLEWARE", "PRIORITY", "Addon"]
 
@@ -29,8 +28,14 @@ class Addon:
     def update_settings(self, settings: BaseSettings) -> None:
         # Scrapy's replace_in_component_priority_dict() raises KeyError for the
         # built-in, which lives only in DOWNLOADER_MIDDLEWARES_BASE, so both
-        # entries are set explicitly.
-        middlewares = settings.getdict("DOWNLOADER_MIDDLEWARES")
-        middlewares[BUILTIN_ROBOTSTXT] = None
-        middlewares.setdefault(MIDDLEWARE, PRIORITY)
-        settings.set("DOWNLOADER_MIDDLEWARES", middlewares, priority="addon")
+        # entries are set explicitly, at add-on priority: a project that sets
+        # either entry itself keeps its own value.
+        middlewares = settings["DOWNLOADER_MIDDLEWARES"]
+        if isinstance(middlewares, BaseSettings):
+            middlewares.set(BUILTIN_ROBOTSTXT, None, priority="addon")
+            middlewares.set(MIDDLEWARE, PRIORITY, priority="addon")
+        else:
+            middlewares = dict(middlewares or {})
+            middlewares.setdefault(BUILTIN_ROBOTSTXT, None)
+            middlewares.setdefault(MIDDLEWARE, PRIORITY)
+            settings.set("DOWNLOADER_MIDDLEWARES", middlewares, priority="addon")

@@ -120,8 +120,10 @@ class RobotsTxtMiddleware:
         return origin_of(request.url)
 
     async def _wait(self, origin: Origin, request: Request) -> Access:
+        # The first request holds its downloader slot for the fetch it starts;
+        # the ones that follow give theirs to other origins while they wait.
+        parked = self._resolver.pending(origin) and self._parking.park(request)
         self._triggers.setdefault(origin, request)
-        parked = self._parking.park(request)
         try:
             return await self._resolver.access(origin)
         finally:

@@ -1,0 +1,78 @@
+"""Run one crawl without a Twisted reactor (TWISTED_REACTOR_ENABLED=False).
+
+Used by test_reactorless.py in a fresh interpreter, since a process that has
+installed a reactor cannot run reactorless. Usage:
+``python reactorless_crawl.py URL...``; prints a JSON report on stdout.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import AsyncIterator
+from typing import Any
+
+from scrapy import Request, Spider
+from scrapy.crawler import AsyncCrawlerProcess
+from scrapy.http import Response
+from twisted.python.failure import Failure
+
+from scrapy_rep.middleware import RobotsTxtDisallowed
+
+
+class ReportSpider(Spider):
+    name = "reactorless"
+
+    def __init__(self, urls: list[str], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.urls = urls
+        self.got: list[str] = []
+        self.dropped: dict[str, str] = {}
+        self.failed: dict[str, str] = {}
+
+    async def start(self) -> AsyncIterator[Request]:
+        for url in self.urls:
+            yield Request(url, callback=self.parse, errback=self.errback, dont_filter=True)
+
+    def parse(self, response: Response) -> None:
+        self.got.append(response.url)
+
+    def errback(self, failure: Failure) -> None:
+        url = failure.request.url  # type: ignore[attr-defined]
+        if isinstance(failure.value, RobotsTxtDisallowed):
+            self.dropped[url] = str(failure.value)
+        else:
+            self.failed[url] = repr(failure.value)
+
+
+def main(urls: list[str]) -> None:
+    process = AsyncCrawlerProcess(
+        {
+            "TWISTED_REACTOR_ENABLED": False,
+            "ADDONS": {"scrapy_rep.Addon": 0},
+            "ROBOTSTXT_OBEY": True,
+            "RETRY_ENABLED": False,
+            "DOWNLOAD_TIMEOUT": 5,
+            "CONCURRENT_REQUESTS": 32,
+            "CONCURRENT_REQUESTS_PER_DOMAIN": 32,
+            "LOG_LEVEL": "WARNING",
+        }
+    )
+    crawler = process.create_crawler(ReportSpider)
+    process.crawl(crawler, urls=urls)
+    process.start()
+    spider = crawler.spider
+    assert isinstance(spider, ReportSpider) and crawler.stats is not None
+    stats = {k: v for k, v in crawler.stats.get_stats().items() if k.startswith("robotstxt/")}
+    report = {
+        "reactor_installed": "twisted.internet.reactor" in sys.modules,
+        "got": spider.got,
+        "dropped": spider.dropped,
+        "failed": spider.failed,
+        "stats": stats,
+    }
+    print(json.dumps(report))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
