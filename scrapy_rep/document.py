@@ -13,7 +13,6 @@ import re
 from array import array
 from collections.abc import Sequence
 from typing import NamedTuple
-from urllib.parse import urlsplit
 
 from scrapy_rep import lines as _lines
 from scrapy_rep.agents import crawler_tokens, group_token, select_group
@@ -195,8 +194,9 @@ def _index_html_pattern(pattern: str) -> str | None:
 
 
 _WS = " \t\v\f"
+_ABSOLUTE_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/?#\s]")  # scheme and host
 _LINE = re.compile(r"([^:#]*):([^#]*)")  # key, colon, value, up to a comment
-_RULE_FIELDS = {_lines.ALLOW: 0, _lines.DISALLOW: 1}
+_RULE_FIELDS = {_lines.ALLOW: ALLOW_BIT, _lines.DISALLOW: 0}  # field -> code bits
 _FIELD_OF_KEY: dict[str, str] = {}  # raw key -> field, memoised (bounded)
 
 
@@ -234,7 +234,11 @@ class _Parser:
         return RobotsTxt(self.blocks, groups, tuple(self.sitemaps), self.quirks)
 
     def _read(self, lines: list[str]) -> None:
-        """The documented syntax: ``field: value``, exact field names."""
+        """The documented syntax: ``field: value``, exact field names.
+
+        Rule lines are most of a file, so they are handled inline; the rest
+        goes through the same methods as the lenient reader.
+        """
         field_of = _FIELD_OF_KEY.get
         for number, match in enumerate(map(_LINE.match, lines), 1):
             if match is None:
@@ -242,7 +246,13 @@ class _Parser:
             raw_key = match[1]
             field = field_of(raw_key) or _field_of_key(raw_key)
             if field in _RULE_FIELDS:
-                self._rule(field, match[2].strip(_WS), number)
+                if self.patterns is None:
+                    continue  # SPEC §5.3: before any user-agent line
+                self.reading_agents = False
+                value = match[2].strip(_WS)
+                if value:  # SPEC §6.2: an empty value is ignored
+                    self.patterns.append(value)
+                    self.codes.append(number | _RULE_FIELDS[field])
             elif field == _lines.USER_AGENT:
                 self._agent(match[2].strip(_WS))
             elif field == _lines.SITEMAP:
@@ -284,15 +294,10 @@ class _Parser:
         self.reading_agents = False
         if value:  # SPEC §6.2: an empty value is ignored
             self.patterns.append(value)
-            self.codes.append(number | ALLOW_BIT if field == _lines.ALLOW else number)
+            self.codes.append(number | _RULE_FIELDS[field])
 
     def _sitemap(self, value: str) -> None:
-        try:
-            parts = urlsplit(value)
-            absolute = bool(parts.scheme and parts.netloc)
-        except ValueError:
-            absolute = False
-        if absolute:
+        if _ABSOLUTE_URL.match(value):
             self.sitemaps[value] = None
         else:
             logger.debug("Skipping sitemap %r: not an absolute URL", value)

@@ -13,6 +13,7 @@ binary search and a few string comparisons however many rules the group has:
 from __future__ import annotations
 
 import re
+from array import array
 from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from typing import Final, NamedTuple
@@ -195,10 +196,15 @@ class _PrefixTable:
     __slots__ = ("codes", "extra", "index_of", "keys", "lengths", "parents")
 
     def __init__(self, pairs: Iterable[tuple[str, int]], extra: dict[str, int] | None) -> None:
-        table = dict(sorted(pairs))  # the last code of a key wins: allow over disallow
-        self.keys = list(table)
-        self.codes = list(table.values())
-        self.parents = [-2] * len(self.keys)  # -2: not looked up yet
+        pairs = list(pairs)
+        table = dict(pairs)
+        if len(table) < len(pairs):  # a pattern written twice: an allow wins
+            for key, code in pairs:
+                if code & ALLOW_BIT:
+                    table[key] = code
+        self.keys = sorted(table)
+        self.codes = array("I", map(table.__getitem__, self.keys))
+        self.parents = array("i", [-2]) * len(self.keys)  # -2: not looked up yet
         self.extra = extra
         self.index_of: dict[str, int] | None = None  # made with the first link
         self.lengths: list[int] = []
