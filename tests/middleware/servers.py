@@ -9,6 +9,7 @@ imports Scrapy, so the benchmark script reuses it.
 
 from __future__ import annotations
 
+import logging
 import socket
 import struct
 import threading
@@ -242,6 +243,11 @@ def ftp_server(root: Path) -> Iterator[tuple[int, list[str]]]:
     from pyftpdlib.handlers import FTPHandler
     from pyftpdlib.servers import FTPServer
 
+    # pyftpdlib installs its own INFO-level console handler unless one exists.
+    ftp_log = logging.getLogger("pyftpdlib")
+    if not ftp_log.handlers:
+        ftp_log.addHandler(logging.NullHandler())
+    ftp_log.setLevel(logging.WARNING)
     retrieved: list[str] = []
 
     class Handler(FTPHandler):  # type: ignore[misc]
@@ -261,7 +267,7 @@ def ftp_server(root: Path) -> Iterator[tuple[int, list[str]]]:
 
     def serve() -> None:
         while not stop.is_set():
-            server.serve_forever(timeout=0.05, blocking=False)
+            server.ioloop.loop(0.05, blocking=False)  # serve_forever logs each call
         server.close_all()
 
     thread = threading.Thread(target=serve, daemon=True)
