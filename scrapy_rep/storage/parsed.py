@@ -18,7 +18,7 @@ __all__ = ["ParsedBodies"]
 class ParsedBodies:
     """``parse(body)`` with memory: equal bodies give the same ``RobotsTxt``."""
 
-    def __init__(self, max_bodies: int = 10_000, *, google_quirks: bool = False) -> None:
+    def __init__(self, max_bodies: int = 2_000, *, google_quirks: bool = False) -> None:
         self.max_bodies = max_bodies
         self.google_quirks = google_quirks
         self._parsed: OrderedDict[bytes, RobotsTxt] = OrderedDict()

@@ -71,20 +71,11 @@ class SqliteStorage:
     # --- the protocol ---------------------------------------------------------
 
     async def get(self, key: str) -> OriginRecord | None:
-        data = await self._run(self._select, key, self._clock())
-        if data is None:
-            return None
-        try:
-            return OriginRecord.from_bytes(data)
-        except ValueError as exc:
-            logger.warning(
-                "Ignoring an unreadable cached record for %s in %s: %s", key, self.path, exc
-            )
-            return None
+        return await self._run(self._get, key, self._clock())
 
     async def put(self, key: str, record: OriginRecord, ttl_seconds: float) -> None:
         now = self._clock()
-        await self._run(self._upsert, key, record.to_bytes(), now + ttl_seconds, now)
+        await self._run(self._upsert, key, record, now + ttl_seconds, now)
 
     async def lock(self, key: str, ttl: float) -> bool:
         token = uuid.uuid4().hex
@@ -173,7 +164,21 @@ class SqliteStorage:
         )
         return None if row is None else bytes(row[0])
 
-    def _upsert(self, key: str, data: bytes, expires_at: float, now: float) -> None:
+    def _get(self, key: str, now: float) -> OriginRecord | None:
+        """Read and decode in the worker: the loop thread only picks the record up."""
+        data = self._select(key, now)
+        if data is None:
+            return None
+        try:
+            return OriginRecord.from_bytes(data)
+        except ValueError as exc:
+            logger.warning(
+                "Ignoring an unreadable cached record for %s in %s: %s", key, self.path, exc
+            )
+            return None
+
+    def _upsert(self, key: str, record: OriginRecord, expires_at: float, now: float) -> None:
+        data = record.to_bytes()
         db = self._conn()
         db.execute(
             "INSERT INTO origins (key, data, expires_at) VALUES (?, ?, ?) ON CONFLICT (key) "
