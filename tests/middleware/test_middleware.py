@@ -291,3 +291,16 @@ def test_scrapy_bad_setting_fails_at_start_up() -> None:
     crawler = get_crawler(Spider, {"ROBOTSTXT_OBEY": True, "REP_FOLLOW_REDIRECTS": "lots"})
     with pytest.raises(SettingError, match="REP_FOLLOW_REDIRECTS"):
         RobotsTxtMiddleware.from_crawler(crawler)
+
+
+def test_scrapy_rep_robot_parser_works_as_robotstxt_parser() -> None:
+    """``ROBOTSTXT_PARSER = "scrapy_rep.middleware.RepRobotParser"`` for the built-in."""
+    from scrapy_rep.middleware import RepRobotParser
+
+    crawler = get_crawler(Spider, {"USER_AGENT": "TestBot/1.0"})
+    body = b"User-agent: testbot\nDisallow: /t\n\nUser-agent: *\nDisallow: /all\n"
+    parser = RepRobotParser.from_crawler(crawler, body)
+    assert not parser.allowed("http://h/t", b"TestBot/1.0")
+    assert parser.allowed("http://h/all", "TestBot/1.0")
+    assert not parser.allowed(b"http://h/all", "OtherBot")
+    assert parser.allowed("http://h/robots.txt", "testbot")  # SPEC §6.9

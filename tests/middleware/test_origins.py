@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from scrapy.utils.defer import deferred_f_from_coro_f
 
 from scrapy_rep.middleware import ForbiddenByRobotsTxt
@@ -63,6 +64,11 @@ async def test_spec_1_3_explicit_default_port_is_the_same_origin() -> None:
     assert spider_of(crawler).got == [site.url("/y")]
 
 
+# pyftpdlib still imports asyncore/asynchat, deprecated since Python 3.10.
+no_asyncore_warning = pytest.mark.filterwarnings("ignore:The asyn:DeprecationWarning")
+
+
+@no_asyncore_warning
 @deferred_f_from_coro_f
 async def test_spec_1_6_ftp_robots_txt_with_anonymous_login(tmp_path: Path) -> None:
     (tmp_path / "robots.txt").write_bytes(b"User-agent: *\nDisallow: /secret\n")
@@ -77,6 +83,7 @@ async def test_spec_1_6_ftp_robots_txt_with_anonymous_login(tmp_path: Path) -> N
     assert sorted(retrieved) == ["public.txt", "robots.txt"]
 
 
+@no_asyncore_warning
 @deferred_f_from_coro_f
 async def test_spec_1_6_ftp_without_robots_txt_is_full_allow(tmp_path: Path) -> None:
     (tmp_path / "secret.txt").write_bytes(b"secret")

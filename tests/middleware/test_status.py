@@ -6,6 +6,7 @@ pages) and what the spider got (responses, or our IgnoreRequest subclass).
 
 from __future__ import annotations
 
+import gzip
 import socket
 
 import pytest
@@ -100,6 +101,26 @@ async def test_status_connection_refused_full_disallow() -> None:
     error = spider.dropped[f"http://127.0.0.1:{port}/page"]
     assert isinstance(error, RobotsTxtUnreachable)
     assert str(error) == "robots.txt unreachable (connection refused)"
+
+
+@deferred_f_from_coro_f
+async def test_status_tls_failure_full_disallow() -> None:
+    """https:// to a server that speaks plain HTTP: the handshake fails."""
+    with SiteServer() as site:
+        url = f"https://127.0.0.1:{site.port}/page"
+        crawler = await crawl([url])
+    error = spider_of(crawler).dropped[url]
+    assert isinstance(error, RobotsTxtUnreachable)
+    assert str(error) == "robots.txt unreachable (TLS failure)"
+    assert site.paths() == []  # no HTTP request could be read by the server
+
+
+@deferred_f_from_coro_f
+async def test_status_2xx_gzip_encoded_body_is_decoded() -> None:
+    body = gzip.compress(DISALLOW_PRIVATE)
+    site, crawler = await run(Reply(200, body, {"Content-Encoding": "gzip"}))
+    assert site.paths() == ["/robots.txt", "/public"]
+    assert list(spider_of(crawler).dropped) == [site.url("/private")]
 
 
 @deferred_f_from_coro_f
