@@ -74,7 +74,7 @@ from scrapy_rep.agents import GLOBAL, group_token
 from scrapy_rep.document import RobotsTxt
 from scrapy_rep.matching import normalise
 
-__all__ = ["ERROR", "WARNING", "Finding", "format_text", "lint", "report"]
+__all__ = ["ERROR", "WARNING", "Finding", "format_text", "lint", "printable", "report"]
 
 ERROR: Final = "error"
 WARNING: Final = "warning"
@@ -133,13 +133,21 @@ def _finding(line: int, code: str, message: str, hint: str = "") -> Finding:
     return Finding(line, code, SEVERITIES[code], message, hint)
 
 
-def show(text: str) -> str:
-    """A value quoted for a message: printable, invalid bytes as ``\\xNN``, cut if long."""
+def printable(text: str) -> str:
+    """Text safe to print: invalid UTF-8 and control characters as ``\\xNN``."""
     raw = text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-    raw = _CONTROL.sub(lambda match: f"\\x{ord(match.group(0)):02x}", raw)
-    if len(raw) > _SHOW_CHARS:
-        raw = raw[: _SHOW_CHARS - 3] + "..."
-    return f"'{raw}'"
+    return _CONTROL.sub(lambda match: f"\\x{ord(match.group(0)):02x}", raw)
+
+
+def _short(text: str) -> str:
+    """A value from the file, printable and cut to a readable length."""
+    raw = printable(text)
+    return raw if len(raw) <= _SHOW_CHARS else raw[: _SHOW_CHARS - 3] + "..."
+
+
+def _show(text: str) -> str:
+    """A value from the file, quoted for a message."""
+    return f"'{_short(text)}'"
 
 
 def _count(number: int, noun: str) -> str:
@@ -206,7 +214,7 @@ def _size(body: bytes) -> Iterator[Finding]:
     else:
         size = len(last.encode("utf-8", "surrogateescape"))
         message += (
-            f": line {number} is cut after its first {size} bytes (read as {show(last)})"
+            f": line {number} is cut after its first {size} bytes (read as {_show(last)})"
             " and every line after it is ignored"
         )
     yield _finding(number, "body-too-large", message, hint)
@@ -280,9 +288,9 @@ def _syntax(report: _lines.LineReport) -> Iterator[Finding]:
             yield _finding(
                 number,
                 "missing-colon",
-                f"no ':' after {show(found.key)}: crawlers ignore this line "
+                f"no ':' after {_show(found.key)}: crawlers ignore this line "
                 "(only Google's open-source parser reads it)",
-                f"write '{name}: {found.value}'",
+                f"write '{name}: {_short(found.value)}'",
             )
         else:
             yield _finding(
@@ -296,9 +304,9 @@ def _syntax(report: _lines.LineReport) -> Iterator[Finding]:
         yield _finding(
             number,
             "misspelt-field",
-            f"{show(found.key)} is not a field: crawlers ignore this line "
+            f"{_show(found.key)} is not a field: crawlers ignore this line "
             f"(only Google's open-source parser reads it as '{name}')",
-            f"write '{name}: {found.value}'",
+            f"write '{name}: {_short(found.value)}'",
         )
     elif found.field == _lines.UNKNOWN:
         yield _unknown_field(number, found)
@@ -311,8 +319,8 @@ def _unknown_field(number: int, found: _lines.Directive) -> Finding:
         return _finding(
             number,
             "misspelt-field",
-            f"{show(found.key)} is not a field: crawlers ignore this line",
-            f"did you mean '{name}'? write '{name}: {found.value}'",
+            f"{_show(found.key)} is not a field: crawlers ignore this line",
+            f"did you mean '{name}'? write '{name}: {_short(found.value)}'",
         )
     if close:
         hint = f"did you mean '{close[0]}'?"
@@ -321,7 +329,7 @@ def _unknown_field(number: int, found: _lines.Directive) -> Finding:
     else:
         hint = "remove it, or start it with '#'"
     return _finding(
-        number, "unknown-field", f"unknown field {show(found.key)}: crawlers ignore it", hint
+        number, "unknown-field", f"unknown field {_show(found.key)}: crawlers ignore it", hint
     )
 
 
@@ -346,14 +354,14 @@ def _value(number: int, found: _lines.Directive) -> Iterator[Finding]:
         yield _finding(
             number,
             "path-without-slash",
-            f"the path {show(value)} does not start with '/' or '*': this rule never matches",
+            f"the path {_show(value)} does not start with '/' or '*': this rule never matches",
             f"write '{_DISPLAY[found.field]}: {_path_of(value)}'",
         )
     elif found.field == _lines.SITEMAP and not _is_absolute(value):
         yield _finding(
             number,
             "sitemap-not-absolute",
-            f"the sitemap {show(value)} is not an absolute URL: crawlers skip it",
+            f"the sitemap {_show(value)} is not an absolute URL: crawlers skip it",
             "write the full URL, e.g. 'Sitemap: https://example.com/sitemap.xml'",
         )
     elif found.field == _lines.USER_AGENT:
@@ -362,20 +370,21 @@ def _value(number: int, found: _lines.Directive) -> Iterator[Finding]:
         yield _finding(
             number,
             "crawl-delay-not-number",
-            f"the crawl-delay {show(value)} is not a number of seconds: crawlers ignore it",
+            f"the crawl-delay {_show(value)} is not a number of seconds: crawlers ignore it",
             "write a number, e.g. 'Crawl-delay: 10'",
         )
 
 
 def _path_of(value: str) -> str:
+    """What the webmaster probably meant: the URL's path, or the value after a slash."""
     try:
         parts = urlsplit(value)
     except ValueError:
         parts = None
     if parts is not None and parts.scheme and parts.netloc:
         path = parts.path or "/"
-        return path + (f"?{parts.query}" if parts.query else "")
-    return "/" + value
+        return _short(path + (f"?{parts.query}" if parts.query else ""))
+    return _short("/" + value)
 
 
 def _is_absolute(value: str) -> bool:
@@ -399,7 +408,7 @@ def _user_agent(number: int, value: str) -> Iterator[Finding]:
         yield _finding(
             number,
             "user-agent-never-matches",
-            f"{show(value)} does not start with a product token (letters, '-' and '_'): "
+            f"{_show(value)} does not start with a product token (letters, '-' and '_'): "
             "no crawler matches it",
             "write a token such as 'googlebot', or '*' alone for every crawler",
         )
@@ -407,7 +416,7 @@ def _user_agent(number: int, value: str) -> Iterator[Finding]:
         yield _finding(
             number,
             "user-agent-not-token",
-            f"only the product token {show(token)} of {show(value)} is matched",
+            f"only the product token {_show(token)} of {_show(value)} is matched",
             f"write 'User-agent: {token}'",
         )
 
@@ -489,9 +498,9 @@ def _split(groups: dict[str, list[_Block]]) -> Iterator[Finding]:
             yield _finding(
                 _agent_line(block, token),
                 "group-split",
-                f"{show(token)} already has a group at line {first}: the groups are merged "
+                f"{_show(token)} already has a group at line {first}: the groups are merged "
                 "(RFC 9309), but some crawlers read only the first",
-                f"put every rule for {show(token)} in one group",
+                f"put every rule for {_show(token)} in one group",
             )
 
 
@@ -524,8 +533,8 @@ def _shadowed(token: str, rules: list[_Rule]) -> Iterator[Finding]:
                 yield _finding(
                     rule.line,
                     "duplicate-rule",
-                    f"for {show(token)}, this rule has the same effect as "
-                    f"{show(written)} at line {winner.line}",
+                    f"for {_show(token)}, this rule has the same effect as "
+                    f"{_show(written)} at line {winner.line}",
                     "remove one of them",
                 )
             else:
@@ -537,7 +546,7 @@ def _shadowed(token: str, rules: list[_Rule]) -> Iterator[Finding]:
                 yield _finding(
                     rule.line,
                     "rule-shadowed",
-                    f"for {show(token)}, this rule never decides: {show(written)} at line "
+                    f"for {_show(token)}, this rule never decides: {_show(written)} at line "
                     f"{winner.line} matches the same URLs and {why}",
                     "keep only the rule you mean",
                 )
@@ -564,11 +573,11 @@ def _not_inherited(groups: dict[str, list[_Block]]) -> Iterator[Finding]:
             yield _finding(
                 _agent_line(members[0], token),
                 "star-rules-not-inherited",
-                f"the group for {show(token)} lacks {_count(len(missing), 'Disallow rule')} "
+                f"the group for {_show(token)} lacks {_count(len(missing), 'Disallow rule')} "
                 "of the '*' "
-                f"group (first: {show(missing[0].pattern)} at line {missing[0].line}); "
-                f"{show(token)} obeys only its own group",
-                f"copy the '*' rules that {show(token)} must obey into its group",
+                f"group (first: {_show(missing[0].pattern)} at line {missing[0].line}); "
+                f"{_show(token)} obeys only its own group",
+                f"copy the '*' rules that {_show(token)} must obey into its group",
             )
 
 

@@ -1,0 +1,373 @@
+"""The ``scrapy-rep`` console script: ``check`` URLs against a robots.txt, ``lint`` one.
+
+It imports only the standard library and the engine (never Scrapy), so it
+answers at once. A robots.txt comes from a file, from standard input (``-``)
+or from an http(s) URL; a URL is fetched as a crawler fetches it (SPEC §2,
+§4.3): up to 5 redirects, at most 512,000 bytes kept, a 4xx other than 429
+means "everything allowed", and a 429, 5xx or network failure is a fetch
+error, because a crawler must then not fetch anything from the site.
+
+Exit codes: ``check`` 0 when every URL is allowed, 1 when one is disallowed;
+``lint`` 0 when there is no error (warnings allowed), 1 when there is one;
+both 2 on a usage error or when robots.txt cannot be read or fetched.
+
+JSON output of ``scrapy-rep check --json`` (a list, one object per URL, in
+the order given)::
+
+    [
+      {
+        "url": str,                # as given
+        "allowed": bool,
+        "reason": str,             # "rule": a rule decided; "no-rule": the group has
+                                   # no matching rule; "no-group": no group applies;
+                                   # "robots-txt": the robots.txt URL is always allowed;
+                                   # "unavailable": robots.txt answered 4xx (or too many
+                                   # redirects), so everything is allowed
+        "group": str | null,       # the token of the group that applied, "*", or null
+        "rule": {"kind": "allow" | "disallow", "pattern": str, "line": int} | null
+      }
+    ]
+
+The ``lint --json`` schema is in ``scrapy_rep.lint``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Sequence
+from http.client import HTTPException
+from typing import Any, Final, NamedTuple
+from urllib.parse import urljoin
+
+from scrapy_rep.agents import crawler_tokens, product_token
+from scrapy_rep.document import RobotsTxt, Rule
+from scrapy_rep.lines import MAX_BODY_BYTES
+from scrapy_rep.lint import ERROR, format_text, lint, printable, report
+from scrapy_rep.matching import path_params_query
+from scrapy_rep.origin import origin_of
+
+__all__ = ["main"]
+
+EXIT_OK: Final = 0
+EXIT_FOUND: Final = 1  # check: a URL is disallowed; lint: an error was found
+EXIT_USAGE: Final = 2  # bad arguments, unreadable file, unreachable robots.txt
+
+#: The token of Scrapy's default USER_AGENT ("Scrapy/2.x (+https://scrapy.org)").
+DEFAULT_AGENT: Final = "scrapy"
+DEFAULT_TIMEOUT: Final = 10.0
+#: RFC 9309 §2.3.1.2: follow at least five redirect hops.
+MAX_REDIRECTS: Final = 5
+#: One byte beyond the parsed limit tells lint that the body was cut (SPEC §4.3).
+READ_LIMIT: Final = MAX_BODY_BYTES + 1
+FETCH_USER_AGENT: Final = "scrapy-rep (robots.txt checker)"
+_WEB: Final = ("http://", "https://")
+
+
+class SourceError(Exception):
+    """robots.txt could not be read or fetched (exit code 2)."""
+
+
+class Source(NamedTuple):
+    """A robots.txt body and where it came from."""
+
+    name: str  # the path, URL or "<stdin>" given
+    body: bytes
+    status: int | None = None  # HTTP status of the final response; None for a file
+    allow_all: str = ""  # why every URL is allowed without rules (SPEC §2), else ""
+
+
+# --- reading robots.txt -----------------------------------------------------------
+
+
+def read_source(arg: str, timeout: float) -> Source:
+    """The robots.txt named on the command line."""
+    if arg == "-":
+        return Source("<stdin>", sys.stdin.buffer.read(READ_LIMIT))
+    if arg.lower().startswith(_WEB):
+        return fetch(arg, timeout)
+    try:
+        with open(arg, "rb") as file:
+            return Source(arg, file.read(READ_LIMIT))
+    except FileNotFoundError:
+        raise SourceError(
+            f"no such file: {arg!r} (a URL must start with http:// or https://)"
+        ) from None
+    except OSError as error:
+        raise SourceError(f"cannot read {arg!r}: {error.strerror or error}") from None
+
+
+class _KeepRedirects(urllib.request.HTTPRedirectHandler):
+    """Hand 3xx answers back, so that ``fetch`` counts the hops itself."""
+
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+_OPENER: Final = urllib.request.build_opener(_KeepRedirects)
+
+
+def _get(url: str, timeout: float) -> tuple[int, str, bytes]:
+    """One GET: status, Location header, and at most READ_LIMIT bytes of body."""
+    request = urllib.request.Request(url, headers={"User-Agent": FETCH_USER_AGENT})
+    try:
+        with _OPENER.open(request, timeout=timeout) as response:
+            return int(response.status), "", response.read(READ_LIMIT)
+    except urllib.error.HTTPError as error:
+        with error:
+            return error.code, error.headers.get("Location", ""), b""
+
+
+def fetch(url: str, timeout: float) -> Source:
+    """Fetch robots.txt as SPEC §2 says a crawler must, or raise ``SourceError``."""
+    current, seen = url, {url}
+    for hop in range(MAX_REDIRECTS + 1):
+        try:
+            status, location, body = _get(current, timeout)
+        except (OSError, HTTPException, ValueError) as error:
+            reason = getattr(error, "reason", None) or error
+            raise SourceError(f"cannot fetch {current}: {reason}{_UNREACHABLE}") from None
+        if 200 <= status < 300:
+            return Source(url, body, status)
+        if 300 <= status < 400:
+            if not location:
+                raise SourceError(f"{current} answered HTTP {status} with no Location header")
+            current = urljoin(current, location)
+            if not current.lower().startswith(_WEB):
+                raise SourceError(f"{url} redirects to {current}: only http(s) is fetched")
+            if current in seen or hop == MAX_REDIRECTS:
+                why = "a redirect loop" if current in seen else f"over {MAX_REDIRECTS} redirects"
+                return Source(url, b"", status, f"{why}: robots.txt unavailable, all allowed")
+            seen.add(current)
+            continue
+        if status == 429 or status >= 500:
+            raise SourceError(f"{current} answered HTTP {status}{_UNREACHABLE}")
+        if 400 <= status < 500:
+            return Source(url, b"", status, f"HTTP {status}: robots.txt unavailable, all allowed")
+        raise SourceError(f"{current} answered HTTP {status}, which is not a final answer")
+    raise AssertionError("unreachable: the loop returns or raises")  # pragma: no cover
+
+
+_UNREACHABLE: Final = (
+    "; robots.txt is unreachable, so a crawler must not fetch from this site for now"
+)
+
+
+# --- check ------------------------------------------------------------------------
+
+
+class Checked(NamedTuple):
+    """The verdict for one URL, with why."""
+
+    url: str
+    allowed: bool
+    reason: str  # "rule", "no-rule", "no-group", "robots-txt" or "unavailable"
+    group: str | None
+    rule: Rule | None
+
+
+def check_urls(
+    source: Source, urls: Sequence[str], agents: Sequence[str], google_quirks: bool
+) -> list[Checked]:
+    """Decide every URL for an agent's tokens (SPEC §5.5-§6.9)."""
+    if source.allow_all:
+        return [Checked(url, True, "unavailable", None, None) for url in urls]
+    robots = RobotsTxt.parse(source.body, google_quirks=google_quirks)
+    results = []
+    for url in urls:
+        verdict = robots.explain(url, agents)
+        if verdict.rule is not None:
+            reason = "rule"
+        elif verdict.agent is None:
+            reason = "no-group"
+        elif not google_quirks and path_params_query(url) == "/robots.txt":
+            reason = "robots-txt"
+        else:
+            reason = "no-rule"
+        results.append(Checked(url, verdict.allowed, reason, verdict.agent, verdict.rule))
+    return results
+
+
+def _why(checked: Checked, tokens: Sequence[str], source: Source) -> str:
+    rule = checked.rule
+    if rule is not None:
+        written = f"{rule.kind.capitalize()}: {rule.pattern}"
+        return f'rule "{written}" at line {rule.line}, group "{checked.group}"'
+    if checked.reason == "unavailable":
+        return source.allow_all
+    if checked.reason == "robots-txt":
+        return "the robots.txt URL itself is always allowed"
+    if checked.reason == "no-group":
+        return f"no group for {' or '.join(tokens)}: everything allowed"
+    return f'no rule matched, group "{checked.group}"'
+
+
+def _check_json(checked: Checked) -> dict[str, Any]:
+    rule = checked.rule
+    return {
+        "url": printable(checked.url),
+        "allowed": checked.allowed,
+        "reason": checked.reason,
+        "group": checked.group,
+        "rule": None
+        if rule is None
+        else {"kind": rule.kind, "pattern": printable(rule.pattern), "line": rule.line},
+    }
+
+
+def run_check(args: argparse.Namespace) -> int:
+    agents: list[str] = args.agent or [DEFAULT_AGENT]
+    source = read_source(args.robots, args.timeout)
+    results = check_urls(source, args.urls, agents, args.google_quirks)
+    _note_other_origins(source, args.urls)
+    if args.json:
+        _out(json.dumps([_check_json(c) for c in results], indent=2, ensure_ascii=False))
+    else:
+        tokens = crawler_tokens(agents, args.google_quirks)
+        for checked in results:
+            word = "allowed" if checked.allowed else "disallowed"
+            why = _why(checked, tokens, source)
+            _out(printable(f"{word:<10}  {checked.url}  ({why})"))
+    return EXIT_OK if all(c.allowed for c in results) else EXIT_FOUND
+
+
+def _note_other_origins(source: Source, urls: Sequence[str]) -> None:
+    """SPEC §1.1: a fetched robots.txt governs its own origin only."""
+    if source.status is None:
+        return
+    home = origin_of(source.name)
+    for url in urls:
+        there = origin_of(url)
+        if there is not None and there != home:
+            _err(f"note: {url} is not on {home}, so that robots.txt does not govern it")
+
+
+# --- lint -------------------------------------------------------------------------
+
+
+def run_lint(args: argparse.Namespace) -> int:
+    source = read_source(args.robots, args.timeout)
+    findings = lint(source.body)
+    result = report(printable(source.name), source.body, findings, source.status)
+    if args.json:
+        _out(json.dumps(result, indent=2, ensure_ascii=False))
+    else:
+        if source.allow_all:
+            _out(f"{source.name}: {source.allow_all}; there is nothing to lint")
+        _out(format_text(result))
+    return EXIT_FOUND if any(f.severity == ERROR for f in findings) else EXIT_OK
+
+
+# --- the command line ---------------------------------------------------------------
+
+
+def _agent(value: str) -> str:
+    if not product_token(value):
+        raise argparse.ArgumentTypeError(
+            f"{value!r} names no crawler: a token starts with letters, '-' or '_' (e.g. mybot)"
+        )
+    return value
+
+
+def _positive(value: str) -> float:
+    try:
+        number = float(value)
+    except ValueError:
+        number = 0.0
+    if not number > 0:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a positive number of seconds")
+    return number
+
+
+_ROBOTS_HELP: Final = "a robots.txt file, '-' for standard input, or an http(s) URL to fetch"
+_CHECK_EXIT: Final = "exit codes: 0 every URL allowed, 1 some URL disallowed, 2 usage/fetch error"
+_LINT_EXIT: Final = "exit codes: 0 no error (warnings allowed), 1 errors, 2 usage/fetch error"
+
+
+def _parsers() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
+    parser = argparse.ArgumentParser(
+        prog="scrapy-rep",
+        description="Read a robots.txt as RFC 9309 and Google do: check URLs, or lint the file.",
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    check = commands.add_parser(
+        "check",
+        help="say whether URLs may be fetched, and which rule decides",
+        description="Say whether each URL may be fetched, with the deciding rule and group.",
+        epilog=_CHECK_EXIT,
+    )
+    check.add_argument("robots", metavar="ROBOTS_FILE_OR_URL", help=_ROBOTS_HELP)
+    check.add_argument("urls", metavar="URL", nargs="+", help="absolute URL or /path?query")
+    check.add_argument(
+        "--agent",
+        "-a",
+        action="append",
+        type=_agent,
+        metavar="TOKEN",
+        help="the crawler's product token (or its full User-Agent); repeat it for several "
+        "tokens in order of preference, e.g. --agent mybot-news --agent mybot "
+        f"(default: {DEFAULT_AGENT}, the token of Scrapy's default USER_AGENT)",
+    )
+    check.add_argument(
+        "--google-quirks",
+        action="store_true",
+        help="read and match as Google's open-source library does (misspelt fields, ...)",
+    )
+    lint_parser = commands.add_parser(
+        "lint",
+        help="report what a webmaster should fix in a robots.txt",
+        description="Report what a webmaster should fix: one line per finding, then a summary.",
+        epilog=_LINT_EXIT,
+    )
+    lint_parser.add_argument("robots", metavar="ROBOTS_FILE_OR_URL", help=_ROBOTS_HELP)
+    for sub, func in ((check, run_check), (lint_parser, run_lint)):
+        sub.add_argument("--json", action="store_true", help="print JSON instead of text")
+        sub.add_argument(
+            "--timeout",
+            type=_positive,
+            default=DEFAULT_TIMEOUT,
+            metavar="SECONDS",
+            help=f"network timeout when fetching a URL (default: {DEFAULT_TIMEOUT:g})",
+        )
+        sub.set_defaults(func=func)
+    return parser, {"check": check, "lint": lint_parser}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit code."""
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    parser, commands = _parsers()
+    try:
+        if args_list and args_list[0] in commands:
+            # Options may come between URLs: "check r.txt /a --agent x /b".
+            args = commands[args_list[0]].parse_intermixed_args(args_list[1:])
+        else:
+            args = parser.parse_args(args_list)
+    except SystemExit as exit_:  # --help (0) or a usage error (2)
+        return exit_.code if isinstance(exit_.code, int) else EXIT_USAGE
+    func: Callable[[argparse.Namespace], int] = args.func
+    try:
+        return func(args)
+    except SourceError as error:
+        _err(str(error))
+        return EXIT_USAGE
+    except BrokenPipeError:  # "scrapy-rep lint big.txt | head": stop quietly
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # Python flushes stdout again at exit
+        return EXIT_OK
+
+
+def _out(text: str) -> None:
+    print(text)
+
+
+def _err(text: str) -> None:
+    print(f"scrapy-rep: {printable(text)}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
