@@ -402,7 +402,12 @@ def decide(record: OriginRecord | None, now: float, config: PolicyConfig) -> Dec
 
 def _decide_streak(record: OriginRecord, now: float, config: PolicyConfig) -> Decision:
     assert record.streak_started_at is not None
-    age = now - record.streak_started_at
+    # The windows count from when the origin lost a valid copy: the streak's
+    # start, or the copy's expiry if an early refresh failed while it was fresh.
+    start = record.streak_started_at
+    if record.good_at is not None:
+        start = max(start, record.expires_at)
+    age = now - start
     since = f"robots.txt unreachable ({record.reason}) since {_iso(record.streak_started_at)}"
     retry_at = record.next_retry_at
     due = retry_at is None or now >= retry_at
@@ -411,6 +416,8 @@ def _decide_streak(record: OriginRecord, now: float, config: PolicyConfig) -> De
         stale = body is not None and now >= record.expires_at
         return Decision(Action.USE, state, body, f"{since}; {why}", due, retry_at, stale)
 
+    if age < 0:
+        return _last_good_copy(record, use)  # an early refresh failed: the copy is still valid
     if age < config.disallow_window:
         return use(
             AccessState.DISALLOW_ALL, f"closed for the first {_span(config.disallow_window)}"

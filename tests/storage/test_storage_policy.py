@@ -381,6 +381,20 @@ def test_cache_3_3_expired_copy_refresh_unreachable_disallow_12h_then_copy() -> 
         assert decision.stale
 
 
+def test_cache_3_3_early_refresh_failure_keeps_a_copy_still_fresh() -> None:
+    fresh = record((T0, success()))
+    failed = record_outcome(fresh, failure(503), T0 + HOUR, CONFIG, random=no_jitter)
+    decision = decide(failed, T0 + HOUR + MINUTE, CONFIG)
+    assert_uses(decision, AccessState.RULES, BODY)
+    assert not decision.stale
+    # Once expired, the 12 h count from the expiry, not from the early failure.
+    assert_uses(decide(failed, T0 + DAY, CONFIG), AccessState.DISALLOW_ALL)
+    assert_uses(
+        decide(failed, T0 + DAY + 11 * HOUR + 59 * MINUTE, CONFIG), AccessState.DISALLOW_ALL
+    )
+    assert_uses(decide(failed, T0 + DAY + 12 * HOUR + MINUTE, CONFIG), AccessState.RULES, BODY)
+
+
 def test_cache_3_3_window_zero_keeps_the_cached_copy_at_once() -> None:
     config = PolicyConfig(disallow_window=0)
     fresh = record((T0, success()), config=config)
