@@ -31,6 +31,10 @@ from scrapy_rep.document import RobotsTxt
 from scrapy_rep.outcome import Access, AccessState, FetchKind, FetchOutcome
 
 __all__ = [
+    "DAY",
+    "HOUR",
+    "LONG_OUTAGE_VALUES",
+    "Action",
     "Decision",
     "OriginRecord",
     "PolicyConfig",

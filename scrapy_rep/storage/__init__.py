@@ -19,12 +19,14 @@ from typing import Any
 
 from scrapy_rep.policy import OriginRecord
 from scrapy_rep.storage.errors import StorageError, StorageUnavailable
+from scrapy_rep.storage.fallback import FallbackStorage
 from scrapy_rep.storage.memory import MemoryStorage
 from scrapy_rep.storage.parsed import ParsedBodies
 from scrapy_rep.storage.protocol import Storage
 
 __all__ = [
     "STORAGE_KINDS",
+    "FallbackStorage",
     "MemoryStorage",
     "ParsedBodies",
     "Storage",
@@ -107,7 +109,6 @@ async def _open_redis(
     if not url:
         raise StorageError("REP_STORAGE = 'redis' needs REP_REDIS_URL (or REDIS_URL)")
     try:
-        from scrapy_rep.storage.fallback import FallbackStorage
         from scrapy_rep.storage.redis import RedisStorage, safe_url
     except ImportError as exc:
         raise StorageError(

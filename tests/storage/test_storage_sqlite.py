@@ -152,3 +152,44 @@ async def test_storage_3_2_no_store_body_not_written_to_disk(tmp_path: Path) -> 
     assert back is not None and back.good_body is None and back.no_store
     on_disk = b"".join(p.read_bytes() for p in tmp_path.glob("robots.sqlite3*"))
     assert BODY in on_disk and secret not in on_disk
+
+
+@deferred_f_from_coro_f
+async def test_storage_sqlite_damage_found_mid_crawl_recovers_once(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, clock: FakeClock
+) -> None:
+    """Damage met by a query (not at open) also moves the file aside, once."""
+    storage = await SqliteStorage.open(tmp_path / "robots.sqlite3", clock=clock)
+    await storage.put("old", sample(), 3600)
+    failures = [sqlite3.DatabaseError("database disk image is malformed")]
+
+    def query() -> str:
+        if failures:
+            raise failures.pop()
+        return "answered"
+
+    try:
+        with caplog.at_level(logging.WARNING, logger="scrapy_rep.storage.sqlite"):
+            assert await storage._run(query) == "answered"
+        assert len(caplog.records) == 1
+        assert (tmp_path / f"robots.sqlite3.corrupt-{int(clock.now)}").exists()
+        assert await storage.get("old") is None  # a new, empty cache
+        await storage.put("new", sample(), 3600)
+        assert await storage.get("new") == sample()
+    finally:
+        await storage.close()
+
+
+@deferred_f_from_coro_f
+async def test_storage_sqlite_contention_is_not_damage(tmp_path: Path) -> None:
+    storage = await SqliteStorage.open(tmp_path / "robots.sqlite3")
+
+    def busy() -> None:
+        raise sqlite3.OperationalError("database is locked")
+
+    try:
+        with pytest.raises(sqlite3.OperationalError):
+            await storage._run(busy)
+        assert not list(tmp_path.glob("*.corrupt-*"))
+    finally:
+        await storage.close()
