@@ -324,16 +324,7 @@ class CompiledGroup:
 
     def decide(self, path: str) -> Rule | None:
         """The rule that decides ``path`` (normalised), or None if none matches."""
-        best = self._prefixes.best(path)
-        if self._inflated is not None:
-            other = self._inflated.best(path)
-            if other is not None and (best is None or other[0] > best[0]):
-                best = other
-        anchored = self._anchored.get(path) if self._anchored else None
-        if anchored is not None and (best is None or anchored[0] > best[0]):
-            best = anchored
-        if self._needs:
-            best = self._best_wildcard(path, best)
+        best = self._best(path)
         if best is None:
             return None
         key = best[2]
@@ -348,8 +339,23 @@ class CompiledGroup:
             if index >= 0 and not path.startswith(keys[index]):
                 index = table.deepest(path)
             return index < 0 or table.codes[index] >= ALLOW_BIT
-        rule = self.decide(path)
-        return rule is None or rule.kind == ALLOW
+        best = self._best(path)
+        return best is None or best[1] >= ALLOW_BIT
+
+    def _best(self, path: str) -> tuple[int, int, str] | None:
+        """(priority, code, key) of the deciding rule."""
+        best = self._prefixes.best(path)
+        if self._inflated is not None:
+            other = self._inflated.best(path)
+            if other is not None and (best is None or other[0] > best[0]):
+                best = other
+        if self._anchored:
+            anchored = self._anchored.get(path)
+            if anchored is not None and (best is None or anchored[0] > best[0]):
+                best = anchored
+        if self._needs:
+            best = self._best_wildcard(path, best)
+        return best
 
     def _best_wildcard(
         self, path: str, best: tuple[int, int, str] | None
