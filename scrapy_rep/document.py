@@ -19,10 +19,9 @@ from scrapy_rep.agents import crawler_tokens, group_token, select_group
 from scrapy_rep.matching import (
     ALLOW,
     ALLOW_BIT,
-    NEEDS_NORMALISING,
     CompiledGroup,
     Rule,
-    normalise,
+    match_path,
     path_params_query,
 )
 
@@ -33,7 +32,6 @@ logger = logging.getLogger(__name__)
 UserAgent = str | Sequence[str]
 
 _ROBOTS_PATH = "/robots.txt"
-_NEEDS_NORMALISING = NEEDS_NORMALISING.search
 
 
 class Verdict(NamedTuple):
@@ -103,22 +101,17 @@ class RobotsTxt:
         group = (found or self._group_for(user_agent, use_global))[1]
         if group is None:
             return True
-        path = path_params_query(url)
-        if not self._quirks:
-            if path == _ROBOTS_PATH:
-                return True  # SPEC §6.9
-            if _NEEDS_NORMALISING(path):
-                path = normalise(path)
-        return group.allows(path)
+        if self._quirks:
+            return group.allows(path_params_query(url))
+        path = match_path(url)
+        return path == _ROBOTS_PATH or group.allows(path)  # SPEC §6.9
 
     def explain(self, url: str, user_agent: UserAgent, *, use_global: bool = True) -> Verdict:
         """The verdict with the deciding rule and the group's token."""
         agent, group = self._group_for(user_agent, use_global)
-        path = path_params_query(url)
-        if not self._quirks:
-            if path == _ROBOTS_PATH:
-                return Verdict(True, None, agent)  # SPEC §6.9
-            path = normalise(path)
+        path = path_params_query(url) if self._quirks else match_path(url)
+        if path == _ROBOTS_PATH and not self._quirks:
+            return Verdict(True, None, agent)  # SPEC §6.9
         rule = group.decide(path) if group is not None else None
         return Verdict(rule is None or rule.kind == ALLOW, rule, agent)
 

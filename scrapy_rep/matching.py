@@ -34,6 +34,17 @@ _NEEDS_ENCODING: Final = re.compile(f"[^{_URI_CHARS}%]")
 _NEEDS_ENCODING_KEEP_LINES: Final = re.compile(f"[^{_URI_CHARS}%\n]")
 #: Anything in a path that normalisation may change: escapes and the above.
 NEEDS_NORMALISING: Final = re.compile(f"[^{_URI_CHARS}]")
+#: An http(s) URL whose path needs no normalisation: the path in one match.
+_PLAIN_WEB_URL: Final = re.compile(f"https?://[^/?;#]*(/[{_URI_CHARS.replace('#', '')}]*)(?:#|\\Z)")
+
+
+def match_path(url: str) -> str:
+    """``normalise(path_params_query(url))``, with one regex match for most URLs."""
+    plain = _PLAIN_WEB_URL.match(url)
+    if plain is not None:
+        return plain[1]
+    path = path_params_query(url)
+    return normalise(path) if NEEDS_NORMALISING.search(path) else path
 
 
 class Rule(NamedTuple):
