@@ -251,7 +251,7 @@ def _note_other_origins(source: Source, urls: Sequence[str]) -> None:
 
 def run_lint(args: argparse.Namespace) -> int:
     source = read_source(args.robots, args.timeout)
-    findings = lint(source.body)
+    findings = [] if source.allow_all else lint(source.body)
     result = report(printable(source.name), source.body, findings, source.status)
     if args.json:
         _out(json.dumps(result, indent=2, ensure_ascii=False))
@@ -348,6 +348,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             args = parser.parse_args(args_list)
     except SystemExit as exit_:  # --help (0) or a usage error (2)
+        if exit_.code is None:
+            return EXIT_OK
         return exit_.code if isinstance(exit_.code, int) else EXIT_USAGE
     func: Callable[[argparse.Namespace], int] = args.func
     try:

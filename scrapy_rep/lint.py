@@ -612,9 +612,15 @@ def format_text(result: dict[str, Any]) -> str:
         out.append(f"{item['line']}: {item['severity']} {item['code']} {item['message']}{hint}")
     summary = result["summary"]
     size = f"over {_lines.MAX_BODY_BYTES:,}" if summary["truncated"] else f"{summary['bytes']:,}"
-    out.append(
-        f"{result['source']}: {summary['errors']} errors, {summary['warnings']} warnings "
-        f"({summary['lines']} lines, {size} bytes, {len(summary['agents'])} agents, "
-        f"{summary['rules']} rules, {summary['sitemaps']} sitemaps)"
+    counts = ", ".join(
+        (
+            _count(summary["lines"], "line"),
+            f"{size} bytes",
+            _count(len(summary["agents"]), "agent"),
+            _count(summary["rules"], "rule"),
+            _count(summary["sitemaps"], "sitemap"),
+        )
     )
+    found = f"{_count(summary['errors'], 'error')}, {_count(summary['warnings'], 'warning')}"
+    out.append(f"{result['source']}: {found} ({counts})")
     return "\n".join(out)

@@ -192,10 +192,16 @@ def test_cli_lint_url_200_and_404(site: Site, capsys: pytest.CaptureFixture[str]
 
     code, out, _ = run(capsys, "lint", site.url("/missing.txt"))
     assert code == 0
-    assert out.splitlines()[0] == (
+    assert out.splitlines() == [
         f"{site.url('/missing.txt')}: HTTP 404: robots.txt unavailable, all allowed; "
-        "there is nothing to lint"
-    )
+        "there is nothing to lint",
+        f"{site.url('/missing.txt')}: 0 errors, 0 warnings "
+        "(1 line, 0 bytes, 0 agents, 0 rules, 0 sitemaps)",
+    ]
+    code, out, _ = run(capsys, "lint", site.url("/missing.txt"), "--json")
+    data = json.loads(out)
+    assert_lint_schema(data)
+    assert (data["status"], data["findings"]) == (404, [])
 
 
 def test_cli_check_url_subprocess(site: Site, run_cli: Any) -> None:
