@@ -30,8 +30,9 @@ _ESCAPE: Final = re.compile(r"%([0-9A-Fa-f]{2})")
 # comparison on both sides (SPEC §6.5 names the non-ASCII ones; Scrapy's
 # requests carry the others encoded too, so a rule's raw "|" must match them).
 _URI_CHARS: Final = r"A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;="
-_NEEDS_ENCODING: Final = re.compile(f"[^{_URI_CHARS}%]")
-_NEEDS_ENCODING_KEEP_LINES: Final = re.compile(f"[^{_URI_CHARS}%\n]")
+_NEEDS_ENCODING: Final = re.compile(f"[^{_URI_CHARS}%]+")
+_NEEDS_ENCODING_KEEP_LINES: Final = re.compile(f"[^{_URI_CHARS}%\n]+")
+_ASCII_TO_ENCODE: Final = " \"<>\\^`{|}"  # printable ASCII outside _URI_CHARS
 #: Anything in a path that normalisation may change: escapes and the above.
 NEEDS_NORMALISING: Final = re.compile(f"[^{_URI_CHARS}]")
 #: An http(s) URL whose path needs no normalisation: the path in one match.
@@ -161,6 +162,9 @@ def normalise_lines(text: str) -> str:
     """``normalise`` applied to each line of ``text`` in one pass."""
     if "%" in text:
         text = _ESCAPE.sub(_normalise_escape, text)
+    plain = text.isascii() and text.replace("\n", "").isprintable()
+    if plain and not any(char in text for char in _ASCII_TO_ENCODE):
+        return text  # the common case, found by fast scans instead of a regex
     return _NEEDS_ENCODING_KEEP_LINES.sub(_encode_raw, text)
 
 
