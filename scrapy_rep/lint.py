@@ -568,14 +568,18 @@ def _not_inherited(groups: dict[str, list[_Block]]) -> Iterator[Finding]:
         if token == GLOBAL or not disallowed or "/" in disallowed:
             continue  # a group that allows or disallows everything says what it means
         patterns = {_same_urls_key(rule.pattern) for rule in own}
-        missing = [r for r in star_disallows if _same_urls_key(r.pattern) not in patterns]
+        missing: dict[str, _Rule] = {}  # set of URLs -> the first rule naming it
+        for rule in star_disallows:  # in file order
+            key = _same_urls_key(rule.pattern)
+            if key not in patterns:
+                missing.setdefault(key, rule)
         if missing:
+            first = next(iter(missing.values()))
             yield _finding(
                 _agent_line(members[0], token),
                 "star-rules-not-inherited",
                 f"the group for {_show(token)} lacks {_count(len(missing), 'Disallow rule')} "
-                "of the '*' "
-                f"group (first: {_show(missing[0].pattern)} at line {missing[0].line}); "
+                f"of the '*' group (first: {_show(first.pattern)} at line {first.line}); "
                 f"{_show(token)} obeys only its own group",
                 f"copy the '*' rules that {_show(token)} must obey into its group",
             )

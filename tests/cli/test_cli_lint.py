@@ -216,6 +216,18 @@ def test_lint_shadowed_rules_say_why() -> None:
     )
 
 
+def test_lint_star_rules_not_inherited_counts_each_set_of_urls_once() -> None:
+    body = (
+        b"User-agent: *\nDisallow: /a\nDisallow: /b\n\nUser-agent: *\nDisallow: /a*\n"
+        b"\nUser-agent: mybot\nDisallow: /b\n"
+    )
+    (finding,) = only(body, "star-rules-not-inherited")
+    assert finding.line == 8
+    assert "'mybot' lacks 1 Disallow rule of the '*' group (first: '/a' at line 2)" in (
+        finding.message
+    )
+
+
 def test_lint_group_never_applies_names_the_rules() -> None:
     (finding,) = only(CASES["group-never-applies"][0], "group-never-applies")
     assert "no crawler obeys its 2 rules (lines 2-3)" in finding.message
