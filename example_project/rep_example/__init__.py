@@ -1,0 +1,1 @@
+"""scrapy_rep's example project: per-spider robots.txt configuration."""

@@ -1,0 +1,1 @@
+"""The example spiders; ``base.py`` holds what they share."""
