@@ -1,0 +1,636 @@
+"""``python -m scrapy_rep.demo``: scrapy_rep at work on local sites, no internet needed.
+
+Serves one origin per behaviour on 127.0.0.1 (rules for different agents, a
+404, a 503, a redirect chain, a robots.txt over 500 KiB, sitemaps), runs the
+example project's spiders against all of them in one process, and prints
+what each origin's robots.txt did to their requests. The numbers come from
+the crawl itself (scrapy_rep's ``request_dropped`` and ``sitemaps_found``
+signals, Scrapy's ``request_reached_downloader`` and ``robots_parsed``), not
+from the servers. Exit code 0 when every origin showed its behaviour.
+
+Scrapy is imported only when the crawl starts, so the ``scrapy-rep`` console
+script stays light. The reactor cannot be restarted: ``main`` runs once per
+process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import configparser
+import logging
+import sys
+import threading
+import time
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import ExitStack, contextmanager, suppress
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final, TextIO
+from urllib.parse import urlsplit
+
+if TYPE_CHECKING:
+    from scrapy import Spider
+    from scrapy.crawler import Crawler
+    from scrapy.http import Request
+    from scrapy.settings import Settings
+
+__all__ = ["main"]
+
+#: The example project's spiders, all run against every site.
+SPIDERS: Final = ("catalog", "monitor", "news")
+#: Where the example project sits in a clone (the package is installed editable).
+DEFAULT_PROJECT: Final = Path(__file__).resolve().parent.parent / "example_project"
+
+# --- the local sites ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Reply:
+    status: int = 200
+    body: bytes = b""
+    content_type: str = "text/plain; charset=utf-8"
+    location: str | None = None
+
+
+@dataclass(frozen=True)
+class Big:
+    """``size`` bytes: ``head``, comment lines, and ``tail`` at offset ``tail_at``.
+
+    Generated while it is sent, so the server never holds it; the crawler is
+    expected to hang up after 512,000 bytes.
+    """
+
+    size: int
+    head: bytes
+    tail_at: int
+    tail: bytes
+
+
+Answer = Reply | Big
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    routes: dict[str, Answer]
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        pass  # a crawler hanging up on the big robots.txt is expected
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        path = self.path.split("?", 1)[0]
+        answer = self.server.routes.get(path) or Reply(
+            200, f"<html><body>{path}</body></html>".encode(), "text/html; charset=utf-8"
+        )
+        if isinstance(answer, Big):
+            self._send_big(answer)
+            return
+        self.send_response(answer.status)
+        self.send_header("Content-Type", answer.content_type)
+        self.send_header("Content-Length", str(len(answer.body)))
+        if answer.location:
+            self.send_header("Location", answer.location)
+        self.end_headers()
+        self.wfile.write(answer.body)
+
+    def _send_big(self, big: Big) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/plain; charset=utf-8")
+        self.send_header("Content-Length", str(big.size))
+        self.end_headers()
+        filler = b"# filler: the rules that matter are at the top\n" * 1024
+        with suppress(OSError):
+            sent = self._write(big.head)
+            while sent < big.size:
+                if sent == big.tail_at:
+                    sent += self._write(big.tail)
+                    continue
+                stop = big.tail_at if sent < big.tail_at else big.size
+                sent += self._write(filler[: min(len(filler), stop - sent)])
+        self.close_connection = True
+
+    def _write(self, data: bytes) -> int:
+        self.wfile.write(data)
+        return len(data)
+
+    def finish(self) -> None:
+        with suppress(OSError):
+            super().finish()
+
+
+@dataclass
+class Site:
+    """One origin on 127.0.0.1 showing one behaviour."""
+
+    name: str
+    shows: str
+    crawled: bool = True
+    server: _Server = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.server = _Server(("127.0.0.1", 0), _Handler)
+        self.server.routes = {}
+
+    @property
+    def port(self) -> int:
+        return int(self.server.server_address[1])
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+
+def _sites() -> list[Site]:
+    return [
+        Site("agents", "rules for different agents"),
+        Site("missing", "404: everything allowed"),
+        Site("down", "503: unreachable, requests dropped"),
+        Site("redirect", "redirect chain, 3 hops, across hosts"),
+        Site("huge", "robots.txt over 500 KiB: the rest ignored"),
+        Site("sitemaps", "sitemaps handed to the spider"),
+        Site("cdn", "where the redirect chain ends", crawled=False),
+    ]
+
+
+AGENTS_ROBOTS: Final = b"""\
+# Each crawler obeys the one group that names it (RFC 9309 2.2.1).
+User-agent: examplebot-news
+Disallow: /private/
+
+User-agent: examplebot
+Disallow: /private/
+Disallow: /articles/
+
+User-agent: catalogbot
+Allow: /$
+Disallow: /
+
+User-agent: *
+Disallow: /
+"""
+
+REDIRECTED_ROBOTS: Final = b"User-agent: *\nDisallow: /private/\n"
+HUGE_SIZE: Final = 2_000_000
+HUGE_TAIL_AT: Final = 520_000  # beyond 512,000 bytes: never parsed
+
+
+def _urlset(base: str, paths: Sequence[str]) -> bytes:
+    urls = "".join(f"<url><loc>{base}{path}</loc></url>" for path in paths)
+    return (
+        '<?xml version="1.0" encoding="UTF-8"?>'
+        f'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{urls}</urlset>'
+    ).encode()
+
+
+def _route(sites: dict[str, Site]) -> None:
+    """What each site answers; some answers name another site's port."""
+    sites["agents"].server.routes = {"/robots.txt": Reply(200, AGENTS_ROBOTS)}
+    sites["missing"].server.routes = {
+        "/robots.txt": Reply(404, b"<html>Not found</html>", "text/html")
+    }
+    sites["down"].server.routes = {"/robots.txt": Reply(503, b"Down for maintenance")}
+    cdn = sites["cdn"].url
+    sites["redirect"].server.routes = {
+        "/robots.txt": Reply(301, location="/robots-2024.txt"),
+        "/robots-2024.txt": Reply(302, location=f"{cdn}/redirect/robots.txt"),
+    }
+    sites["cdn"].server.routes = {
+        "/redirect/robots.txt": Reply(307, location="/rules/redirect.txt"),
+        "/rules/redirect.txt": Reply(200, REDIRECTED_ROBOTS),
+        "/robots.txt": Reply(200, b"User-agent: *\nDisallow: /\n"),
+    }
+    sites["huge"].server.routes = {
+        "/robots.txt": Big(
+            HUGE_SIZE,
+            b"User-agent: *\nDisallow: /early/\n",
+            HUGE_TAIL_AT,
+            b"\nDisallow: /late/\n",
+        )
+    }
+    base = sites["sitemaps"].url
+    sites["sitemaps"].server.routes = {
+        "/robots.txt": Reply(200, _sitemaps_robots(base)),
+        "/sitemaps/pages.xml": Reply(
+            200, _urlset(base, ["/catalog/1", "/catalog/2", "/private/listed"]), "text/xml"
+        ),
+        "/sitemaps/news.xml": Reply(200, _urlset(base, ["/news/today"]), "text/xml"),
+    }
+
+
+def _sitemaps_robots(base: str) -> bytes:
+    return (
+        f"Sitemap: {base}/sitemaps/pages.xml\n"
+        f"Sitemap: {base}/sitemaps/news.xml\n\n"
+        "User-agent: *\nDisallow: /private/\n"
+    ).encode()
+
+
+@contextmanager
+def serving() -> Iterator[list[Site]]:
+    """Every site, listening, each in its own thread; stopped on exit."""
+    sites = _sites()
+    _route({site.name: site for site in sites})
+    with ExitStack() as stack:
+        for site in sites:
+            thread = threading.Thread(
+                target=site.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+            )
+            thread.start()
+            stack.callback(site.server.server_close)
+            stack.callback(site.server.shutdown)
+        yield sites
+
+
+# --- what the crawl did -----------------------------------------------------------
+
+ALLOWED: Final = "allowed"
+FORBIDDEN: Final = "forbidden"
+UNREACHABLE: Final = "unreachable"
+OPTED_OUT: Final = "opted out"
+
+
+@dataclass(frozen=True)
+class Event:
+    spider: str
+    site: str
+    path: str
+    verdict: str
+
+
+class Recorder:
+    """Collects the crawl's signals per site, and prints progress as they come."""
+
+    def __init__(self, sites: Sequence[Site], out: TextIO) -> None:
+        self._by_port = {site.port: site for site in sites}
+        self._out = out
+        self._announced: set[tuple[str, str]] = set()
+        self.events: list[Event] = []
+        self.outcomes: dict[str, str] = {}
+        self.sitemaps: dict[str, set[str]] = defaultdict(set)
+
+    def connect(self, crawler: Crawler) -> None:
+        from scrapy import signals as scrapy_signals
+
+        from scrapy_rep import signals
+
+        connect = crawler.signals.connect
+        connect(self._reached, signal=scrapy_signals.request_reached_downloader)
+        connect(self._dropped, signal=signals.request_dropped)
+        connect(self._sitemaps, signal=signals.sitemaps_found)
+        connect(self._closed, signal=scrapy_signals.spider_closed)
+        robots_parsed = getattr(scrapy_signals, "robots_parsed", None)
+        if robots_parsed is not None:  # Scrapy 2.18+
+            connect(self._parsed, signal=robots_parsed)
+
+    # --- signal handlers
+
+    def _reached(self, request: Request, spider: Spider) -> None:
+        from scrapy_rep.fetcher import META_KEY
+
+        if request.meta.get(META_KEY):
+            return  # robots.txt itself
+        verdict = OPTED_OUT if request.meta.get("dont_obey_robotstxt") else ALLOWED
+        self._record(spider, request.url, verdict)
+
+    def _dropped(self, request: Request, spider: Spider, exception: Exception, **_: Any) -> None:
+        from scrapy_rep.middleware import ForbiddenByRobotsTxt
+
+        verdict = FORBIDDEN if isinstance(exception, ForbiddenByRobotsTxt) else UNREACHABLE
+        site = self._site(request.url)
+        if site is not None and verdict == UNREACHABLE:
+            self.outcomes.setdefault(site.name, _short(getattr(exception, "reason", "")))
+        self._record(spider, request.url, verdict)
+
+    def _parsed(self, robotparser: Any, request: Request | None = None, **_: Any) -> None:
+        access = getattr(robotparser, "access", None)
+        site = self._site(request.url) if request is not None else None
+        if site is not None and access is not None:
+            self.outcomes.setdefault(site.name, _short(access.reason))
+
+    def _sitemaps(
+        self, sitemaps: Sequence[str], robotstxt_url: str, spider: Spider, **_: Any
+    ) -> None:
+        site = self._site(robotstxt_url)
+        if site is not None:
+            self.sitemaps[site.name].update(sitemaps)
+            self._announce(spider, site)
+            taker = "scheduled by its robotstxt_sitemaps()"
+            if not callable(getattr(spider, "robotstxt_sitemaps", None)):
+                taker = "signal only"
+            self._say(f"  {spider.name:<8} {site.name:<9} {len(sitemaps)} sitemaps found: {taker}")
+
+    def _closed(self, spider: Spider, reason: str) -> None:
+        counts = Counter(event.verdict for event in self.events if event.spider == spider.name)
+        how = "" if reason == "finished" else f" ({reason})"
+        self._say(f"  {spider.name:<8} finished{how}: {_counts(counts)}")
+
+    # ---
+
+    def _record(self, spider: Spider, url: str, verdict: str) -> None:
+        site = self._site(url)
+        if site is None:
+            return
+        parts = urlsplit(url)
+        path = parts.path + (f"?{parts.query}" if parts.query else "")
+        self.events.append(Event(spider.name, site.name, path, verdict))
+        # Opted-out requests pass before robots.txt is known: announce on a checked one.
+        if verdict != OPTED_OUT:
+            self._announce(spider, site)
+
+    def _announce(self, spider: Spider, site: Site) -> None:
+        """One line per spider and site, when its robots.txt is first applied."""
+        if (spider.name, site.name) not in self._announced:
+            self._announced.add((spider.name, site.name))
+            outcome = self.outcomes.get(site.name, "(known already)")
+            self._say(f"  {spider.name:<8} {site.name:<9} {site.url}/robots.txt: {outcome}")
+
+    def _site(self, url: str) -> Site | None:
+        try:
+            return self._by_port.get(urlsplit(url).port or 0)
+        except ValueError:
+            return None
+
+    def _say(self, line: str) -> None:
+        print(line, file=self._out, flush=True)
+
+
+def _short(reason: str) -> str:
+    return reason.removeprefix("robots.txt ").strip() or "?"
+
+
+def _counts(counts: Counter[str]) -> str:
+    return ", ".join(
+        f"{counts[verdict]} {verdict}" for verdict in (ALLOWED, FORBIDDEN, UNREACHABLE, OPTED_OUT)
+    )
+
+
+class _ErrorLog(logging.Handler):
+    """Errors logged during the crawl: shown at the end, they fail the demo."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(f"{record.name}: {record.getMessage()}")
+
+
+# --- running the example project -----------------------------------------------------
+
+
+def project_settings(project: Path, log_level: str) -> Settings:
+    """The example project's settings module, as ``scrapy crawl`` inside it would load it."""
+    from scrapy.settings import Settings
+
+    config = configparser.ConfigParser()
+    config.read(project / "scrapy.cfg")
+    module = config.get("settings", "default")
+    if str(project) not in sys.path:
+        sys.path.insert(0, str(project))
+    settings = Settings()
+    settings.setmodule(module, priority="project")
+    settings.setdict(
+        {
+            "LOG_LEVEL": log_level,
+            "TELNETCONSOLE_ENABLED": False,
+            "DOWNLOAD_TIMEOUT": 10,
+            "RETRY_ENABLED": False,
+        },
+        priority="cmdline",
+    )
+    return settings
+
+
+def crawl(project: Path, sites: Sequence[Site], log_level: str, out: TextIO) -> Recorder:
+    """Run every spider of ``SPIDERS`` against every crawled site, all at once."""
+    from scrapy.crawler import AsyncCrawlerProcess
+
+    process = AsyncCrawlerProcess(project_settings(project, log_level))
+    recorder = Recorder(sites, out)
+    bases = ",".join(site.url for site in sites if site.crawled)
+    for name in SPIDERS:
+        crawler = process.create_crawler(name)
+        recorder.connect(crawler)
+        process.crawl(crawler, base=bases)
+    process.start()
+    return recorder
+
+
+# --- the report -----------------------------------------------------------------------
+
+
+@dataclass
+class SiteReport:
+    site: Site
+    outcome: str
+    counts: Counter[str]
+    paths: dict[tuple[str, str], set[str]]  # (spider, verdict) -> paths
+    sitemaps: set[str]
+
+    def forbidden(self, spider: str) -> set[str]:
+        return self.paths.get((spider, FORBIDDEN), set())
+
+    def allowed(self, spider: str) -> set[str]:
+        return self.paths.get((spider, ALLOWED), set())
+
+
+def reports(sites: Sequence[Site], recorder: Recorder) -> list[SiteReport]:
+    result = []
+    for site in sites:
+        if not site.crawled:
+            continue
+        events = [event for event in recorder.events if event.site == site.name]
+        paths: dict[tuple[str, str], set[str]] = defaultdict(set)
+        for event in events:
+            paths[event.spider, event.verdict].add(event.path)
+        result.append(
+            SiteReport(
+                site,
+                recorder.outcomes.get(site.name, "(no answer)"),
+                Counter(event.verdict for event in events),
+                dict(paths),
+                set(recorder.sitemaps.get(site.name, ())),
+            )
+        )
+    return result
+
+
+Check = Callable[[SiteReport], str | None]  # None when the behaviour showed, else what failed
+
+
+def _check_agents(report: SiteReport) -> str | None:
+    expected = {
+        "news": {"/private/report"},  # group examplebot-news
+        "monitor": {"/private/report", "/articles/1"},  # group examplebot
+        "catalog": {"/articles/1", "/private/report", "/early/page", "/late/page"},  # catalogbot
+    }
+    wrong = [
+        f"{spider} forbidden {sorted(report.forbidden(spider))}, expected {sorted(paths)}"
+        for spider, paths in expected.items()
+        if report.forbidden(spider) != paths
+    ]
+    return "; ".join(wrong) or None
+
+
+def _check_missing(report: SiteReport) -> str | None:
+    if report.counts[FORBIDDEN] or report.counts[UNREACHABLE] or not report.counts[ALLOWED]:
+        return f"expected every request allowed, got {_counts(report.counts)}"
+    return None
+
+
+def _check_down(report: SiteReport) -> str | None:
+    if report.counts[ALLOWED] or not report.counts[UNREACHABLE]:
+        return f"expected every checked request dropped, got {_counts(report.counts)}"
+    if report.counts[OPTED_OUT] != 1:
+        return f"expected monitor's opted-out request to go through, got {report.counts[OPTED_OUT]}"
+    return None
+
+
+def _check_same_forbidden(expected: set[str]) -> Check:
+    def check(report: SiteReport) -> str | None:
+        wrong = [
+            f"{spider} forbidden {sorted(report.forbidden(spider))}, expected {sorted(expected)}"
+            for spider in SPIDERS
+            if report.forbidden(spider) != expected
+        ]
+        return "; ".join(wrong) or None
+
+    return check
+
+
+def _check_huge(report: SiteReport) -> str | None:
+    cut = _check_same_forbidden({"/early/page"})(report)
+    if cut:
+        return cut
+    if any("/late/page" not in report.allowed(spider) for spider in SPIDERS):
+        return "/late/page (ruled after the cut) was not allowed for every spider"
+    return None
+
+
+def _check_sitemaps(report: SiteReport) -> str | None:
+    base = report.site.url
+    expected = {f"{base}/sitemaps/pages.xml", f"{base}/sitemaps/news.xml"}
+    if report.sitemaps != expected:
+        return f"sitemaps surfaced {sorted(report.sitemaps)}, expected {sorted(expected)}"
+    followed = {"/sitemaps/pages.xml", "/sitemaps/news.xml", "/catalog/1", "/news/today"}
+    missing = followed - report.allowed("catalog")
+    if missing:
+        return f"catalog did not fetch {sorted(missing)} from the sitemaps"
+    if "/private/listed" not in report.forbidden("catalog"):
+        return "/private/listed (in a sitemap, disallowed) was not forbidden"
+    return None
+
+
+CHECKS: Final[dict[str, Check]] = {
+    "agents": _check_agents,
+    "missing": _check_missing,
+    "down": _check_down,
+    "redirect": _check_same_forbidden({"/private/report"}),
+    "huge": _check_huge,
+    "sitemaps": _check_sitemaps,
+}
+
+_HEADER: Final = (
+    "site",
+    "origin",
+    "robots.txt",
+    ALLOWED,
+    FORBIDDEN,
+    UNREACHABLE,
+    OPTED_OUT,
+    "sitemaps",
+    "check",
+)
+
+
+def table(rows: Sequence[SiteReport], failures: dict[str, str | None]) -> str:
+    cells = [_HEADER] + [
+        (
+            row.site.name,
+            row.site.url,
+            row.outcome,
+            str(row.counts[ALLOWED]),
+            str(row.counts[FORBIDDEN]),
+            str(row.counts[UNREACHABLE]),
+            str(row.counts[OPTED_OUT]),
+            str(len(row.sitemaps)),
+            "FAIL" if failures.get(row.site.name) else "ok",
+        )
+        for row in rows
+    ]
+    widths = [max(len(line[i]) for line in cells) for i in range(len(_HEADER))]
+    numeric = range(3, 8)  # right-aligned
+    lines = [
+        "  ".join(
+            cell.rjust(width) if i in numeric else cell.ljust(width)
+            for i, (cell, width) in enumerate(zip(line, widths))
+        ).rstrip()
+        for line in cells
+    ]
+    lines.insert(1, "  ".join("-" * width for width in widths))
+    return "\n".join(lines)
+
+
+# --- the command ------------------------------------------------------------------------
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="scrapy-rep demo",
+        description="Serve local sites that each show one robots.txt behaviour, crawl them "
+        "with the example project's spiders, and print what happened.",
+    )
+    parser.add_argument(
+        "--project",
+        type=Path,
+        default=DEFAULT_PROJECT,
+        help="the example Scrapy project (default: example_project/ of this clone)",
+    )
+    parser.add_argument(
+        "--log-level", default="WARNING", help="Scrapy's LOG_LEVEL for the crawl (on stderr)"
+    )
+    args = parser.parse_args(argv)
+    out = sys.stdout
+    project: Path = args.project.resolve()
+    if not (project / "scrapy.cfg").is_file():
+        print(
+            f"scrapy-rep demo: no Scrapy project at {project}; run it from a clone of "
+            "scrapy_rep (pip install -e .) or pass --project DIR",
+            file=sys.stderr,
+        )
+        return 2
+    errors = _ErrorLog()
+    logging.getLogger().addHandler(errors)
+    started = time.monotonic()
+    with serving() as sites:
+        print(f"scrapy_rep demo: {len(sites) - 1} local sites, spiders {', '.join(SPIDERS)}")
+        for site in sites:
+            print(f"  {site.name:<9} {site.url:<23} {site.shows}")
+        print(f"\nCrawling (project {project}):", flush=True)
+        recorder = crawl(project, sites, args.log_level, out)
+    rows = reports(sites, recorder)
+    failures = {row.site.name: CHECKS[row.site.name](row) for row in rows}
+    print(f"\n{table(rows, failures)}\n")
+    failed = {name: why for name, why in failures.items() if why}
+    for name, why in failed.items():
+        print(f"FAIL {name}: {why}")
+    for message in errors.messages[:10]:
+        print(f"ERROR logged: {message}")
+    took = time.monotonic() - started
+    if failed or errors.messages:
+        print(f"Demo FAILED in {took:.1f} s: {len(failed)} of {len(rows)} behaviours not shown.")
+        return 1
+    print(f"All {len(rows)} behaviours shown in {took:.1f} s.")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
