@@ -1,0 +1,116 @@
+"""Follow the sitemaps robots.txt lists: crawl by sitemap with two settings.
+
+With ``REP_FOLLOW_SITEMAPS = True`` every sitemap URL the middleware surfaces
+(``sitemaps_found``, SPEC §7.2) is scheduled once per crawl as a request to
+the spider method named by ``REP_SITEMAP_CALLBACK``. The request goes through
+the engine like any other, so the robots.txt of the sitemap's own origin
+decides whether it is fetched (a sitemap may live on another host).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final
+
+from scrapy.exceptions import NotConfigured
+from scrapy.http import Request
+
+from scrapy_rep import signals
+from scrapy_rep.settings import Config, SettingError, _read, _Rejected, _to_bool
+
+if TYPE_CHECKING:
+    from scrapy import Spider
+    from scrapy.crawler import Crawler
+    from typing_extensions import Self
+
+__all__ = ["META_KEY", "FollowSitemaps", "SitemapConfig"]
+
+logger = logging.getLogger(__name__)
+
+#: Set on each scheduled sitemap request: the robots.txt URL that listed it.
+META_KEY: Final = "rep_sitemap_source"
+STAT: Final = "robotstxt/sitemaps/scheduled"
+
+_IDENTIFIER: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+@dataclass(frozen=True)
+class SitemapConfig:
+    """REP_FOLLOW_SITEMAPS and REP_SITEMAP_CALLBACK, validated."""
+
+    #: REP_FOLLOW_SITEMAPS: schedule the sitemaps robots.txt lists.
+    follow: bool = False
+    #: REP_SITEMAP_CALLBACK: the spider method that receives each sitemap.
+    callback: str = "parse_sitemap"
+
+    @classmethod
+    def from_settings(cls, settings: Mapping[str, Any]) -> SitemapConfig:
+        defaults = cls()
+        return cls(
+            follow=_read(settings, "REP_FOLLOW_SITEMAPS", defaults.follow, _to_bool),
+            callback=_read(settings, "REP_SITEMAP_CALLBACK", defaults.callback, _to_name),
+        )
+
+
+def _to_name(value: object) -> str:
+    if isinstance(value, str) and _IDENTIFIER.fullmatch(value):
+        return value
+    raise _Rejected("the name of a spider method, e.g. 'parse_sitemap'")
+
+
+class FollowSitemaps:
+    """Scrapy extension; enable with ``REP_FOLLOW_SITEMAPS = True``."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        config = SitemapConfig.from_settings(crawler.settings)
+        if not config.follow:
+            raise NotConfigured("REP_FOLLOW_SITEMAPS is False")
+        spider = crawler.spider if crawler.spider is not None else crawler.spidercls
+        if not callable(getattr(spider, config.callback, None)):
+            name = getattr(spider, "__name__", type(spider).__name__)
+            raise SettingError(
+                "REP_SITEMAP_CALLBACK",
+                config.callback,
+                f"the name of a method of {name} (REP_FOLLOW_SITEMAPS is on: define "
+                f"{name}.{config.callback}(self, response) or set REP_SITEMAP_CALLBACK)",
+            )
+        if not Config.from_settings(crawler.settings).obey:
+            logger.warning("REP_FOLLOW_SITEMAPS has no effect: ROBOTSTXT_OBEY is False")
+            raise NotConfigured("ROBOTSTXT_OBEY is False")
+        self._crawler = crawler
+        self._callback = config.callback
+        self._seen: set[str] = set()
+        crawler.signals.connect(self._sitemaps_found, signal=signals.sitemaps_found)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        return cls(crawler)
+
+    def _sitemaps_found(
+        self, sitemaps: tuple[str, ...], robotstxt_url: str, spider: Spider | None = None
+    ) -> None:
+        spider = spider or self._crawler.spider
+        engine = self._crawler.engine
+        if spider is None or engine is None:
+            return
+        callback = getattr(spider, self._callback)
+        for url in sitemaps:
+            if url in self._seen:
+                continue
+            self._seen.add(url)
+            try:
+                request = Request(url, callback=callback, meta={META_KEY: robotstxt_url})
+            except ValueError as exc:
+                logger.debug("Skipping sitemap %r of %s: %s", url, robotstxt_url, exc)
+                continue
+            logger.debug(
+                "Scheduling sitemap %(url)s (from %(robots)s)",
+                {"url": url, "robots": robotstxt_url},
+                extra={"spider": spider},
+            )
+            if self._crawler.stats is not None:
+                self._crawler.stats.inc_value(STAT)
+            engine.crawl(request)
