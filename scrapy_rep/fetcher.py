@@ -6,13 +6,17 @@ switched off for it because the rules for robots.txt differ: redirects are
 followed here (counted, across hosts, loops detected), and an unreachable
 robots.txt is the policy's business, not a reason to hammer the server. The
 body is cut at ``max_body_bytes`` while it arrives, so a huge file is never
-downloaded whole.
+downloaded whole; a compressed body is inflated here, up to the same limit,
+so a small gzip that inflates to gigabytes costs at most that much memory
+(Scrapy's HttpCompressionMiddleware would inflate it all: the request must
+lift DOWNLOAD_MAXSIZE for the raw cut-off to apply).
 """
 
 from __future__ import annotations
 
 import logging
 import time
+import zlib
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import urljoin, urlsplit
@@ -40,6 +44,10 @@ META_KEY: Final = "rep_robotstxt"
 ROBOTS_PRIORITY: Final = 1000
 
 _RECEIVED: Final = "_rep_bytes_received"
+_DECODED: Final = "_rep_decoded_body"
+_INFLATED: Final = "rep_inflated"
+#: Only what can be inflated a piece at a time, within a bound.
+_ACCEPT_ENCODING: Final = b"gzip, deflate"
 _REDIRECTS: Final = frozenset({301, 302, 303, 307, 308})
 _FOLLOWED_SCHEMES: Final = frozenset({"http", "https", "ftp"})
 
@@ -54,6 +62,7 @@ class Fetcher:
         self._config = config
         self._clock = clock
         crawler.signals.connect(self._bytes_received, signal=signals.bytes_received)
+        crawler.signals.connect(self._downloaded, signal=signals.response_downloaded)
 
     async def fetch(self, origin: Origin) -> FetchOutcome:
         start = robots_url(origin)
@@ -91,6 +100,7 @@ class Fetcher:
             callback=NO_CALLBACK,
             priority=ROBOTS_PRIORITY,
             dont_filter=True,
+            headers={"Accept-Encoding": _ACCEPT_ENCODING},
             meta={
                 META_KEY: True,
                 "dont_obey_robotstxt": True,
@@ -106,16 +116,23 @@ class Fetcher:
         )
         engine = self._crawler.engine
         assert engine is not None
-        return await engine.download_async(request)
+        response = await engine.download_async(request)
+        decoded = request.meta.get(_DECODED)
+        if decoded is not None:
+            response = response.replace(body=decoded, flags=[*response.flags, _INFLATED])
+        return response
 
     def _final(self, response: Response, start: str, url: str, hops: int) -> FetchOutcome:
         kind = kind_of_status(response.status)
         reason = f"HTTP {response.status}"
         if hops:
             reason += f" after {hops} redirect{'s' if hops > 1 else ''}"
+        limit = self._config.max_body_bytes
         if "download_stopped" in response.flags:
-            reason += f", cut at {self._config.max_body_bytes} bytes"
-        body = response.body[: self._config.max_body_bytes] if kind is FetchKind.SUCCESS else b""
+            reason += f", cut at {limit} bytes"
+        elif len(response.body) >= limit and _INFLATED in response.flags:
+            reason += f", inflated to its first {limit} bytes"
+        body = response.body[:limit] if kind is FetchKind.SUCCESS else b""
         headers = {
             key.decode("latin-1").lower(): [value.decode("latin-1") for value in values]
             for key, values in response.headers.items()
@@ -145,6 +162,61 @@ class Fetcher:
         request.meta[_RECEIVED] = received
         if received >= self._config.max_body_bytes:
             raise StopDownload(fail=False)
+
+    def _downloaded(self, response: Response, request: Request, **_: Any) -> None:
+        """Inflate a compressed robots.txt here, within ``max_body_bytes``.
+
+        Runs after the download and before the downloader middlewares see the
+        response: the inflated prefix goes into the request's meta and
+        Content-Encoding is removed, so HttpCompressionMiddleware leaves the
+        body alone. Encodings we did not ask for (br, zstd) are left to it,
+        capped at ``max_body_bytes`` (past that it drops the response, which
+        makes the origin unreachable).
+        """
+        if not request.meta.get(META_KEY):
+            return
+        limit = self._config.max_body_bytes
+        request.meta["download_maxsize"] = limit
+        request.meta["download_warnsize"] = 0
+        encodings = response.headers.getlist(b"Content-Encoding")
+        if not encodings:
+            return
+        decoded = inflate_prefix(response.body, encodings, limit)
+        if decoded is not None:
+            request.meta[_DECODED] = decoded
+            del response.headers[b"Content-Encoding"]
+
+
+def inflate_prefix(body: bytes, encodings: list[bytes], limit: int) -> bytes | None:
+    """The first ``limit`` bytes of ``body`` decoded; None for an encoding we do not inflate.
+
+    A truncated stream gives what it holds; a corrupt one what came before
+    the damage.
+    """
+    tokens = [token.strip().lower() for header in encodings for token in header.split(b",")]
+    for token in reversed([t for t in tokens if t and t != b"identity"]):
+        if token in (b"gzip", b"x-gzip"):
+            body = _inflate(body, 16 + zlib.MAX_WBITS, limit)
+        elif token == b"deflate":  # zlib-wrapped as the RFC says, or raw as some servers send
+            body = _inflate(body, zlib.MAX_WBITS, limit) or _inflate(body, -zlib.MAX_WBITS, limit)
+        else:
+            return None
+    return body
+
+
+def _inflate(data: bytes, wbits: int, limit: int) -> bytes:
+    """Inflate at most ``limit`` bytes, member after member (concatenated gzip)."""
+    out = bytearray()
+    while data and len(out) < limit:
+        inflater = zlib.decompressobj(wbits)
+        try:
+            out += inflater.decompress(data, limit - len(out))
+        except zlib.error:
+            break
+        if not inflater.eof:
+            break  # the limit was reached, or the stream was cut
+        data = inflater.unused_data
+    return bytes(out)
 
 
 def _redirect_target(response: Response, url: str) -> str | None:

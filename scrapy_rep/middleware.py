@@ -1,24 +1,27 @@
 """The downloader middleware: request -> origin -> access -> verdict -> pass or drop.
 
 Glue only. The origin comes from ``origin.py``, the access from the
-``Resolver`` (which fetches through the ``Fetcher``), the verdict from the
-engine. What is left here is what only Scrapy can do: read the spider's
-settings, raise ``IgnoreRequest``, count stats, send signals.
+``Resolver`` (storage + policy, fetching through the ``Fetcher``), the verdict
+from the engine. What is left here is what only Scrapy can do: read the
+spider's settings, open and close the store with the crawl, raise
+``IgnoreRequest``, count stats, send signals.
 """
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import logging
-import time
 from collections.abc import AsyncIterable, Iterable
 from typing import TYPE_CHECKING
 
 from scrapy import signals as scrapy_signals
-from scrapy.exceptions import DontCloseSpider, IgnoreRequest, NotConfigured
-from scrapy.http import Request
+from scrapy.exceptions import CloseSpider, DontCloseSpider, IgnoreRequest, NotConfigured
+from scrapy.http import Headers, Request, Response
+from scrapy.responsetypes import responsetypes
 from scrapy.robotstxt import RobotParser
 from scrapy.utils.httpobj import urlparse_cached
+from scrapy.utils.project import data_path
 
 from scrapy_rep import signals
 from scrapy_rep._compat import Parking, builtin_robotstxt_enabled, unplug_builtin_robotstxt
@@ -26,9 +29,10 @@ from scrapy_rep.agents import product_token
 from scrapy_rep.document import RobotsTxt, Rule
 from scrapy_rep.fetcher import META_KEY, Fetcher
 from scrapy_rep.origin import Origin, origin_of, robots_url
-from scrapy_rep.outcome import Access, AccessState, FetchOutcome
+from scrapy_rep.outcome import Access, AccessState, FetchKind, FetchOutcome, kind_of_status
 from scrapy_rep.resolver import Resolver
-from scrapy_rep.settings import Config
+from scrapy_rep.settings import DEFAULT_STORAGE_FILE, Config
+from scrapy_rep.storage import Storage, open_storage
 
 if TYPE_CHECKING:
     from scrapy import Spider
@@ -69,57 +73,134 @@ class RobotsTxtUnreachable(RobotsTxtDisallowed):
     """The origin's robots.txt could not be fetched, so the origin is closed (SPEC §2.2, §2.4)."""
 
 
+class RobotsTxtStorageUnavailable(RobotsTxtDisallowed):
+    """The robots.txt cache could not be opened: nothing is let through unchecked."""
+
+
+#: finish_reason of a crawl whose robots.txt cache could not be opened.
+STORAGE_CLOSE_REASON = "robotstxt_storage_unavailable"
+
+
 class RobotsTxtMiddleware:
     """Obey each origin's robots.txt as RFC 9309 and Google say.
 
     Enable at priority 100 (before UserAgentMiddleware) with Scrapy's built-in
     robots middleware set to None, or use ``scrapy_rep.Addon``.
+
+    The store (``REP_STORAGE``) is opened when the spider opens; if it cannot
+    be (Redis down, an unusable path) the error is logged and the spider is
+    closed with ``finish_reason = "robotstxt_storage_unavailable"`` before any
+    request is sent.
+
+    For other components: the instance is ``crawler.rep_middleware``, its
+    settings ``crawler.rep_middleware.config`` (a ``Config``), and
+    ``crawler.rep_middleware.tokens_for(request)`` gives the user-agent tokens
+    the request is matched with (in preference order), e.g. for
+    ``access.robots.crawl_delay(tokens)`` on the ``robotstxt_resolved`` signal.
     """
 
     def __init__(self, crawler: Crawler) -> None:
-        self._config = config = Config.from_settings(crawler.settings)
+        self.config = config = Config.from_settings(crawler.settings)
         if not config.obey:
             raise NotConfigured("ROBOTSTXT_OBEY is False")
         self._crawler = crawler
-        self._fetcher = Fetcher(crawler, config)
+        self._fetcher = Fetcher(crawler, config, clock=config.clock)
+        download_timeout = crawler.settings.getfloat("DOWNLOAD_TIMEOUT", 180.0)
         self._resolver = Resolver(
             self._fetcher.fetch,
+            policy=config.policy(),
             google_quirks=config.google_quirks,
-            on_resolved=self._resolved,
-            clock=time.time,
+            clock=config.clock,
+            on_access=self._resolved,
+            on_fetched=self._fetched,
+            count=self._count_cache,
+            # Another process holding the fetch lock may take as long as a
+            # fetch can: one download timeout per hop, and then some.
+            lock_ttl=download_timeout * (config.max_redirects + 1) + 30.0,
+            max_origins=config.memory_max_origins,
         )
+        self._storage_opened = False
+        self._storage_error: str | None = None
         self._parking = Parking(crawler)
-        self._triggers: dict[Origin, Request] = {}  # the first request of each origin
+        self._triggers: dict[Origin, Request] = {}  # the first waiting request per origin
+        self._announced: set[Origin] = set()
         self._sitemaps_sent: set[Origin] = set()
         self._builtin_beside = builtin_robotstxt_enabled(crawler.settings)
         self._bypass = False
         crawler.signals.connect(self._spider_opened, signal=scrapy_signals.spider_opened)
         crawler.signals.connect(self._spider_idle, signal=scrapy_signals.spider_idle)
+        crawler.signals.connect(self._spider_closed, signal=scrapy_signals.spider_closed)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
-        return cls(crawler)
+        middleware = cls(crawler)
+        setattr(crawler, "rep_middleware", middleware)  # noqa: B010 (Crawler declares no such attribute)
+        return middleware
 
-    async def process_request(self, request: Request, spider: Spider | None = None) -> None:
+    def tokens_for(self, request: Request) -> tuple[str, ...]:
+        """The user-agent tokens ``request`` is matched with, in preference order.
+
+        ROBOTSTXT_USER_AGENT, else the product token of the request's
+        User-Agent header, else of USER_AGENT; () means only ``*`` applies.
+        """
+        return self._tokens(request)
+
+    async def process_request(
+        self, request: Request, spider: Spider | None = None
+    ) -> Response | None:
         if self._bypass or request.meta.get("dont_obey_robotstxt") or request.meta.get(META_KEY):
-            return
+            return None
         origin = self._origin(request)
         if origin is None:
-            return
-        access = self._resolver.peek(origin)
+            return None
+        if self._storage_error is not None:
+            self._drop(
+                request,
+                RobotsTxtStorageUnavailable(self._storage_error, request.url),
+                "storage_unavailable",
+            )
+        if _is_robots_url(request):
+            return await self._answer_robots_request(request, origin)
+        access = self._resolver.current(origin)
         if access is None:
             access = await self._wait(origin, request)
         self._check(request, origin, access)
+        return None
+
+    async def process_response(
+        self, request: Request, response: Response, spider: Spider | None = None
+    ) -> Response:
+        """Learn from responses: a spider's own robots.txt, pages answering in a streak."""
+        if self._bypass or request.meta.get(META_KEY) or self._storage_error is not None:
+            return response
+        origin = self._origin(request)
+        if origin is None:
+            return response
+        if _is_robots_url(request):
+            await self._seed(origin, request, response)
+            return response
+        record = self._resolver.record(origin)
+        if record is not None and record.in_streak:
+            await self._resolver.site_answered(origin)
+        return response
 
     # --- the steps ---------------------------------------------------------------
 
     def _origin(self, request: Request) -> Origin | None:
         """None for schemes that are not checked (``data:``, ``file:``, ...)."""
-        if urlparse_cached(request).scheme not in self._config.checked_schemes:
+        if urlparse_cached(request).scheme not in self.config.checked_schemes:
             return None
         return origin_of(request.url)
 
     async def _wait(self, origin: Origin, request: Request) -> Access:
+        if not self._storage_opened:
+            await self._open_storage()
+            if self._storage_error is not None:
+                self._drop(
+                    request,
+                    RobotsTxtStorageUnavailable(self._storage_error, request.url),
+                    "storage_unavailable",
+                )
         # The first request holds its downloader slot for the fetch it starts;
         # the ones that follow give theirs to other origins while they wait.
         parked = self._resolver.pending(origin) and self._parking.park(request)
@@ -127,8 +208,63 @@ class RobotsTxtMiddleware:
         try:
             return await self._resolver.access(origin)
         finally:
+            if self._triggers.get(origin) is request:
+                del self._triggers[origin]
             if parked:
                 self._parking.unpark(request)
+
+    # --- a spider's own robots.txt requests (SitemapSpider) ------------------------
+
+    async def _answer_robots_request(self, request: Request, origin: Origin) -> Response | None:
+        """Answer from the cache what we fetched, so the server sees one robots.txt request.
+
+        An unreachable origin's robots.txt goes to the network as asked.
+        """
+        await self._wait(origin, request)  # resolves the origin: this may be the fetch
+        answer = self._resolver.last_answer(origin)
+        if answer is None or answer.status is None:
+            return None
+        headers = Headers(
+            {
+                name: values
+                for name, values in answer.headers.items()
+                if name not in ("content-length", "content-encoding", "transfer-encoding")
+            }
+        )
+        respcls = responsetypes.from_args(headers=headers, url=request.url, body=answer.body)
+        assert self._crawler.stats is not None
+        self._crawler.stats.inc_value("robotstxt/cache/served")
+        return respcls(
+            url=request.url,
+            status=answer.status,
+            headers=headers,
+            body=answer.body,
+            flags=["cached"],
+            request=request,
+        )
+
+    async def _seed(self, origin: Origin, request: Request, response: Response) -> None:
+        """A robots.txt the spider downloaded itself: newer than ours, so keep it."""
+        if "cached" in response.flags or 300 <= response.status < 400:
+            return
+        kind = kind_of_status(response.status)
+        limit = self.config.max_body_bytes
+        headers = {
+            key.decode("latin-1").lower(): [value.decode("latin-1") for value in values]
+            for key, values in response.headers.items()
+        }
+        outcome = FetchOutcome(
+            kind,
+            robots_url(origin),
+            self.config.clock(),
+            status=response.status,
+            body=response.body[:limit] if kind is FetchKind.SUCCESS else b"",
+            reason=f"HTTP {response.status} (the spider's own request)",
+            cache_control=_first(headers, "cache-control"),
+            retry_after=_first(headers, "retry-after"),
+            headers=headers,
+        )
+        await self._resolver.seed(origin, outcome)
 
     def _check(self, request: Request, origin: Origin, access: Access) -> None:
         if access.state is AccessState.ALLOW_ALL:
@@ -144,12 +280,12 @@ class RobotsTxtMiddleware:
 
     def _tokens(self, request: Request) -> tuple[str, ...]:
         """ROBOTSTXT_USER_AGENT, else the User-Agent header's token, else USER_AGENT's."""
-        if self._config.user_agent_tokens:
-            return self._config.user_agent_tokens
+        if self.config.user_agent_tokens:
+            return self.config.user_agent_tokens
         header = request.headers.get(b"User-Agent")
         for candidate in (
             header.decode("latin-1") if header else "",
-            self._config.default_user_agent,
+            self.config.default_user_agent,
         ):
             token = product_token(candidate)
             if token:
@@ -180,19 +316,36 @@ class RobotsTxtMiddleware:
         )
         raise error
 
-    # --- once per fetched robots.txt -------------------------------------------
+    # --- when an origin's access is set or changes ----------------------------------
 
-    async def _resolved(self, origin: Origin, outcome: FetchOutcome, access: Access) -> None:
-        assert self._crawler.stats is not None
-        self._crawler.stats.inc_value("robotstxt/origins")
+    def _fetched(self, origin: Origin, outcome: FetchOutcome, access: Access) -> None:
+        """One INFO line per robots.txt fetched (refreshes and retries included)."""
         logger.info(
             "robots.txt of %(origin)s: %(reason)s -> %(effect)s",
             {"origin": origin, "reason": outcome.reason, "effect": _effect(access)},
             extra={"spider": self._crawler.spider},
         )
-        trigger = self._triggers.pop(origin, None)
-        if outcome.status is not None:
-            await self._send_robots_parsed(access, trigger)
+
+    async def _resolved(self, origin: Origin, access: Access, fetched: FetchOutcome | None) -> None:
+        stats = self._crawler.stats
+        assert stats is not None
+        if origin not in self._announced:
+            self._announced.add(origin)
+            stats.inc_value("robotstxt/origins")
+        if fetched is None:
+            logger.debug(
+                "robots.txt of %(origin)s from the cache: %(reason)s -> %(effect)s",
+                {"origin": origin, "reason": access.reason, "effect": _effect(access)},
+                extra={"spider": self._crawler.spider},
+            )
+        self._crawler.signals.send_catch_log(
+            signal=signals.robotstxt_resolved,
+            origin=origin,
+            robotstxt_url=robots_url(origin),
+            access=access,
+            spider=self._crawler.spider,
+        )
+        await self._send_robots_parsed(access, self._triggers.get(origin))
         if (
             access.robots is not None
             and access.robots.sitemaps
@@ -201,11 +354,19 @@ class RobotsTxtMiddleware:
             self._sitemaps_sent.add(origin)
             await self._announce_sitemaps(access.robots.sitemaps, robots_url(origin))
 
+    def _count_cache(self, event: str) -> None:
+        """robotstxt/cache/<hit|miss|expired|stale_used>, robotstxt/unreachable/<state>."""
+        assert self._crawler.stats is not None
+        if event.startswith("unreachable/"):
+            self._crawler.stats.inc_value(f"robotstxt/{event}")
+        else:
+            self._crawler.stats.inc_value(f"robotstxt/cache/{event}")
+
     async def _send_robots_parsed(self, access: Access, request: Request | None) -> None:
         """Scrapy's own signal (2.18+), for code written against the built-in."""
         signal = getattr(scrapy_signals, "robots_parsed", None)
         if signal is not None:
-            parser = RepRobotParser(access, self._config.default_user_agent)
+            parser = RepRobotParser(access, self.config.default_user_agent)
             await self._crawler.signals.send_catch_log_async(
                 signal=signal, robotparser=parser, request=request
             )
@@ -235,7 +396,58 @@ class RobotsTxtMiddleware:
 
     # --- crawl life cycle ----------------------------------------------------------
 
-    def _spider_opened(self, spider: Spider) -> None:
+    async def _spider_opened(self, spider: Spider) -> None:
+        self._unplug_builtin(spider)
+        if self._bypass:
+            return
+        await self._open_storage()
+        if self._storage_error is not None:
+            raise CloseSpider(STORAGE_CLOSE_REASON)
+
+    async def _open_storage(self) -> None:
+        """Open ``REP_STORAGE`` once; a failure is logged and every request dropped.
+
+        Normally done when the spider opens, before any request; until then
+        the resolver keeps records in memory.
+        """
+        if self._storage_opened:
+            return
+        self._storage_opened = True
+        try:
+            self._resolver.storage = await self._make_storage()
+        except Exception as exc:
+            self._storage_error = f"robots.txt cache unavailable: {exc}"
+            logger.error(
+                "scrapy_rep cannot open its robots.txt cache (REP_STORAGE=%r): %s; "
+                "the spider is closed without crawling",
+                self.config.storage,
+                exc,
+                extra={"spider": self._crawler.spider},
+            )
+
+    async def _make_storage(self) -> Storage:
+        config = self.config
+        if config.storage != "memory" and not _loop():
+            raise RuntimeError(
+                f"REP_STORAGE={config.storage!r} needs Scrapy's asyncio reactor "
+                "(TWISTED_REACTOR = 'twisted.internet.asyncioreactor.AsyncioSelectorReactor'); "
+                "with another reactor set REP_STORAGE = 'memory'"
+            )
+        path = data_path(config.storage_path or DEFAULT_STORAGE_FILE)
+        return await open_storage(
+            config.storage,
+            path=path,
+            redis_url=config.redis_url,
+            max_origins=config.memory_max_origins,
+            prefix=config.redis_prefix,
+            clock=config.clock,
+            redis_retry_interval=config.redis_retry_interval,
+        )
+
+    async def _spider_closed(self, spider: Spider) -> None:
+        await self._resolver.close()
+
+    def _unplug_builtin(self, spider: Spider) -> None:
         if not self._builtin_beside:
             return
         if unplug_builtin_robotstxt(self._crawler):
@@ -260,6 +472,25 @@ class RobotsTxtMiddleware:
         """A request parked while waiting for robots.txt is still work to do."""
         if self._parking.count or self._triggers:
             raise DontCloseSpider
+
+
+def _is_robots_url(request: Request) -> bool:
+    """Is this the origin's /robots.txt (SPEC §1.2), whatever asked for it?"""
+    parts = urlparse_cached(request)
+    return parts.path == "/robots.txt" and not parts.query and not parts.params
+
+
+def _first(headers: dict[str, list[str]], name: str) -> str | None:
+    values = headers.get(name)
+    return values[0] if values else None
+
+
+def _loop() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
 
 
 def _effect(access: Access) -> str:

@@ -11,19 +11,40 @@ To add a setting: add a field with its default, a ``_read_*`` call in
 
 from __future__ import annotations
 
+import math
+import os
 import re
+import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from importlib import import_module
 from typing import Any, Final, TypeVar
 
 from scrapy_rep.agents import product_token
+from scrapy_rep.policy import DAY, HOUR, LONG_OUTAGE_VALUES, LongOutage, PolicyConfig
 
-__all__ = ["MIN_BODY_BYTES", "Config", "SettingError"]
+__all__ = [
+    "DEFAULT_STORAGE_FILE",
+    "MIN_BODY_BYTES",
+    "OUTAGE_RULES",
+    "STORAGE_KINDS",
+    "Config",
+    "SettingError",
+]
 
 #: RFC 9309 §2.5: a parsing limit, if any, must be at least 500 KiB.
 MIN_BODY_BYTES: Final = 512_000
 
 _SCHEME: Final = re.compile(r"[a-z][a-z0-9+.-]*")
+_DOTTED: Final = re.compile(r"[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)+")
+
+#: REP_STORAGE's named backends; anything else must be a dotted class path.
+STORAGE_KINDS: Final = ("sqlite", "memory", "redis")
+#: REP_STORAGE_PATH's default, inside Scrapy's project data dir (``.scrapy/``).
+DEFAULT_STORAGE_FILE: Final = "robotstxt.sqlite3"
+#: REP_OUTAGE_RULES presets: Google's current text, and its older edition
+#: ("5xx: full disallow until a retry succeeds; after 30 days the cached copy").
+OUTAGE_RULES: Final = ("google", "google-legacy")
 
 T = TypeVar("T")
 
@@ -59,6 +80,64 @@ class Config:
         default_factory=lambda: frozenset({"http", "https", "ftp"})
     )
 
+    # --- the cache (SPEC §3) --------------------------------------------------
+    #: REP_STORAGE: "sqlite", "memory", "redis" or a dotted Storage class path.
+    storage: str = "sqlite"
+    #: REP_STORAGE_PATH: the sqlite file; relative paths are inside Scrapy's
+    #: project data dir. None -> ``.scrapy/robotstxt.sqlite3``.
+    storage_path: str | None = None
+    #: REP_MEMORY_MAX_ORIGINS: origins kept in memory (the memory backend, the
+    #: Redis stand-in, and the in-process copy of records), least recent out.
+    memory_max_origins: int = 10_000
+    #: REP_REDIS_URL, else REDIS_URL (scrapy-redis's setting).
+    redis_url: str | None = None
+    #: REP_REDIS_PREFIX: every Redis key starts with it.
+    redis_prefix: str = "scrapy_rep:"
+    #: REP_REDIS_RETRY_INTERVAL: while Redis is lost, how often to try it again.
+    redis_retry_interval: float = 5.0
+    #: REP_CACHE_TTL / REP_CACHE_MIN_TTL / REP_CACHE_MAX_TTL (SPEC §3.1, §3.2).
+    cache_ttl: float = DAY
+    cache_min_ttl: float = 60.0
+    cache_max_ttl: float = DAY
+    #: REP_CACHE_KEEP: how long a record outlives its last update in storage.
+    cache_keep: float = 31 * DAY
+
+    # --- outages (SPEC §2.2) ------------------------------------------------------
+    #: REP_OUTAGE_RULES: the preset the three settings below default to.
+    outage_rules: str = "google"
+    #: REP_UNREACHABLE_DISALLOW: full disallow for this long into a streak.
+    #: None -> the preset's (12 h; 30 d for "google-legacy").
+    unreachable_disallow: float | None = None
+    #: REP_UNREACHABLE_MAX_AGE: the last good copy applies until then. None -> 30 d.
+    unreachable_max_age: float | None = None
+    #: REP_LONG_OUTAGE: after that, "site" (allow if the site's pages answer,
+    #: else disallow) or "cached" (the last good copy, else allow).
+    #: None -> the preset's ("site"; "cached" for "google-legacy").
+    long_outage: LongOutage | None = None
+    #: REP_SITE_REACHABLE_WINDOW: how recent a page answer must be for "site".
+    site_reachable_window: float = DAY
+    #: REP_UNREACHABLE_WAIT: how long requests wait for quick retries during
+    #: an origin's first failing fetch; 0 drops them at the first failure.
+    unreachable_wait: float = 10.0
+    #: REP_RETRY_INITIAL / REP_RETRY_MAX: back-off between retries while unreachable.
+    retry_initial: float = 5.0
+    retry_max: float = HOUR
+    #: REP_RETRY_BUSY_INITIAL / REP_RETRY_BUSY_MAX: the same for 503 and 429.
+    retry_busy_initial: float = 2.0
+    retry_busy_max: float = 600.0
+    #: REP_RETRY_FACTOR: back-off multiplier per failure (>= 1).
+    retry_factor: float = 2.0
+    #: REP_RETRY_JITTER: each delay is shortened by up to this fraction (0..1).
+    retry_jitter: float = 0.25
+    #: REP_RETRY_AFTER_MIN / REP_RETRY_AFTER_MAX: bounds for a Retry-After header.
+    retry_after_min: float = 1.0
+    retry_after_max: float = HOUR
+
+    #: REP_CLOCK: a testing hook. The dotted path of (or the object itself) a
+    #: zero-argument callable returning seconds since the epoch; every time
+    #: rule reads it instead of ``time.time``. Not for production use.
+    clock: Callable[[], float] = time.time
+
     @classmethod
     def from_settings(cls, settings: Mapping[str, Any]) -> Config:
         """Read and validate; ``settings`` is a Scrapy ``Settings`` or a plain dict."""
@@ -82,7 +161,121 @@ class Config:
             checked_schemes=_read(
                 settings, "REP_CHECKED_SCHEMES", defaults.checked_schemes, _to_schemes
             ),
+            **_cache_settings(settings, defaults),
+        ).validated()
+
+    def policy(self) -> PolicyConfig:
+        """The pure policy's view of these settings (the preset filled in)."""
+        legacy = self.outage_rules == "google-legacy"
+        disallow = self.unreachable_disallow
+        max_age = self.unreachable_max_age
+        return PolicyConfig(
+            disallow_window=(30 * DAY if legacy else 12 * HOUR) if disallow is None else disallow,
+            stale_limit=30 * DAY if max_age is None else max_age,
+            long_outage=("cached" if legacy else "site")
+            if self.long_outage is None
+            else self.long_outage,
+            site_reachable_window=self.site_reachable_window,
+            default_ttl=self.cache_ttl,
+            min_ttl=self.cache_min_ttl,
+            max_ttl=self.cache_max_ttl,
+            retry_initial=self.retry_initial,
+            retry_max=self.retry_max,
+            busy_retry_initial=self.retry_busy_initial,
+            busy_retry_max=self.retry_busy_max,
+            retry_factor=self.retry_factor,
+            retry_jitter=self.retry_jitter,
+            retry_after_min=self.retry_after_min,
+            retry_after_max=self.retry_after_max,
+            unreachable_wait=self.unreachable_wait,
+            keep_records=self.cache_keep,
         )
+
+    def validated(self) -> Config:
+        """Check what no single setting can: pairs of bounds, and needed companions."""
+        pairs = (
+            ("REP_CACHE_MIN_TTL", self.cache_min_ttl, "REP_CACHE_MAX_TTL", self.cache_max_ttl),
+            (
+                "REP_RETRY_AFTER_MIN",
+                self.retry_after_min,
+                "REP_RETRY_AFTER_MAX",
+                self.retry_after_max,
+            ),
+            ("REP_RETRY_INITIAL", self.retry_initial, "REP_RETRY_MAX", self.retry_max),
+            (
+                "REP_RETRY_BUSY_INITIAL",
+                self.retry_busy_initial,
+                "REP_RETRY_BUSY_MAX",
+                self.retry_busy_max,
+            ),
+        )
+        for low_name, low, high_name, high in pairs:
+            if low > high:
+                raise SettingError(low_name, low, f"a number of seconds <= {high_name} ({high:g})")
+        if self.storage == "redis" and not self.redis_url:
+            raise SettingError(
+                "REP_REDIS_URL",
+                None,
+                "a Redis URL such as 'redis://localhost:6379/0' (or REDIS_URL) "
+                "when REP_STORAGE is 'redis'",
+            )
+        return self
+
+
+def _cache_settings(settings: Mapping[str, Any], defaults: Config) -> dict[str, Any]:
+    """The REP_ settings of the cache and outage rules (SPEC §2.2, §3)."""
+    seconds = _seconds
+    values: dict[str, Any] = {
+        "storage": _read(settings, "REP_STORAGE", defaults.storage, _to_storage),
+        "storage_path": _read(settings, "REP_STORAGE_PATH", defaults.storage_path, _to_path),
+        "memory_max_origins": _read(
+            settings, "REP_MEMORY_MAX_ORIGINS", defaults.memory_max_origins, _int_at_least(1)
+        ),
+        "redis_url": _read(
+            settings,
+            "REP_REDIS_URL",
+            _read(settings, "REDIS_URL", defaults.redis_url, _to_redis_url),
+            _to_redis_url,
+        ),
+        "redis_prefix": _read(settings, "REP_REDIS_PREFIX", defaults.redis_prefix, _to_str),
+        "outage_rules": _read(
+            settings, "REP_OUTAGE_RULES", defaults.outage_rules, _choice(OUTAGE_RULES)
+        ),
+        "long_outage": _read(
+            settings, "REP_LONG_OUTAGE", defaults.long_outage, _choice(LONG_OUTAGE_VALUES)
+        ),
+        "unreachable_disallow": _read(
+            settings, "REP_UNREACHABLE_DISALLOW", defaults.unreachable_disallow, seconds
+        ),
+        "unreachable_max_age": _read(
+            settings, "REP_UNREACHABLE_MAX_AGE", defaults.unreachable_max_age, seconds
+        ),
+        "retry_factor": _read(
+            settings, "REP_RETRY_FACTOR", defaults.retry_factor, _number_within(1.0, math.inf)
+        ),
+        "retry_jitter": _read(
+            settings, "REP_RETRY_JITTER", defaults.retry_jitter, _number_within(0.0, 1.0)
+        ),
+        "clock": _read(settings, "REP_CLOCK", defaults.clock, _to_clock),
+    }
+    durations = {
+        "redis_retry_interval": "REP_REDIS_RETRY_INTERVAL",
+        "cache_ttl": "REP_CACHE_TTL",
+        "cache_min_ttl": "REP_CACHE_MIN_TTL",
+        "cache_max_ttl": "REP_CACHE_MAX_TTL",
+        "cache_keep": "REP_CACHE_KEEP",
+        "site_reachable_window": "REP_SITE_REACHABLE_WINDOW",
+        "unreachable_wait": "REP_UNREACHABLE_WAIT",
+        "retry_initial": "REP_RETRY_INITIAL",
+        "retry_max": "REP_RETRY_MAX",
+        "retry_busy_initial": "REP_RETRY_BUSY_INITIAL",
+        "retry_busy_max": "REP_RETRY_BUSY_MAX",
+        "retry_after_min": "REP_RETRY_AFTER_MIN",
+        "retry_after_max": "REP_RETRY_AFTER_MAX",
+    }
+    for attribute, name in durations.items():
+        values[attribute] = _read(settings, name, getattr(defaults, attribute), seconds)
+    return values
 
 
 # --- parsing -----------------------------------------------------------------
@@ -125,6 +318,88 @@ def _to_str(value: object) -> str:
     if isinstance(value, str):
         return value
     raise _Rejected("a string")
+
+
+def _number_within(low: float, high: float) -> Callable[[object], float]:
+    """A finite (or +inf when ``high`` is) number in [low, high]; numeric strings too."""
+    upper = "" if math.isinf(high) else f" and <= {high:g}"
+    accepted = f"a number >= {low:g}{upper}"
+
+    def parse(value: object) -> float:
+        if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+            raise _Rejected(accepted)
+        try:
+            number = float(value)
+        except ValueError:
+            raise _Rejected(accepted) from None
+        if math.isnan(number) or not low <= number <= high or math.isinf(number):
+            raise _Rejected(accepted)
+        return number
+
+    return parse
+
+
+def _seconds(value: object) -> float:
+    """A duration in seconds: a number >= 0 (int, float or numeric string)."""
+    try:
+        return _number_within(0.0, math.inf)(value)
+    except _Rejected:
+        raise _Rejected("a number of seconds >= 0 (e.g. 3600 or '43200')") from None
+
+
+def _choice(values: tuple[T, ...]) -> Callable[[object], T]:
+    def parse(value: object) -> T:
+        for accepted in values:
+            if value == accepted:
+                return accepted
+        raise _Rejected(" or ".join(repr(v) for v in values))
+
+    return parse
+
+
+_STORAGE_ACCEPTED: Final = (
+    "'sqlite' (the default), 'memory', 'redis', "
+    "or the dotted path of a class implementing scrapy_rep.storage.Storage"
+)
+
+
+def _to_storage(value: object) -> str:
+    if isinstance(value, str) and (value in STORAGE_KINDS or _DOTTED.fullmatch(value)):
+        return value
+    raise _Rejected(_STORAGE_ACCEPTED)
+
+
+def _to_path(value: object) -> str:
+    if isinstance(value, (str, os.PathLike)) and os.fspath(value):
+        return str(os.fspath(value))
+    raise _Rejected("a file path (relative paths are inside the project's .scrapy dir)")
+
+
+def _to_redis_url(value: object) -> str:
+    if isinstance(value, str) and value.split("://", 1)[0] in ("redis", "rediss", "unix"):
+        return value
+    raise _Rejected("a Redis URL: 'redis://host:port/db', 'rediss://...' or 'unix://...'")
+
+
+def _to_clock(value: object) -> Callable[[], float]:
+    """REP_CLOCK (a testing hook): a zero-argument callable, or its dotted path."""
+    accepted = "a zero-argument callable returning seconds since the epoch, or its dotted path"
+    if isinstance(value, str):
+        module, _, name = value.rpartition(".")
+        try:
+            value = getattr(import_module(module), name)
+        except (ImportError, AttributeError, ValueError):
+            raise _Rejected(accepted) from None
+    if not callable(value):
+        raise _Rejected(accepted)
+    clock: Callable[[], float] = value
+    try:
+        now = clock()
+    except Exception:
+        raise _Rejected(accepted) from None
+    if isinstance(now, bool) or not isinstance(now, (int, float)):
+        raise _Rejected(accepted)
+    return clock
 
 
 def _int_at_least(minimum: int) -> Callable[[object], int]:

@@ -12,6 +12,18 @@
     ``exception`` (the ``RobotsTxtDisallowed`` raised: ``ForbiddenByRobotsTxt``
     or ``RobotsTxtUnreachable``).
 
+``robotstxt_resolved``
+    Sent every time an origin's access is set or changes in this process: its
+    first resolution (from a fetch or from the cache), each refresh, and each
+    change of state during an outage (closed -> last good copy -> ...).
+    Keyword arguments: ``origin`` (``scrapy_rep.origin.Origin``),
+    ``robotstxt_url``, ``access`` (``scrapy_rep.outcome.Access``: ``state``,
+    ``robots`` -- the parsed ``RobotsTxt`` or None --, ``reason``), ``spider``.
+    For per-origin features such as crawl-delay:
+    ``access.robots.crawl_delay(crawler.rep_middleware.tokens_for(request))``.
+    Handlers run synchronously (``send_catch_log``), before the requests
+    waiting for the origin are answered.
+
 Scrapy's own ``robots_parsed`` signal is sent as well, with a
 ``scrapy.robotstxt.RobotParser``-compatible object.
 """
@@ -20,7 +32,8 @@ from __future__ import annotations
 
 from typing import Final
 
-__all__ = ["request_dropped", "sitemaps_found"]
+__all__ = ["request_dropped", "robotstxt_resolved", "sitemaps_found"]
 
 sitemaps_found: Final = object()
 request_dropped: Final = object()
+robotstxt_resolved: Final = object()

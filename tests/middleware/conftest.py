@@ -24,6 +24,11 @@ SETTINGS: dict[str, Any] = {
     "RETRY_ENABLED": False,
     "USER_AGENT": "TestBot/1.0 (+http://127.0.0.1/)",
     "LOG_LEVEL": "DEBUG",
+    # Each test starts from an empty cache (ports are reused between tests),
+    # and an unreachable robots.txt is not retried while requests wait: these
+    # tests count the requests that reach the server. tests/cache covers both.
+    "REP_STORAGE": "memory",
+    "REP_UNREACHABLE_WAIT": 0,
 }
 
 

@@ -56,6 +56,8 @@ def main(urls: list[str]) -> None:
             "CONCURRENT_REQUESTS": 32,
             "CONCURRENT_REQUESTS_PER_DOMAIN": 32,
             "LOG_LEVEL": "WARNING",
+            "REP_STORAGE": "memory",
+            "REP_UNREACHABLE_WAIT": 0,
         }
     )
     crawler = process.create_crawler(ReportSpider)

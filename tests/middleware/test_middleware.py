@@ -244,7 +244,9 @@ async def test_scrapy_dropped_requests_can_be_rescheduled_from_the_signal() -> N
 
     with SiteServer({"/robots.txt": Reply(503)}) as site:
         crawler = await crawl([site.url("/page")], spidercls=Rescheduler)
-    assert [e.reason for e in seen] == ["robots.txt unreachable (HTTP 503)"]
+    assert len(seen) == 1
+    assert seen[0].reason.startswith("robots.txt unreachable (HTTP 503) since ")
+    assert seen[0].reason.endswith("; closed for the first 12 h")
     assert stats(crawler)["robotstxt/unreachable"] == 1
 
 

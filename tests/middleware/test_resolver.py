@@ -75,20 +75,21 @@ async def test_spec_3_5_concurrent_waiters_share_one_fetch() -> None:
     fetch = GatedFetch(outcome(FetchKind.SUCCESS, b"User-agent: *\nDisallow: /\n"))
     resolved: list[tuple[Origin, Access]] = []
 
-    async def on_resolved(origin: Origin, _: FetchOutcome, access: Access) -> None:
+    async def on_access(origin: Origin, access: Access, fetched: FetchOutcome | None) -> None:
+        assert fetched is not None  # announced with the fetch behind it
         resolved.append((origin, access))
 
-    resolver = Resolver(fetch, on_resolved=on_resolved)
+    resolver = Resolver(fetch, on_access=on_access)
     waiters = [asyncio.ensure_future(resolver.access(ORIGIN)) for _ in range(25)]
     await fetch.started()
-    assert resolver.pending(ORIGIN) and resolver.peek(ORIGIN) is None
+    assert resolver.pending(ORIGIN) and resolver.current(ORIGIN) is None
     assert not any(w.done() for w in waiters)  # SPEC §8.3: nobody passes early
     fetch.release()
     accesses = await asyncio.gather(*waiters)
     assert len(fetch.calls) == 1
     assert len(resolved) == 1
     assert all(a.state is AccessState.RULES and not a.allowed("/p", "bot") for a in accesses)
-    assert resolver.peek(ORIGIN) is accesses[0]
+    assert resolver.current(ORIGIN) is accesses[0]
     assert await resolver.access(ORIGIN) is accesses[0]  # known: no second fetch
     assert len(fetch.calls) == 1
 

@@ -61,7 +61,9 @@ def assert_unreachable(site: SiteServer, crawler: Crawler, reason: str) -> None:
     assert set(spider.dropped) == {site.url("/public"), site.url("/private")}
     for error in spider.dropped.values():
         assert isinstance(error, RobotsTxtUnreachable)
-        assert str(error) == f"robots.txt unreachable ({reason})"
+        # SPEC §2.2: the streak has begun; its first 12 hours are closed.
+        assert str(error).startswith(f"robots.txt unreachable ({reason}) since ")
+        assert str(error).endswith("; closed for the first 12 h")
     assert stats(crawler)["robotstxt/unreachable"] == 2
 
 
@@ -100,7 +102,7 @@ async def test_status_connection_refused_full_disallow() -> None:
     spider = spider_of(crawler)
     error = spider.dropped[f"http://127.0.0.1:{port}/page"]
     assert isinstance(error, RobotsTxtUnreachable)
-    assert str(error) == "robots.txt unreachable (connection refused)"
+    assert str(error).startswith("robots.txt unreachable (connection refused) since ")
 
 
 @deferred_f_from_coro_f
@@ -111,7 +113,7 @@ async def test_status_tls_failure_full_disallow() -> None:
         crawler = await crawl([url])
     error = spider_of(crawler).dropped[url]
     assert isinstance(error, RobotsTxtUnreachable)
-    assert str(error) == "robots.txt unreachable (TLS failure)"
+    assert str(error).startswith("robots.txt unreachable (TLS failure) since ")
     assert site.paths() == []  # no HTTP request could be read by the server
 
 
