@@ -1,0 +1,90 @@
+"""Crawl helpers for the opt-in extras: crawl-delay and sitemaps from robots.txt.
+
+The servers come from tests/middleware/servers.py. Every crawl here runs real
+Scrapy against them; timings are read from the server's own request log.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Sequence
+from itertools import pairwise
+from typing import Any
+
+from middleware.servers import Hit, SiteServer
+from scrapy import Spider
+from scrapy.crawler import Crawler
+from scrapy.http import Request, Response
+from scrapy.utils.test import get_crawler
+
+BUILTIN = "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware"
+OURS = "scrapy_rep.RobotsTxtMiddleware"
+CRAWL_DELAY = "scrapy_rep.crawl_delay.CrawlDelay"
+FOLLOW_SITEMAPS = "scrapy_rep.sitemaps.FollowSitemaps"
+
+SETTINGS: dict[str, Any] = {
+    "ROBOTSTXT_OBEY": True,
+    "DOWNLOADER_MIDDLEWARES": {OURS: 100, BUILTIN: None},
+    "EXTENSIONS": {CRAWL_DELAY: 0, FOLLOW_SITEMAPS: 0},
+    "DOWNLOAD_TIMEOUT": 5,
+    "RETRY_ENABLED": False,
+    "USER_AGENT": "TestBot/1.0 (+http://127.0.0.1/)",
+    "REP_STORAGE": "memory",
+    "LOG_LEVEL": "DEBUG",
+}
+
+
+class PagesSpider(Spider):
+    """Requests the given URLs; records pages and sitemaps it receives."""
+
+    name = "pages"
+
+    def __init__(self, urls: Sequence[str] = (), **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.urls = list(urls)
+        self.got: list[str] = []
+        self.sitemaps: list[Response] = []
+
+    async def start(self) -> AsyncIterator[Request]:
+        for url in self.urls:
+            yield Request(url, callback=self.parse, dont_filter=True)
+
+    def parse(self, response: Response) -> None:
+        self.got.append(response.url)
+
+    def parse_sitemap(self, response: Response) -> None:
+        self.sitemaps.append(response)
+
+
+async def crawl(
+    urls: Sequence[str],
+    settings: dict[str, Any] | None = None,
+    spidercls: type[Spider] = PagesSpider,
+    **kwargs: Any,
+) -> Crawler:
+    crawler = get_crawler(spidercls, {**SETTINGS, **(settings or {})})
+    await crawler.crawl_async(urls=urls, **kwargs)
+    return crawler
+
+
+def spider_of(crawler: Crawler) -> PagesSpider:
+    assert isinstance(crawler.spider, PagesSpider)
+    return crawler.spider
+
+
+def stats(crawler: Crawler) -> dict[str, Any]:
+    assert crawler.stats is not None
+    return crawler.stats.get_stats()
+
+
+def hits(site: SiteServer, host: str = "127.0.0.1") -> list[Hit]:
+    """The requests ``site`` got for one host name, in arrival order."""
+    return [hit for hit in site.hits if hit.host.rsplit(":", 1)[0] == host]
+
+
+def gaps(times: Sequence[Hit]) -> list[float]:
+    """Seconds between consecutive requests, as the server saw them."""
+    return [later.at - earlier.at for earlier, later in pairwise(times)]
+
+
+logging.getLogger("scrapy_rep").setLevel(logging.DEBUG)

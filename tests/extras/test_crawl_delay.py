@@ -1,0 +1,249 @@
+"""REP_CRAWL_DELAY = "obey": robots.txt crawl-delay as the floor of a slot's delay.
+
+Real crawls, timed at the server. A gap is allowed a little slack (SLACK)
+because the server stamps a request when it has read it, not when Scrapy
+sent it.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from middleware.servers import Reply, SiteServer
+from scrapy.http import Request, Response
+from scrapy.utils.defer import deferred_f_from_coro_f
+
+from scrapy_rep import signals
+from scrapy_rep._download_slots import Timing
+from scrapy_rep.crawl_delay import CrawlDelayConfig, clamp, rebase, slot_timing
+from scrapy_rep.document import RobotsTxt
+from scrapy_rep.origin import origin_of, robots_url
+from scrapy_rep.outcome import Access, AccessState
+from scrapy_rep.settings import SettingError
+
+from .conftest import PagesSpider, crawl, gaps, hits, spider_of, stats
+
+SLACK = 0.1
+OBEY = {"REP_CRAWL_DELAY": "obey"}
+
+
+def robots(text: str) -> Reply:
+    return Reply(200, text.encode(), {"Content-Type": "text/plain"})
+
+
+def pages(site: SiteServer, count: int, host: str = "127.0.0.1") -> list[str]:
+    return [site.url(f"/page{n}", host) for n in range(count)]
+
+
+# --- real crawls -------------------------------------------------------------------
+
+
+@deferred_f_from_coro_f
+async def test_scrapy_crawl_delay_slows_its_origin_and_no_other() -> None:
+    with (
+        SiteServer({"/robots.txt": robots("User-agent: *\nCrawl-delay: 2\n")}) as slow,
+        SiteServer({"/robots.txt": robots("User-agent: *\nDisallow: /private\n")}) as fast,
+    ):
+        crawler = await crawl(pages(slow, 3) + pages(fast, 3, "localhost"), OBEY)
+    assert len(spider_of(crawler).got) == 6
+    slow_hits = hits(slow)
+    assert [hit.path for hit in slow_hits] == ["/robots.txt", "/page0", "/page1", "/page2"]
+    assert all(gap >= 2 - SLACK for gap in gaps(slow_hits)), gaps(slow_hits)
+    fast_hits = hits(fast, "localhost")
+    assert len(fast_hits) == 4
+    assert fast_hits[-1].at - fast_hits[0].at < 1.0  # not slowed by the other origin
+    assert fast_hits[-1].at < slow_hits[1].at  # done before the slow origin's first page
+    assert stats(crawler)["robotstxt/crawl_delay/applied"] == 1
+
+
+@deferred_f_from_coro_f
+async def test_scrapy_crawl_delay_86400_is_clamped_and_logged(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    text = "User-agent: *\nCrawl-delay: 86400\nDisallow: /private\n"
+    with SiteServer({"/robots.txt": robots(text)}) as site, caplog.at_level(logging.WARNING):
+        started = time.monotonic()
+        crawler = await crawl(
+            [*pages(site, 3), site.url("/private")], {**OBEY, "REP_CRAWL_DELAY_MAX": 1}
+        )
+        elapsed = time.monotonic() - started
+    assert elapsed < 10
+    site_hits = hits(site)
+    assert len(site_hits) == 4  # robots.txt and 3 pages; /private dropped, delay or not
+    assert all(gap >= 1 - SLACK for gap in gaps(site_hits)), gaps(site_hits)
+    warnings = [r for r in caplog.records if r.name == "scrapy_rep.crawl_delay"]
+    assert len(warnings) == 1  # once per origin, not per request
+    message = warnings[0].getMessage()
+    assert "86400" in message and "REP_CRAWL_DELAY_MAX" in message and site.url("") in message
+    assert stats(crawler)["robotstxt/crawl_delay/clamped"] == 1
+    assert stats(crawler)["robotstxt/forbidden"] == 1
+
+
+@deferred_f_from_coro_f
+async def test_scrapy_crawl_delay_never_lowers_a_larger_download_delay() -> None:
+    with SiteServer({"/robots.txt": robots("User-agent: *\nCrawl-delay: 0.2\n")}) as site:
+        settings = {**OBEY, "DOWNLOAD_DELAY": 1.5, "DOWNLOAD_DELAY_JITTER": 0}
+        crawler = await crawl(pages(site, 2), settings)
+    site_hits = hits(site)
+    assert len(site_hits) == 3
+    assert all(gap >= 1.5 - SLACK for gap in gaps(site_hits)), gaps(site_hits)
+    assert stats(crawler)["robotstxt/crawl_delay/applied"] == 1
+
+
+@deferred_f_from_coro_f
+async def test_scrapy_crawl_delay_is_the_floor_of_autothrottle() -> None:
+    """AutoThrottle halves the delay after each fast response; the floor holds."""
+    with SiteServer({"/robots.txt": robots("User-agent: *\nCrawl-delay: 1\n")}) as site:
+        settings = {
+            **OBEY,
+            "AUTOTHROTTLE_ENABLED": True,
+            "AUTOTHROTTLE_START_DELAY": 0,
+            "AUTOTHROTTLE_TARGET_CONCURRENCY": 8,
+        }
+        await crawl(pages(site, 4), settings)
+    site_hits = hits(site)
+    assert len(site_hits) == 5
+    assert all(gap >= 1 - SLACK for gap in gaps(site_hits)), gaps(site_hits)
+
+
+@deferred_f_from_coro_f
+async def test_scrapy_crawl_delay_of_the_spiders_own_group() -> None:
+    """The group chosen for the spider's token (testbot) gives the delay, not ``*``."""
+    text = (
+        "User-agent: *\nCrawl-delay: 20\nDisallow: /private\n\n"
+        "User-agent: testbot\nCrawl-delay: 0.7\nDisallow: /private\n"
+    )
+    with SiteServer({"/robots.txt": robots(text)}) as site:
+        await crawl(pages(site, 2), OBEY)
+    site_hits = hits(site)
+    assert len(site_hits) == 3
+    assert all(0.7 - SLACK <= gap < 3 for gap in gaps(site_hits)), gaps(site_hits)
+
+
+@deferred_f_from_coro_f
+async def test_scrapy_crawl_delay_ignored_by_default() -> None:
+    with SiteServer({"/robots.txt": robots("User-agent: *\nCrawl-delay: 5\n")}) as site:
+        crawler = await crawl(pages(site, 3))
+    site_hits = hits(site)
+    assert len(site_hits) == 4
+    assert site_hits[-1].at - site_hits[0].at < 1.0
+    assert "robotstxt/crawl_delay/applied" not in stats(crawler)
+
+
+# --- the pure part -------------------------------------------------------------------
+
+
+def test_scrapy_slot_timing_lifts_a_smaller_delay_to_the_floor_without_jitter() -> None:
+    assert slot_timing(Timing(0.0, 0.5), 2.0) == Timing(2.0, 0.0)
+    assert slot_timing(Timing(1.0, 0.0), 2.0) == Timing(2.0, 0.0)
+
+
+def test_scrapy_slot_timing_keeps_a_larger_delay_and_narrows_its_jitter() -> None:
+    timing = slot_timing(Timing(4.0, 0.75), 2.0)
+    assert timing.delay == 4.0
+    assert timing.delay * (1 - timing.jitter) == pytest.approx(2.0)
+    assert slot_timing(Timing(4.0, 0.25), 2.0) == Timing(4.0, 0.25)  # 3 s shortest: kept
+
+
+def test_scrapy_slot_timing_without_floor_is_the_base() -> None:
+    assert slot_timing(Timing(0.3, 0.5), 0.0) == Timing(0.3, 0.5)
+
+
+def test_scrapy_rebase_takes_only_what_others_changed() -> None:
+    base, applied = Timing(0.0, 0.5), Timing(2.0, 0.0)
+    assert rebase(None, None, Timing(0.0, 0.5)) == Timing(0.0, 0.5)  # first sight
+    assert rebase(base, applied, applied) == base  # nobody else touched it
+    # AutoThrottle changed the delay only: the user's jitter is not lost
+    assert rebase(base, applied, Timing(1.2, 0.0)) == Timing(1.2, 0.5)
+    # the slot was re-created with the defaults
+    assert rebase(base, applied, Timing(0.0, 0.5)) == Timing(0.0, 0.5)
+
+
+def test_scrapy_crawl_delay_clamp() -> None:
+    assert clamp(86400.0, 30.0) == 30.0
+    assert clamp(float("inf"), 30.0) == 30.0
+    assert clamp(2.0, 30.0) == 2.0
+
+
+# --- settings ----------------------------------------------------------------------
+
+
+def test_scrapy_crawl_delay_settings_defaults() -> None:
+    config = CrawlDelayConfig.from_settings({})
+    assert config == CrawlDelayConfig(obey=False, max_delay=30.0)
+    assert CrawlDelayConfig.from_settings({"REP_CRAWL_DELAY": " Obey "}).obey
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "accepted"),
+    [
+        ("REP_CRAWL_DELAY", "sometimes", "'ignore' or 'obey'"),
+        ("REP_CRAWL_DELAY", True, "'ignore' or 'obey'"),
+        ("REP_CRAWL_DELAY_MAX", -1, "a number of seconds > 0"),
+        ("REP_CRAWL_DELAY_MAX", "soon", "a number of seconds > 0"),
+        ("REP_CRAWL_DELAY_MAX", float("inf"), "a number of seconds > 0"),
+    ],
+)
+def test_scrapy_crawl_delay_bad_setting_is_named(name: str, value: object, accepted: str) -> None:
+    with pytest.raises(SettingError, match=name) as error:
+        CrawlDelayConfig.from_settings({name: value})
+    assert accepted in str(error.value)
+
+
+@deferred_f_from_coro_f
+async def test_scrapy_crawl_delay_bad_setting_fails_the_crawl_at_start() -> None:
+    with SiteServer() as site, pytest.raises(SettingError, match="REP_CRAWL_DELAY="):
+        await crawl(pages(site, 1), {"REP_CRAWL_DELAY": "always"})
+    assert site.hits == []
+
+
+class RefreshingSpider(PagesSpider):
+    """Fetches pages one after the other; after page ``n`` robots.txt "is refreshed"
+    with ``refreshes[n]``, as the middleware announces a refresh."""
+
+    def __init__(self, refreshes: dict[int, str], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.refreshes = refreshes
+
+    async def start(self) -> AsyncIterator[Request]:
+        yield Request(self.urls[0], callback=self.parse, cb_kwargs={"n": 0})
+
+    async def parse(self, response: Response, n: int = 0) -> AsyncIterator[Request]:  # type: ignore[override]
+        self.got.append(response.url)
+        if n in self.refreshes:
+            origin = origin_of(response.url)
+            assert origin is not None and self.crawler is not None
+            robots = RobotsTxt.parse(self.refreshes[n])
+            await self.crawler.signals.send_catch_log_async(
+                signal=signals.robotstxt_resolved,
+                origin=origin,
+                robotstxt_url=robots_url(origin),
+                access=Access(AccessState.RULES, robots, "refreshed"),
+                spider=self,
+            )
+        if n + 1 < len(self.urls):
+            yield Request(self.urls[n + 1], callback=self.parse, cb_kwargs={"n": n + 1})
+
+
+@deferred_f_from_coro_f
+async def test_scrapy_crawl_delay_reapplied_when_robots_txt_is_refreshed() -> None:
+    """A longer delay holds from the next request on; a shorter one once the wait
+    Scrapy has already armed for the slot (with the old delay) has run out."""
+    refreshes = {
+        0: "User-agent: *\nCrawl-delay: 1\nDisallow: /private\n",  # slow down
+        2: "User-agent: *\nDisallow: /private\n",  # the delay is gone
+    }
+    with SiteServer({"/robots.txt": robots("User-agent: *\nDisallow: /private\n")}) as site:
+        crawler = await crawl(pages(site, 5), OBEY, RefreshingSpider, refreshes=refreshes)
+    site_hits = hits(site)
+    assert [hit.path for hit in site_hits][1:] == [f"/page{n}" for n in range(5)]
+    robots_to_0, first, second, armed, last = gaps(site_hits)
+    assert robots_to_0 < 0.5  # no crawl-delay at first
+    assert first >= 1 - SLACK and second >= 1 - SLACK  # after the first refresh
+    assert armed < 1 + 0.5
+    assert last < 0.5  # after the second
+    assert stats(crawler)["robotstxt/crawl_delay/applied"] == 1
