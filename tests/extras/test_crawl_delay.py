@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import pytest
@@ -17,12 +17,8 @@ from middleware.servers import Reply, SiteServer
 from scrapy.http import Request, Response
 from scrapy.utils.defer import deferred_f_from_coro_f
 
-from scrapy_rep import signals
 from scrapy_rep._download_slots import Timing
 from scrapy_rep.crawl_delay import CrawlDelayConfig, clamp, rebase, slot_timing
-from scrapy_rep.document import RobotsTxt
-from scrapy_rep.origin import origin_of, robots_url
-from scrapy_rep.outcome import Access, AccessState
 from scrapy_rep.settings import SettingError
 
 from .conftest import PagesSpider, crawl, gaps, hits, spider_of, stats
@@ -201,30 +197,36 @@ async def test_scrapy_crawl_delay_bad_setting_fails_the_crawl_at_start() -> None
     assert site.hits == []
 
 
-class RefreshingSpider(PagesSpider):
-    """Fetches pages one after the other; after page ``n`` robots.txt "is refreshed"
-    with ``refreshes[n]``, as the middleware announces a refresh."""
+class Clock:
+    """REP_CLOCK for the cache: real time plus what the test adds."""
 
-    def __init__(self, refreshes: dict[int, str], **kwargs: Any) -> None:
+    def __init__(self) -> None:
+        self.offset = 0.0
+
+    def __call__(self) -> float:
+        return time.time() + self.offset
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Clock:
+        return self  # Scrapy deep-copies settings; the test must move this one
+
+
+class RefreshingSpider(PagesSpider):
+    """Fetches its pages one after the other; after page ``n`` in ``expire_after``
+    the cached robots.txt expires (the clock jumps two days), so the next
+    request makes the middleware refresh it."""
+
+    def __init__(self, clock: Clock, expire_after: tuple[int, ...], **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.refreshes = refreshes
+        self.clock = clock
+        self.expire_after = expire_after
 
     async def start(self) -> AsyncIterator[Request]:
         yield Request(self.urls[0], callback=self.parse, cb_kwargs={"n": 0})
 
-    async def parse(self, response: Response, n: int = 0) -> AsyncIterator[Request]:  # type: ignore[override]
+    def parse(self, response: Response, n: int = 0) -> Iterator[Request]:  # type: ignore[override]
         self.got.append(response.url)
-        if n in self.refreshes:
-            origin = origin_of(response.url)
-            assert origin is not None and self.crawler is not None
-            robots = RobotsTxt.parse(self.refreshes[n])
-            await self.crawler.signals.send_catch_log_async(
-                signal=signals.robotstxt_resolved,
-                origin=origin,
-                robotstxt_url=robots_url(origin),
-                access=Access(AccessState.RULES, robots, "refreshed"),
-                spider=self,
-            )
+        if n in self.expire_after:
+            self.clock.offset += 2 * 86400
         if n + 1 < len(self.urls):
             yield Request(self.urls[n + 1], callback=self.parse, cb_kwargs={"n": n + 1})
 
@@ -233,17 +235,36 @@ class RefreshingSpider(PagesSpider):
 async def test_scrapy_crawl_delay_reapplied_when_robots_txt_is_refreshed() -> None:
     """A longer delay holds from the next request on; a shorter one once the wait
     Scrapy has already armed for the slot (with the old delay) has run out."""
-    refreshes = {
-        0: "User-agent: *\nCrawl-delay: 1\nDisallow: /private\n",  # slow down
-        2: "User-agent: *\nDisallow: /private\n",  # the delay is gone
-    }
-    with SiteServer({"/robots.txt": robots("User-agent: *\nDisallow: /private\n")}) as site:
-        crawler = await crawl(pages(site, 5), OBEY, RefreshingSpider, refreshes=refreshes)
-    site_hits = hits(site)
-    assert [hit.path for hit in site_hits][1:] == [f"/page{n}" for n in range(5)]
-    robots_to_0, first, second, armed, last = gaps(site_hits)
-    assert robots_to_0 < 0.5  # no crawl-delay at first
-    assert first >= 1 - SLACK and second >= 1 - SLACK  # after the first refresh
-    assert armed < 1 + 0.5
-    assert last < 0.5  # after the second
+    bodies = iter(
+        [
+            "User-agent: *\nDisallow: /private\n",  # no crawl-delay at first
+            "User-agent: *\nCrawl-delay: 1\nDisallow: /private\n",  # slow down
+            "User-agent: *\nDisallow: /private\n",  # the delay is gone
+        ]
+    )
+    clock = Clock()
+    with SiteServer({"/robots.txt": lambda host: robots(next(bodies))}) as site:
+        crawler = await crawl(
+            pages(site, 5),
+            {**OBEY, "REP_CLOCK": clock},
+            RefreshingSpider,
+            clock=clock,
+            expire_after=(0, 2),
+        )
+    paths = [hit.path for hit in hits(site)]
+    assert paths == [
+        "/robots.txt",
+        "/page0",
+        "/robots.txt",
+        "/page1",
+        "/page2",
+        "/robots.txt",
+        "/page3",
+        "/page4",
+    ]
+    page_hits = [hit for hit in hits(site) if hit.path != "/robots.txt"]
+    page0_to_1, page1_to_2, page2_to_3, page3_to_4 = gaps(page_hits)
+    assert page0_to_1 >= 1 - SLACK and page1_to_2 >= 1 - SLACK  # after the first refresh
+    assert page2_to_3 < 1 + 1 + 0.5  # the wait armed with 1 s, then the robots.txt fetch
+    assert page3_to_4 < 0.5  # after the second refresh
     assert stats(crawler)["robotstxt/crawl_delay/applied"] == 1
