@@ -38,6 +38,7 @@ __all__ = [
     "hang_mid_body",
     "hang_mid_headers",
     "huge",
+    "raw",
     "redirect",
     "reply",
     "reset_before_headers",
@@ -136,6 +137,11 @@ def reply(
     items = list(headers.items() if isinstance(headers, Mapping) else headers)
     items.append(("Content-Length", str(len(body))))
     return Scenario((Send(head(status, items) + body),), f"HTTP {status}")
+
+
+def raw(data: bytes) -> Scenario:
+    """Exactly these bytes, whatever they are (a status line that is not HTTP, ...)."""
+    return Scenario((Send(data),), "raw bytes")
 
 
 def redirect(location: str, status: int = 301) -> Scenario:

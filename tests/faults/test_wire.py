@@ -112,6 +112,7 @@ async def test_status_2xx_valid_chunked_encoding_rules_decide() -> None:
 
 @deferred_f_from_coro_f
 async def test_status_content_encoding_that_does_not_decode_full_disallow() -> None:
-    """``Content-Encoding: gzip`` on a plain body is an invalid response."""
+    """``Content-Encoding: gzip`` on a body that is not gzip at all is an invalid
+    response (SPEC §2: unreachable), not an empty robots.txt that allows everything."""
     run = await run_fault(reply(200, RULES, {"Content-Encoding": "gzip"}), PATHS)
     assert_closed(run)
