@@ -147,11 +147,11 @@ class CrawlDelay:
     def __init__(self, crawler: Crawler) -> None:
         config = CrawlDelayConfig.from_settings(crawler.settings)
         if not config.obey:
-            raise NotConfigured("REP_CRAWL_DELAY is 'ignore'")
+            raise NotConfigured  # off, as by default: silent (Scrapy warns on a message)
         rep = Config.from_settings(crawler.settings)
         if not rep.obey:
             logger.warning("REP_CRAWL_DELAY='obey' has no effect: ROBOTSTXT_OBEY is False")
-            raise NotConfigured("ROBOTSTXT_OBEY is False")
+            raise NotConfigured  # the warning above says why
         self._crawler = crawler
         self._max = config.max_delay
         self._fallback_tokens = rep.user_agent_tokens or _tokens_of(rep.default_user_agent)

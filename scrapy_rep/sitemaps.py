@@ -67,7 +67,7 @@ class FollowSitemaps:
     def __init__(self, crawler: Crawler) -> None:
         config = SitemapConfig.from_settings(crawler.settings)
         if not config.follow:
-            raise NotConfigured("REP_FOLLOW_SITEMAPS is False")
+            raise NotConfigured  # off, as by default: silent (Scrapy warns on a message)
         spider = crawler.spider if crawler.spider is not None else crawler.spidercls
         if not callable(getattr(spider, config.callback, None)):
             name = getattr(spider, "__name__", type(spider).__name__)
@@ -79,7 +79,7 @@ class FollowSitemaps:
             )
         if not Config.from_settings(crawler.settings).obey:
             logger.warning("REP_FOLLOW_SITEMAPS has no effect: ROBOTSTXT_OBEY is False")
-            raise NotConfigured("ROBOTSTXT_OBEY is False")
+            raise NotConfigured  # the warning above says why
         self._crawler = crawler
         self._callback = config.callback
         self._seen: set[str] = set()

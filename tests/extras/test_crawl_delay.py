@@ -121,13 +121,36 @@ async def test_scrapy_crawl_delay_of_the_spiders_own_group() -> None:
 
 
 @deferred_f_from_coro_f
-async def test_scrapy_crawl_delay_ignored_by_default() -> None:
-    with SiteServer({"/robots.txt": robots("User-agent: *\nCrawl-delay: 5\n")}) as site:
+async def test_scrapy_crawl_delay_ignored_by_default(caplog: pytest.LogCaptureFixture) -> None:
+    with (
+        SiteServer({"/robots.txt": robots("User-agent: *\nCrawl-delay: 5\n")}) as site,
+        caplog.at_level(logging.WARNING),
+    ):
         crawler = await crawl(pages(site, 3))
     site_hits = hits(site)
     assert len(site_hits) == 4
     assert site_hits[-1].at - site_hits[0].at < 1.0
     assert "robotstxt/crawl_delay/applied" not in stats(crawler)
+    # installed but off (as the add-on leaves them): not a word
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
+
+
+@deferred_f_from_coro_f
+async def test_scrapy_crawl_delay_without_robotstxt_obey_warns(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    with (
+        SiteServer({"/robots.txt": robots("User-agent: *\nCrawl-delay: 5\n")}) as site,
+        caplog.at_level(logging.WARNING),
+    ):
+        settings = {**OBEY, "ROBOTSTXT_OBEY": False, "REP_FOLLOW_SITEMAPS": True}
+        crawler = await crawl(pages(site, 2), settings)
+    assert len(spider_of(crawler).got) == 2 and site.count("/robots.txt") == 0
+    messages = [r.getMessage() for r in caplog.records if r.name.startswith("scrapy_rep")]
+    assert messages == [
+        "REP_CRAWL_DELAY='obey' has no effect: ROBOTSTXT_OBEY is False",
+        "REP_FOLLOW_SITEMAPS has no effect: ROBOTSTXT_OBEY is False",
+    ]
 
 
 # --- the pure part -------------------------------------------------------------------
