@@ -77,7 +77,7 @@ class Parking:
             return False
         active.discard(request)
         self.count += 1
-        self._wake_engine()
+        self.wake_engine()
         return True
 
     def unpark(self, request: Request) -> None:
@@ -90,8 +90,8 @@ class Parking:
         active = getattr(getattr(self._crawler.engine, "downloader", None), "active", None)
         return active if isinstance(active, set) else None
 
-    def _wake_engine(self) -> None:
-        """Let the engine notice the free slot now, not at its next heartbeat."""
+    def wake_engine(self) -> None:
+        """Let the engine look at its slots (and idleness) now, not at its next heartbeat."""
         slot = getattr(self._crawler.engine, "_slot", None)
         nextcall = getattr(slot, "nextcall", None)
         schedule = getattr(nextcall, "schedule", None)

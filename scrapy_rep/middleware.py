@@ -469,7 +469,11 @@ class RobotsTxtMiddleware:
             )
 
     def _spider_idle(self, spider: Spider) -> None:
-        """A request parked while waiting for robots.txt is still work to do."""
+        """A parked request, or a robots.txt fetch or retry under way, is still work to do."""
+        if self._resolver.busy:
+            # Look again as soon as it is done, not at the engine's next heartbeat.
+            self._resolver.call_when_idle(self._parking.wake_engine)
+            raise DontCloseSpider
         if self._parking.count or self._triggers:
             raise DontCloseSpider
 

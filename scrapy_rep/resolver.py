@@ -171,6 +171,7 @@ class Resolver:
         self._states: OrderedDict[Origin, _State] = OrderedDict()
         self._flights: dict[Origin, list[Deferred[str]]] = {}
         self._tasks: set[asyncio.Task[None] | Deferred[None]] = set()
+        self._idle_callbacks: list[Callable[[], object]] = []
         self._storage_warned = False
         self._closed = False
 
@@ -210,6 +211,18 @@ class Resolver:
     def pending(self, origin: Origin) -> bool:
         """A load or fetch is under way for ``origin``."""
         return origin in self._flights
+
+    @property
+    def busy(self) -> bool:
+        """Some load, fetch or background retry is under way."""
+        return bool(self._flights)
+
+    def call_when_idle(self, callback: Callable[[], object]) -> None:
+        """Call ``callback`` once no flight is under way (at once if none is)."""
+        if not self._flights:
+            callback()
+        elif callback not in self._idle_callbacks:
+            self._idle_callbacks.append(callback)
 
     def record(self, origin: Origin) -> OriginRecord | None:
         state = self._states.get(origin)
@@ -353,6 +366,10 @@ class Resolver:
             for waiter in self._flights.pop(origin, []):
                 if not waiter.called:  # a cancelled waiter has been called already
                     waiter.callback(how)
+            if not self._flights:
+                callbacks, self._idle_callbacks = self._idle_callbacks, []
+                for callback in callbacks:
+                    callback()
 
     async def _fetch_with_quick_retries(self, origin: Origin, state: _State, quick: bool) -> None:
         """SPEC §2.2: a first failure is retried soon while requests wait, a little."""

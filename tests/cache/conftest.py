@@ -1,0 +1,152 @@
+"""Fixtures for the end-to-end cache tests: a movable clock, a real redis-server,
+crawls in this process and in separate crawler processes.
+
+The servers and the recording spider come from tests/middleware.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+WORKER = HERE / "crawl_worker.py"
+HOUR = 3600.0
+
+
+class FakeClock:
+    """Real time shifted by an offset the test moves: time rules without sleeps.
+
+    It keeps ticking (so records fetched one after the other are ordered), and
+    ``advance`` jumps hours or days at once.
+    """
+
+    def __init__(self, offset: float = 0.0) -> None:
+        self.offset = offset
+
+    def __call__(self) -> float:
+        return time.time() + self.offset
+
+    def advance(self, seconds: float) -> None:
+        self.offset += seconds
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> FakeClock:
+        return self  # Scrapy deep-copies settings: every crawler must share this clock
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+class RedisServer:
+    """A throw-away redis-server on 127.0.0.1, no persistence; restartable on its port."""
+
+    def __init__(self, workdir: Path) -> None:
+        binary = shutil.which("redis-server")
+        if binary is None:
+            pytest.fail("redis-server is not installed: apt-get install -y redis-server")
+        self.binary = binary
+        self.workdir = workdir
+        self.port = free_port()
+        self.process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> None:
+        self.process = subprocess.Popen(
+            [
+                *(self.binary, "--bind", "127.0.0.1", "--port", str(self.port)),
+                *("--save", "", "--appendonly", "no", "--dir", str(self.workdir)),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                pytest.fail(f"redis-server exited with {self.process.returncode}")
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.2) as sock:
+                    sock.sendall(b"PING\r\n")
+                    if sock.recv(16).startswith(b"+PONG"):
+                        return
+            except OSError:
+                pass
+            time.sleep(0.02)  # waiting for a server to listen, not a time rule
+        pytest.fail("redis-server did not answer within 10 s")
+
+    def kill(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(10)
+        self.process = None
+
+
+@pytest.fixture
+def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
+    server = RedisServer(tmp_path)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.kill()
+
+
+def run_crawlers(*jobs: dict[str, Any], cwd: Path, timeout: float = 90) -> list[dict[str, Any]]:
+    """Run one crawler process per job (``crawl_worker.py``), released together.
+
+    A job is ``{"urls": [...], "settings": {...}, "clock_offset": seconds}``;
+    each process prints a JSON report (see crawl_worker.py).
+    """
+    with tempfile.TemporaryDirectory() as barrier:
+        env = {
+            "PYTHONPATH": str(ROOT),
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "CRAWL_WORKER_BARRIER": barrier,
+        }
+        processes = [
+            subprocess.Popen(
+                [sys.executable, str(WORKER), json.dumps(job)],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                cwd=cwd,
+                env=env,
+            )
+            for job in jobs
+        ]
+        deadline = time.monotonic() + timeout
+        while len(list(Path(barrier).glob("ready-*"))) < len(processes):
+            if time.monotonic() > deadline or any(p.poll() is not None for p in processes):
+                break
+            time.sleep(0.01)  # waiting for processes to start, not a time rule
+        (Path(barrier) / "go").touch()
+        reports = []
+        for process in processes:
+            out, err = process.communicate(timeout=timeout)
+            assert process.returncode == 0, err.decode(errors="replace")[-3000:]
+            report: dict[str, Any] = json.loads(out.decode().strip().splitlines()[-1])
+            report["log"] = err.decode(errors="replace")
+            reports.append(report)
+    return reports
