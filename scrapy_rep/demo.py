@@ -4,9 +4,11 @@ Serves one origin per behaviour on 127.0.0.1 (rules for different agents, a
 404, a 503, a redirect chain, a robots.txt over 500 KiB, sitemaps), runs the
 example project's spiders against all of them in one process, and prints
 what each origin's robots.txt did to their requests. The numbers come from
-the crawl itself (scrapy_rep's ``request_dropped`` and ``sitemaps_found``
-signals, Scrapy's ``request_reached_downloader`` and ``robots_parsed``), not
-from the servers. Exit code 0 when every origin showed its behaviour.
+the crawl itself, not from the servers: scrapy_rep's ``robotstxt_resolved``,
+``request_dropped`` and ``sitemaps_found`` signals, Scrapy's
+``request_reached_downloader`` (a request that passed) and
+``response_received`` (how each robots.txt download went). Exit code 0 when
+every origin showed its behaviour.
 
 Scrapy is imported only when the crawl starts, so the ``scrapy-rep`` console
 script stays light. The reactor cannot be restarted: ``main`` runs once per
@@ -28,13 +30,15 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TextIO
-from urllib.parse import urlsplit
+from urllib.parse import urljoin, urlsplit
 
 if TYPE_CHECKING:
     from scrapy import Spider
     from scrapy.crawler import Crawler
-    from scrapy.http import Request
+    from scrapy.http import Request, Response
     from scrapy.settings import Settings
+
+    from scrapy_rep.outcome import Access
 
 __all__ = ["main"]
 
@@ -255,6 +259,9 @@ ALLOWED: Final = "allowed"
 FORBIDDEN: Final = "forbidden"
 UNREACHABLE: Final = "unreachable"
 OPTED_OUT: Final = "opted out"
+NO_ANSWER: Final = "(never applied)"  # no robots.txt outcome seen for a site
+#: Access states (scrapy_rep.outcome.AccessState values) as the table shows them.
+_STATES: Final = {"rules": "rules", "allow": "allow all", "disallow": "closed (unreachable)"}
 
 
 @dataclass(frozen=True)
@@ -272,8 +279,10 @@ class Recorder:
         self._by_port = {site.port: site for site in sites}
         self._out = out
         self._announced: set[tuple[str, str]] = set()
+        self._hops: dict[tuple[str, str], tuple[Site, int]] = {}  # (spider, next URL) -> chain
         self.events: list[Event] = []
-        self.outcomes: dict[str, str] = {}
+        self.fetches: dict[str, str] = {}  # site -> how its robots.txt download went
+        self.states: dict[str, str] = {}  # site -> what applied to its requests
         self.sitemaps: dict[str, set[str]] = defaultdict(set)
 
     def connect(self, crawler: Crawler) -> None:
@@ -283,12 +292,18 @@ class Recorder:
 
         connect = crawler.signals.connect
         connect(self._reached, signal=scrapy_signals.request_reached_downloader)
+        connect(self._response, signal=scrapy_signals.response_received)
+        connect(self._resolved, signal=signals.robotstxt_resolved)
         connect(self._dropped, signal=signals.request_dropped)
         connect(self._sitemaps, signal=signals.sitemaps_found)
         connect(self._closed, signal=scrapy_signals.spider_closed)
-        robots_parsed = getattr(scrapy_signals, "robots_parsed", None)
-        if robots_parsed is not None:  # Scrapy 2.18+
-            connect(self._parsed, signal=robots_parsed)
+
+    def outcome(self, site: Site) -> str:
+        """``HTTP 200 after 3 redirects -> rules``: the download, then its effect."""
+        state = self.states.get(site.name)
+        if state is None:
+            return NO_ANSWER
+        return f"{self.fetches.get(site.name, 'from the cache')} -> {state}"
 
     # --- signal handlers
 
@@ -300,20 +315,38 @@ class Recorder:
         verdict = OPTED_OUT if request.meta.get("dont_obey_robotstxt") else ALLOWED
         self._record(spider, request.url, verdict)
 
+    def _response(self, response: Response, request: Request, spider: Spider) -> None:
+        """robots.txt downloads: follow each spider's redirect chains to the site they began on."""
+        from scrapy_rep.fetcher import META_KEY
+
+        if not request.meta.get(META_KEY):
+            return
+        site, hops = self._hops.pop((spider.name, request.url), (self._site(request.url), 0))
+        if site is None:
+            return
+        location = response.headers.get(b"Location")
+        if 300 <= response.status < 400 and location:
+            target = urljoin(request.url, location.decode("latin-1"))
+            self._hops[spider.name, target] = (site, hops + 1)
+            return
+        fetch = f"HTTP {response.status}"
+        if hops:
+            fetch += f" after {hops} redirect{'s' if hops > 1 else ''}"
+        if "download_stopped" in response.flags:
+            declared = (response.headers.get(b"Content-Length") or b"?").decode("latin-1")
+            fetch += f", stopped at {len(response.body)} of {declared} bytes"
+        self.fetches.setdefault(site.name, fetch)
+
+    def _resolved(self, robotstxt_url: str, access: Access, **_: Any) -> None:
+        site = self._site(robotstxt_url)
+        if site is not None:
+            self.states.setdefault(site.name, _STATES.get(access.state.value, access.state.value))
+
     def _dropped(self, request: Request, spider: Spider, exception: Exception, **_: Any) -> None:
         from scrapy_rep.middleware import ForbiddenByRobotsTxt
 
         verdict = FORBIDDEN if isinstance(exception, ForbiddenByRobotsTxt) else UNREACHABLE
-        site = self._site(request.url)
-        if site is not None and verdict == UNREACHABLE:
-            self.outcomes.setdefault(site.name, _short(getattr(exception, "reason", "")))
         self._record(spider, request.url, verdict)
-
-    def _parsed(self, robotparser: Any, request: Request | None = None, **_: Any) -> None:
-        access = getattr(robotparser, "access", None)
-        site = self._site(request.url) if request is not None else None
-        if site is not None and access is not None:
-            self.outcomes.setdefault(site.name, _short(access.reason))
 
     def _sitemaps(
         self, sitemaps: Sequence[str], robotstxt_url: str, spider: Spider, **_: Any
@@ -349,7 +382,7 @@ class Recorder:
         """One line per spider and site, when its robots.txt is first applied."""
         if (spider.name, site.name) not in self._announced:
             self._announced.add((spider.name, site.name))
-            outcome = self.outcomes.get(site.name, "(known already)")
+            outcome = self.outcome(site)
             self._say(f"  {spider.name:<8} {site.name:<9} {site.url}/robots.txt: {outcome}")
 
     def _site(self, url: str) -> Site | None:
@@ -360,10 +393,6 @@ class Recorder:
 
     def _say(self, line: str) -> None:
         print(line, file=self._out, flush=True)
-
-
-def _short(reason: str) -> str:
-    return reason.removeprefix("robots.txt ").strip() or "?"
 
 
 def _counts(counts: Counter[str]) -> str:
@@ -401,6 +430,7 @@ def project_settings(project: Path, log_level: str) -> Settings:
         {
             "LOG_LEVEL": log_level,
             "TELNETCONSOLE_ENABLED": False,
+            "REMOTE_CONTROL_ENABLED": False,  # Scrapy 2.19's listener: not needed here
             "DOWNLOAD_TIMEOUT": 10,
             "RETRY_ENABLED": False,
         },
@@ -454,7 +484,7 @@ def reports(sites: Sequence[Site], recorder: Recorder) -> list[SiteReport]:
         result.append(
             SiteReport(
                 site,
-                recorder.outcomes.get(site.name, "(no answer)"),
+                recorder.outcome(site),
                 Counter(event.verdict for event in events),
                 dict(paths),
                 set(recorder.sitemaps.get(site.name, ())),
@@ -464,6 +494,13 @@ def reports(sites: Sequence[Site], recorder: Recorder) -> list[SiteReport]:
 
 
 Check = Callable[[SiteReport], str | None]  # None when the behaviour showed, else what failed
+
+
+def check(report: SiteReport) -> str | None:
+    """What went wrong on this site, or None when it showed its behaviour."""
+    if report.outcome == NO_ANSWER:
+        return "no robots.txt verdict was seen for this site"
+    return CHECKS[report.site.name](report)
 
 
 def _check_agents(report: SiteReport) -> str | None:
@@ -481,6 +518,8 @@ def _check_agents(report: SiteReport) -> str | None:
 
 
 def _check_missing(report: SiteReport) -> str | None:
+    if "404" not in report.outcome:
+        return f"expected robots.txt to answer 404, got {report.outcome}"
     if report.counts[FORBIDDEN] or report.counts[UNREACHABLE] or not report.counts[ALLOWED]:
         return f"expected every request allowed, got {_counts(report.counts)}"
     return None
@@ -495,7 +534,7 @@ def _check_down(report: SiteReport) -> str | None:
 
 
 def _check_same_forbidden(expected: set[str]) -> Check:
-    def check(report: SiteReport) -> str | None:
+    def same(report: SiteReport) -> str | None:
         wrong = [
             f"{spider} forbidden {sorted(report.forbidden(spider))}, expected {sorted(expected)}"
             for spider in SPIDERS
@@ -503,7 +542,7 @@ def _check_same_forbidden(expected: set[str]) -> Check:
         ]
         return "; ".join(wrong) or None
 
-    return check
+    return same
 
 
 def _check_huge(report: SiteReport) -> str | None:
@@ -617,7 +656,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"\nCrawling (project {project}):", flush=True)
         recorder = crawl(project, sites, args.log_level, out)
     rows = reports(sites, recorder)
-    failures = {row.site.name: CHECKS[row.site.name](row) for row in rows}
+    failures = {row.site.name: check(row) for row in rows}
     print(f"\n{table(rows, failures)}\n")
     failed = {name: why for name, why in failures.items() if why}
     for name, why in failed.items():
