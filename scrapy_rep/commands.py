@@ -21,7 +21,7 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Final
-from urllib.parse import urlsplit
+from urllib.parse import urljoin, urlsplit
 
 from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
     from scrapy import Spider
     from scrapy.crawler import Crawler
-    from scrapy.http import Request
+    from scrapy.http import Request, Response
     from scrapy.settings import BaseSettings
 
     from scrapy_rep.document import Rule
@@ -160,22 +160,53 @@ class Probe:
     error: str = ""
     checked: bool = True  # False for schemes that have no robots.txt
     dropped: RobotsTxtDisallowed | None = None
-    access: Access | None = None
+    access: Access | None = None  # from scrapy_rep's robotstxt_resolved signal
+    fetch: str = ""  # how the robots.txt download went, from Scrapy's response_received
     tokens: tuple[str, ...] = ()
     robotstxt_url: str = ""
-    _parsed: list[Access] = field(default_factory=list)
+    _hops: dict[str, int] = field(default_factory=dict)  # next URL of the chain -> hops so far
 
     def connect(self, crawler: Crawler) -> None:
-        from scrapy import signals
+        from scrapy import signals as scrapy_signals
 
-        robots_parsed = getattr(signals, "robots_parsed", None)
-        if robots_parsed is not None:  # Scrapy 2.18+
-            crawler.signals.connect(self._robots_parsed, signal=robots_parsed)
+        from scrapy_rep import signals
 
-    def _robots_parsed(self, robotparser: object, **_: Any) -> None:
-        access = getattr(robotparser, "access", None)
-        if access is not None:
-            self._parsed.append(access)
+        crawler.signals.connect(self._resolved, signal=signals.robotstxt_resolved)
+        crawler.signals.connect(self._sent, signal=scrapy_signals.request_reached_downloader)
+        crawler.signals.connect(self._response, signal=scrapy_signals.response_received)
+
+    def _resolved(self, robotstxt_url: str, access: Access, **_: Any) -> None:
+        if robotstxt_url == self.robotstxt_url:
+            self.access = access
+
+    def _sent(self, request: Request, **_: Any) -> None:
+        from scrapy_rep.fetcher import META_KEY
+
+        if request.meta.get(META_KEY) and request.url == self.robotstxt_url and not self.fetch:
+            self.fetch = "no response"  # until a response says otherwise
+
+    def _response(self, response: Response, request: Request, **_: Any) -> None:
+        """Follow the robots.txt download through its redirects: status, hops, cut."""
+        from scrapy_rep.fetcher import META_KEY
+
+        if not request.meta.get(META_KEY):
+            return
+        if request.url == self.robotstxt_url:
+            self._hops = {}
+            hops = 0
+        elif request.url in self._hops:
+            hops = self._hops.pop(request.url)
+        else:
+            return
+        location = response.headers.get(b"Location")
+        if 300 <= response.status < 400 and location:
+            self._hops[urljoin(request.url, location.decode("latin-1"))] = hops + 1
+            return
+        self.fetch = f"HTTP {response.status}"
+        if hops:
+            self.fetch += f" after {hops} redirect{'s' if hops > 1 else ''} (to {request.url})"
+        if "download_stopped" in response.flags:
+            self.fetch += f", download stopped after {len(response.body)} bytes"
 
     async def run(self, crawler: Crawler) -> None:
         from scrapy import Request
@@ -193,7 +224,8 @@ class Probe:
             )
             return
         config = Config.from_settings(crawler.settings)
-        self.tokens = _tokens(config.user_agent_tokens, config.default_user_agent)
+        request = Request(self.url, dont_filter=True)
+        self.tokens = middleware.tokens_for(request)
         if not self.agent_source:
             self.agent_source = "ROBOTSTXT_USER_AGENT" if config.user_agent_tokens else "USER_AGENT"
         origin = origin_of(self.url)
@@ -202,10 +234,9 @@ class Probe:
             return
         self.robotstxt_url = robots_url(origin)
         try:
-            await middleware.process_request(Request(self.url, dont_filter=True))
+            await middleware.process_request(request)
         except RobotsTxtDisallowed as exc:
             self.dropped = exc
-        self.access = self._parsed[-1] if self._parsed else _known_access(middleware, origin)
 
     # --- the answer
 
@@ -224,22 +255,27 @@ class Probe:
         if not self.checked:
             lines.append(f"  scheme      {urlsplit(self.url).scheme}: not checked (no robots.txt)")
             return "\n".join(lines)
-        lines.append(f"  robots.txt  {self.robotstxt_url} -> {self._outcome()}")
+        fetch = self.fetch or "not fetched: from the cache"
+        lines.append(f"  robots.txt  {self.robotstxt_url}: {fetch}")
+        lines.append(f"  access      {self._access()}")
         lines.append(f"  tokens      {', '.join(self.tokens) or '(none)'} ({self.agent_source})")
         lines.extend(self._rule_lines())
         return "\n".join(lines)
 
-    def _outcome(self) -> str:
-        from scrapy_rep.middleware import RobotsTxtUnreachable
+    def _access(self) -> str:
+        """What applies to the origin's requests, and the policy's reason."""
+        from scrapy_rep.middleware import ForbiddenByRobotsTxt
+        from scrapy_rep.outcome import AccessState
 
-        if isinstance(self.dropped, RobotsTxtUnreachable):
-            return f"{_short(self.dropped.reason)}: every request to this origin is dropped"
         if self.access is None:
-            return "known to the crawler already (no details)"
-        reason = _short(self.access.reason)
-        if self.access.robots is None:
-            return f"{reason}: every URL allowed"
-        return reason
+            if self.dropped is not None and not isinstance(self.dropped, ForbiddenByRobotsTxt):
+                return f"every request dropped: {self.dropped.reason}"
+            return "(not reported)"
+        if self.access.state is AccessState.RULES:
+            return "rules: the group below decides"
+        if self.access.state is AccessState.ALLOW_ALL:
+            return f"every URL allowed: {self.access.reason}"
+        return f"every request dropped: {self.access.reason}"
 
     def _rule_lines(self) -> list[str]:
         from scrapy_rep.middleware import ForbiddenByRobotsTxt
@@ -258,33 +294,5 @@ class Probe:
         return lines
 
 
-def _tokens(configured: tuple[str, ...], user_agent: str) -> tuple[str, ...]:
-    """The tokens the middleware checks a request with before UserAgentMiddleware runs."""
-    from scrapy_rep.agents import product_token
-
-    if configured:
-        return configured
-    token = product_token(user_agent)
-    return (token,) if token else ()
-
-
-def _known_access(middleware: object, origin: object) -> Access | None:
-    """The middleware's answer for an origin it did not fetch in this run (taken from its store)."""
-    peek = getattr(getattr(middleware, "_resolver", None), "peek", None)
-    if not callable(peek):
-        return None
-    try:
-        access = peek(origin)
-    except Exception:
-        return None
-    from scrapy_rep.outcome import Access
-
-    return access if isinstance(access, Access) else None
-
-
 def _rule(rule: Rule) -> str:
     return f"line {rule.line}: {rule.kind.capitalize()}: {rule.pattern}"
-
-
-def _short(reason: str) -> str:
-    return reason.removeprefix("robots.txt ").strip() or "?"

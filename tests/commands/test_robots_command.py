@@ -63,7 +63,8 @@ def test_spec_8_1_disallowed_by_rule_exit_1_names_rule_line_and_group(
     assert done.returncode == 1, done.stderr
     out = fields(done)
     assert out["verdict"] == "disallowed"
-    assert out["robots.txt"] == f"{agents.url('/robots.txt')} -> HTTP 200"
+    assert out["robots.txt"] == f"{agents.url('/robots.txt')}: HTTP 200"
+    assert out["access"] == "rules: the group below decides"
     assert out["tokens"] == "examplebot (USER_AGENT)"  # the project's USER_AGENT
     assert out["group"] == "examplebot"
     assert out["rule"] == "line 6: Disallow: /articles/"
@@ -128,7 +129,10 @@ def test_status_404_full_allow(scrapy: Run) -> None:
     with SiteServer({"/robots.txt": Reply(404, b"Disallow: /")}) as site:
         done = scrapy("robots", site.url("/private/x"))
     assert done.returncode == 0, done.stderr
-    assert fields(done)["robots.txt"].endswith("unavailable (HTTP 404): every URL allowed")
+    out = fields(done)
+    assert out["robots.txt"].endswith(": HTTP 404")
+    assert out["access"].startswith("every URL allowed: ")
+    assert "unavailable (HTTP 404)" in out["access"]
 
 
 def test_status_5xx_unreachable_disallowed_exit_1(scrapy: Run) -> None:
@@ -138,8 +142,9 @@ def test_status_5xx_unreachable_disallowed_exit_1(scrapy: Run) -> None:
     assert done.returncode == 1, done.stderr
     out = fields(done)
     assert out["verdict"] == "disallowed"
-    assert "unreachable (HTTP 503)" in out["robots.txt"]
-    assert "dropped" in out["robots.txt"]
+    assert out["robots.txt"].endswith(": HTTP 503")
+    assert out["access"].startswith("every request dropped: ")
+    assert "unreachable (HTTP 503)" in out["access"]
     assert "/" not in fetched
 
 
@@ -148,7 +153,9 @@ def test_status_connection_refused_unreachable_exit_1(scrapy: Run) -> None:
         url = site.url("/page")  # the port is closed once the server stops
     done = scrapy("robots", url)
     assert done.returncode == 1, done.stderr
-    assert "unreachable (connection refused)" in fields(done)["robots.txt"]
+    out = fields(done)
+    assert out["robots.txt"].endswith(": no response")
+    assert "unreachable (connection refused)" in out["access"]
 
 
 def test_spec_2_1_redirect_chain_rules_apply_to_the_original_origin(scrapy: Run) -> None:
@@ -159,7 +166,7 @@ def test_spec_2_1_redirect_chain_rules_apply_to_the_original_origin(scrapy: Run)
         done = scrapy("robots", site.url("/old/page"))
     assert done.returncode == 1, done.stderr
     out = fields(done)
-    assert "after 1 redirect" in out["robots.txt"]
+    assert out["robots.txt"].endswith(f"HTTP 200 after 1 redirect (to {target.url('/rules.txt')})")
     assert out["rule"] == "line 2: Disallow: /old/"
 
 
