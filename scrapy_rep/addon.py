@@ -5,6 +5,9 @@ What it changes, and nothing else:
 - ``DOWNLOADER_MIDDLEWARES``: ``scrapy_rep.RobotsTxtMiddleware`` at 100 (where
   the built-in sits, before UserAgentMiddleware at 500) and Scrapy's built-in
   ``RobotsTxtMiddleware`` set to None.
+- ``EXTENSIONS``: ``scrapy_rep.crawl_delay.CrawlDelay`` and
+  ``scrapy_rep.sitemaps.FollowSitemaps`` at 0; both stay off unless
+  ``REP_CRAWL_DELAY = "obey"`` / ``REP_FOLLOW_SITEMAPS = True`` turn them on.
 
 ``ROBOTSTXT_OBEY`` is left as the project set it: the add-on chooses which
 middleware obeys robots.txt, not whether to obey it.
@@ -18,10 +21,11 @@ from scrapy.settings import BaseSettings
 
 from scrapy_rep._compat import BUILTIN_ROBOTSTXT
 
-__all__ = ["MIDDLEWARE", "PRIORITY", "Addon"]
+__all__ = ["EXTENSIONS", "MIDDLEWARE", "PRIORITY", "Addon"]
 
 MIDDLEWARE: Final = "scrapy_rep.RobotsTxtMiddleware"
 PRIORITY: Final = 100
+EXTENSIONS: Final = ("scrapy_rep.crawl_delay.CrawlDelay", "scrapy_rep.sitemaps.FollowSitemaps")
 
 
 class Addon:
@@ -29,13 +33,20 @@ class Addon:
         # Scrapy's replace_in_component_priority_dict() raises KeyError for the
         # built-in, which lives only in DOWNLOADER_MIDDLEWARES_BASE, so both
         # entries are set explicitly, at add-on priority: a project that sets
-        # either entry itself keeps its own value.
-        middlewares = settings["DOWNLOADER_MIDDLEWARES"]
-        if isinstance(middlewares, BaseSettings):
-            middlewares.set(BUILTIN_ROBOTSTXT, None, priority="addon")
-            middlewares.set(MIDDLEWARE, PRIORITY, priority="addon")
-        else:
-            middlewares = dict(middlewares or {})
-            middlewares.setdefault(BUILTIN_ROBOTSTXT, None)
-            middlewares.setdefault(MIDDLEWARE, PRIORITY)
-            settings.set("DOWNLOADER_MIDDLEWARES", middlewares, priority="addon")
+        # an entry itself keeps its own value.
+        _set_components(
+            settings, "DOWNLOADER_MIDDLEWARES", {BUILTIN_ROBOTSTXT: None, MIDDLEWARE: PRIORITY}
+        )
+        _set_components(settings, "EXTENSIONS", dict.fromkeys(EXTENSIONS, 0))
+
+
+def _set_components(settings: BaseSettings, name: str, entries: dict[str, int | None]) -> None:
+    components = settings[name]
+    if isinstance(components, BaseSettings):
+        for path, priority in entries.items():
+            components.set(path, priority, priority="addon")
+    else:
+        merged = dict(components or {})
+        for path, priority in entries.items():
+            merged.setdefault(path, priority)
+        settings.set(name, merged, priority="addon")
