@@ -128,9 +128,10 @@ class Fetcher:
         if hops:
             reason += f" after {hops} redirect{'s' if hops > 1 else ''}"
         limit = self._config.max_body_bytes
+        inflated = _INFLATED in response.flags
         if "download_stopped" in response.flags:
-            reason += f", cut at {limit} bytes"
-        elif len(response.body) >= limit and _INFLATED in response.flags:
+            reason += f", cut at {limit} {'compressed ' if inflated else ''}bytes"
+        if inflated and len(response.body) >= limit:
             reason += f", inflated to its first {limit} bytes"
         body = response.body[:limit] if kind is FetchKind.SUCCESS else b""
         headers = {

@@ -14,6 +14,7 @@ import socket
 import struct
 import threading
 import time
+import zlib
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
@@ -23,6 +24,7 @@ from typing import Any
 
 __all__ = [
     "Behaviour",
+    "GzipBomb",
     "Hang",
     "Hit",
     "Huge",
@@ -81,7 +83,21 @@ class Huge:
     inserts: tuple[tuple[int, bytes], ...] = ()
 
 
-Behaviour = Reply | Redirect | Reset | Hang | Truncated | Huge
+@dataclass(frozen=True)
+class GzipBomb:
+    """``Content-Encoding: gzip`` of ``head`` + ``zeros`` NUL bytes + ``tail``, streamed.
+
+    1 GB of zeros is about 1 MB on the wire. Built from one precomputed
+    deflate block repeated (full flushes make blocks independent), so the
+    server spends no time compressing; bytes sent are recorded.
+    """
+
+    head: bytes
+    zeros: int
+    tail: bytes = b""
+
+
+Behaviour = Reply | Redirect | Reset | Hang | Truncated | Huge | GzipBomb
 Route = Behaviour | Callable[[str], Behaviour]  # a callable gets the Host header
 
 
@@ -188,6 +204,8 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(behaviour.body)
             self.wfile.flush()
             self.close_connection = True
+        elif isinstance(behaviour, GzipBomb):
+            self._gzip_bomb(behaviour)
         else:
             self._huge(behaviour)
 
@@ -215,6 +233,33 @@ class _Handler(BaseHTTPRequestHandler):
                     sent += len(part)
                 self._send(data)
                 sent += len(data)
+        except OSError:
+            pass  # the client stopped reading: that is what the test wants
+        self.close_connection = True
+
+    def _gzip_bomb(self, bomb: GzipBomb) -> None:
+        chunk = 1 << 20
+        deflate = zlib.compressobj(9, zlib.DEFLATED, -zlib.MAX_WBITS)
+        head = deflate.compress(bomb.head) + deflate.flush(zlib.Z_FULL_FLUSH)
+        block = deflate.compress(bytes(chunk)) + deflate.flush(zlib.Z_FULL_FLUSH)
+        whole, rest = divmod(bomb.zeros, chunk)
+        end = deflate.compress(bytes(rest) + bomb.tail) + deflate.flush()
+        self.send_response(200)
+        self.send_header("Content-Type", "text/plain")
+        self.send_header("Content-Encoding", "gzip")
+        self.end_headers()
+        try:
+            self._send(b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03" + head)
+            for _ in range(whole):
+                if self.server.site.stopping.is_set():
+                    return
+                self._send(block)
+            crc = zlib.crc32(bomb.head)
+            for _ in range(whole):
+                crc = zlib.crc32(bytes(chunk), crc)
+            crc = zlib.crc32(bytes(rest) + bomb.tail, crc)
+            size = len(bomb.head) + bomb.zeros + len(bomb.tail)
+            self._send(end + struct.pack("<II", crc, size & 0xFFFFFFFF))
         except OSError:
             pass  # the client stopped reading: that is what the test wants
         self.close_connection = True

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import tracemalloc
 
 import pytest
 from scrapy.utils.defer import deferred_f_from_coro_f
@@ -10,7 +11,7 @@ from scrapy.utils.defer import deferred_f_from_coro_f
 from scrapy_rep.middleware import ForbiddenByRobotsTxt
 
 from .conftest import crawl, spider_of
-from .servers import Huge, Reply, SiteServer
+from .servers import GzipBomb, Huge, Reply, SiteServer
 
 SIZE = 50_000_000
 
@@ -39,6 +40,29 @@ async def test_rfc9309_500kib_limit_on_a_50mb_robots_txt(caplog: pytest.LogCaptu
     assert sorted(spider.got) == sorted(site.url(p) for p in ["/beyond", "/last", "/free"])
     assert sent < SIZE // 2, f"the server sent {sent} bytes"  # kernel buffers hold a few MB
     assert "cut at 512000 bytes" in caplog.text
+
+
+@deferred_f_from_coro_f
+async def test_rfc9309_500kib_limit_holds_for_a_gzip_bomb(caplog: pytest.LogCaptureFixture) -> None:
+    """SPEC §4.3 after decompression: about 1 MB of gzip that inflates to 1 GB is
+    inflated to its first 512,000 bytes only, and memory stays bounded
+    (Scrapy's HttpCompressionMiddleware would inflate all it received)."""
+    bomb = GzipBomb(b"User-agent: *\nDisallow: /early\n", 1 << 30, b"\nDisallow: /late\n")
+    with SiteServer({"/robots.txt": bomb}) as site:
+        tracemalloc.start()
+        try:
+            with caplog.at_level(logging.INFO, "scrapy_rep"):
+                crawler = await crawl([site.url("/early"), site.url("/late")])
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        sent = site.huge_bytes_sent
+    spider = spider_of(crawler)
+    assert list(spider.dropped) == [site.url("/early")]
+    assert spider.got == [site.url("/late")]
+    assert peak < 64 * 2**20, f"peak {peak} bytes traced while crawling"
+    assert "inflated to its first 512000 bytes" in caplog.text
+    assert sent < 1_000_000  # the transfer stopped too (kernel buffers included)
 
 
 @deferred_f_from_coro_f
