@@ -122,6 +122,23 @@ def test_spec_5_5_outside_a_project_scrapy_default_agent_gets_star(
     assert (out["group"], out["rule"]) == ("*", "line 13: Disallow: /")
 
 
+def test_spec_3_1_second_run_explains_from_the_project_store(scrapy: Run) -> None:
+    """With a persistent store (REP_STORAGE=sqlite) the second run does not fetch again."""
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        SiteServer({"/robots.txt": Reply(200, AGENTS)}) as site,
+    ):
+        store = ("-s", "REP_STORAGE=sqlite", "-s", f"REP_STORAGE_PATH={tmp}/robots.sqlite3")
+        first = scrapy("robots", site.url("/articles/1"), *store)
+        second = scrapy("robots", site.url("/articles/1"), *store)
+        fetched = site.count("/robots.txt")
+    assert (first.returncode, second.returncode) == (1, 1), first.stderr + second.stderr
+    assert fields(first)["robots.txt"].endswith(": HTTP 200")
+    assert fields(second)["robots.txt"].endswith(": not fetched: from the cache")
+    assert fields(second)["rule"] == fields(first)["rule"] == "line 6: Disallow: /articles/"
+    assert fetched == 1
+
+
 # --- robots.txt outcomes (SPEC §2) ---------------------------------------------------------
 
 
