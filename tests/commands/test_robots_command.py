@@ -213,6 +213,22 @@ def test_scrapy_unknown_spider_exit_2(scrapy: Run, agents: SiteServer) -> None:
     assert "no spider named 'nope'" in done.stderr
 
 
+@pytest.mark.parametrize(
+    ("setting", "says"),
+    [
+        ("REP_STORAGE=bogus", "the check did not run"),
+        ('DOWNLOADER_MIDDLEWARES={"scrapy_rep.RobotsTxtMiddleware": null}', "is not enabled"),
+    ],
+)
+def test_scrapy_check_that_cannot_run_exit_2(
+    scrapy: Run, agents: SiteServer, setting: str, says: str
+) -> None:
+    done = scrapy("robots", agents.url("/"), "-s", setting)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stdout.startswith(f"error: {agents.url('/')}: ")
+    assert says in done.stdout
+
+
 def test_scrapy_command_is_listed_and_light_to_import(scrapy: Run) -> None:
     listing = scrapy()
     assert "robots" in listing.stdout
