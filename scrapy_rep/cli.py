@@ -291,7 +291,8 @@ _LINT_EXIT: Final = "exit codes: 0 no error (warnings allowed), 1 errors, 2 usag
 def _parsers() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
     parser = argparse.ArgumentParser(
         prog="scrapy-rep",
-        description="Read a robots.txt as RFC 9309 and Google do: check URLs, or lint the file.",
+        description="Read a robots.txt as RFC 9309 and Google do: check URLs, lint the file, "
+        "or run the local demo.",
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     check = commands.add_parser(
@@ -324,6 +325,11 @@ def _parsers() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentPars
         epilog=_LINT_EXIT,
     )
     lint_parser.add_argument("robots", metavar="ROBOTS_FILE_OR_URL", help=_ROBOTS_HELP)
+    commands.add_parser(
+        "demo",
+        help="crawl local demo sites with the example project and tabulate what happened",
+        add_help=False,  # its options belong to scrapy_rep.demo
+    )
     for sub, func in ((check, run_check), (lint_parser, run_lint)):
         sub.add_argument("--json", action="store_true", help="print JSON instead of text")
         sub.add_argument(
@@ -340,6 +346,10 @@ def _parsers() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentPars
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
     args_list = list(sys.argv[1:] if argv is None else argv)
+    if args_list[:1] == ["demo"]:  # Scrapy is imported only for the demo
+        from scrapy_rep.demo import main as demo_main
+
+        return demo_main(args_list[1:])
     parser, commands = _parsers()
     try:
         if args_list and args_list[0] in commands:
