@@ -1,4 +1,5 @@
-"""Crawl-delay: the robots.txt ``crawl-delay`` as the floor of a download slot's delay.
+"""Crawl-delay: the robots.txt ``crawl-delay`` (or the interval a ``request-rate``
+asks for, if longer) as the floor of a download slot's delay.
 
 Google ignores ``crawl-delay`` (SPEC §4.5) and so does every access decision
 of scrapy_rep; this extension only slows a crawl down, and only when asked:
@@ -245,7 +246,7 @@ class CrawlDelay:
         if tokens in known:
             return known[tokens]
         robots = self._robots.get(origin)
-        wanted = robots.crawl_delay(tokens) if robots is not None else None
+        wanted = _pacing(robots, tokens) if robots is not None else None
         delay = None if wanted is None else clamp(wanted, self._max)
         known[tokens] = delay
         if wanted is not None and delay is not None and delay < wanted:
@@ -288,9 +289,15 @@ class CrawlDelay:
             self._crawler.stats.inc_value(name)
 
 
+def _pacing(robots: RobotsTxt, tokens: tuple[str, ...]) -> float | None:
+    """The slowest of the group's ``crawl-delay`` and ``request-rate`` (seconds apart)."""
+    found = [v for v in (robots.crawl_delay(tokens), robots.request_rate(tokens)) if v is not None]
+    return max(found) if found else None
+
+
 def _has_delay(robots: RobotsTxt) -> bool:
-    """Whether any group has a crawl-delay: most robots.txt have none, and are not kept."""
-    return any(robots.crawl_delay(agent) is not None for agent in robots.agents)
+    """Whether any group paces requests: most robots.txt do not, and are not kept."""
+    return any(_pacing(robots, (agent,)) is not None for agent in robots.agents)
 
 
 def _tokens_of(user_agent: str) -> tuple[str, ...]:

@@ -9,6 +9,7 @@ asks about, and each asked-for group is compiled exactly once.
 from __future__ import annotations
 
 import logging
+import math
 import re
 from array import array
 from collections.abc import Sequence
@@ -51,6 +52,7 @@ class _Block(NamedTuple):
     patterns: str
     codes: array[int]
     crawl_delay: float | None
+    request_rate: float | None  # seconds per request
 
 
 class RobotsTxt:
@@ -117,15 +119,21 @@ class RobotsTxt:
 
     def crawl_delay(self, user_agent: UserAgent) -> float | None:
         """The ``crawl-delay`` of the agent's group, if it has one (never used for access)."""
+        return self._group_value(user_agent, "crawl_delay")
+
+    def request_rate(self, user_agent: UserAgent) -> float | None:
+        """Seconds per request from the group's ``request-rate`` (``1/5`` -> 5.0), if any."""
+        return self._group_value(user_agent, "request_rate")
+
+    def _group_value(self, user_agent: UserAgent, name: str) -> float | None:
         tokens = crawler_tokens(user_agent, self._quirks)
         _, block_ids = select_group(self._groups, tokens, self._quirks)
-        delays = [
-            delay
-            for ids in block_ids
-            for index in ids
-            if (delay := self._blocks[index].crawl_delay) is not None
-        ]
-        return delays[0] if delays else None
+        for ids in block_ids:
+            for index in ids:
+                value: float | None = getattr(self._blocks[index], name)
+                if value is not None:
+                    return value
+        return None
 
     @property
     def agents(self) -> tuple[str, ...]:
@@ -197,10 +205,32 @@ def _field_of_key(raw_key: str) -> str:
     field = _FIELD_OF_KEY.get(raw_key)
     if field is None:
         key = raw_key.strip(_WS).lower()
-        field = _lines.KNOWN_FIELDS.get(key, key if key == "crawl-delay" else "")
+        field = _lines.KNOWN_FIELDS.get(key, key if key in _PACING_FIELDS else "")
         if len(_FIELD_OF_KEY) < 4096:
             _FIELD_OF_KEY[raw_key] = field
     return field
+
+
+_PACING_FIELDS = frozenset({"crawl-delay", "request-rate"})
+_RATE = re.compile(r"\s*(\d+)\s*/\s*(\d+(?:\.\d+)?)\s*([smhd]?)", re.IGNORECASE)
+_UNIT_SECONDS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def _number(value: str) -> float | None:
+    try:
+        number = float(value)
+    except ValueError:
+        return None
+    return number if math.isfinite(number) and number >= 0 else None
+
+
+def _seconds_per_request(value: str) -> float | None:
+    """``request-rate: n/period[unit] [hhmm-hhmm]`` as seconds per request."""
+    rate = _RATE.match(value)
+    if rate is None or int(rate[1]) == 0:
+        return None
+    period = float(rate[2]) * _UNIT_SECONDS[rate[3].lower()]
+    return period / int(rate[1])
 
 
 class _Parser:
@@ -214,6 +244,7 @@ class _Parser:
         self.patterns: list[str] | None = None  # patterns of the open block
         self.codes = array("I")
         self.crawl_delay: float | None = None
+        self.request_rate: float | None = None
         self.reading_agents = False
 
     def parse(self, body: bytes | str) -> RobotsTxt:
@@ -250,8 +281,8 @@ class _Parser:
                 self._agent(match[2].strip(_WS))
             elif field == _lines.SITEMAP:
                 self._sitemap(match[2].strip(_WS))
-            elif field == "crawl-delay":
-                self._crawl_delay(match[2].strip(_WS))
+            elif field in _PACING_FIELDS:
+                self._pacing(field, match[2].strip(_WS))
 
     def _read_leniently(self, lines: list[str]) -> None:
         """Google's library: misspelt and prefixed keys, missing colons, line cut."""
@@ -266,8 +297,8 @@ class _Parser:
                 self._agent(found.value)
             elif field == _lines.SITEMAP:
                 self._sitemap(found.value)
-            elif found.key == "crawl-delay":
-                self._crawl_delay(found.value)
+            elif found.key in _PACING_FIELDS:
+                self._pacing(found.key, found.value)
 
     def _agent(self, value: str) -> None:
         if not self.reading_agents:
@@ -295,19 +326,24 @@ class _Parser:
         else:
             logger.debug("Skipping sitemap %r: not an absolute URL", value)
 
-    def _crawl_delay(self, value: str) -> None:
-        if self.patterns is None or self.crawl_delay is not None:
+    def _pacing(self, field: str, value: str) -> None:
+        """The first ``crawl-delay`` and ``request-rate`` of a block; bad values are ignored."""
+        if self.patterns is None:
             return
-        try:
-            delay = float(value)
-        except ValueError:
+        seconds = _seconds_per_request(value) if field == "request-rate" else _number(value)
+        if seconds is None:
             return
-        if delay >= 0:  # NaN compares false
-            self.crawl_delay = delay
+        if field == "crawl-delay" and self.crawl_delay is None:
+            self.crawl_delay = seconds
+        elif field == "request-rate" and self.request_rate is None:
+            self.request_rate = seconds
 
     def _close_block(self) -> None:
         if self.patterns is not None:
-            self.blocks.append(_Block("\n".join(self.patterns), self.codes, self.crawl_delay))
+            self.blocks.append(
+                _Block("\n".join(self.patterns), self.codes, self.crawl_delay, self.request_rate)
+            )
         self.patterns = None
         self.codes = array("I")
         self.crawl_delay = None
+        self.request_rate = None

@@ -372,3 +372,25 @@ def test_rfc9309_crawl_delay_is_reported_not_obeyed() -> None:
     assert robots.crawl_delay("mybot") == 2.5
     assert robots.crawl_delay("other") is None
     assert robots.allowed(URL + "/y", "mybot")
+
+
+@pytest.mark.parametrize(
+    ("line", "seconds"),
+    [
+        ("Request-rate: 1/5", 5.0),
+        ("Request-rate: 1/10s", 10.0),
+        ("request-rate: 2/1m", 30.0),
+        ("Request-rate: 30/1h 0800-1700", 120.0),
+        ("Request-rate: 0/5", None),
+        ("Request-rate: fast", None),
+    ],
+)
+def test_rfc9309_request_rate_is_reported_not_obeyed(line: str, seconds: float | None) -> None:
+    robots = RobotsTxt.parse(f"User-agent: mybot\n{line}\nDisallow: /x\n")
+    assert robots.request_rate("mybot") == seconds
+    assert robots.allowed(URL + "/y", "mybot")
+
+
+@pytest.mark.parametrize("value", ["inf", "nan", "-1", "1e400", "soon"])
+def test_rfc9309_crawl_delay_bad_values_ignored(value: str) -> None:
+    assert RobotsTxt.parse(f"User-agent: *\nCrawl-delay: {value}\n").crawl_delay("x") is None

@@ -57,6 +57,17 @@ async def test_scrapy_crawl_delay_slows_its_origin_and_no_other() -> None:
 
 
 @deferred_f_from_coro_f
+async def test_scrapy_request_rate_paces_its_origin() -> None:
+    """``request-rate: 1/1s`` is one request a second, like ``crawl-delay: 1``."""
+    with SiteServer({"/robots.txt": robots("User-agent: *\nRequest-rate: 1/1s\n")}) as site:
+        crawler = await crawl(pages(site, 2), OBEY)
+    site_hits = hits(site)
+    assert len(site_hits) == 3
+    assert all(gap >= 1 - SLACK for gap in gaps(site_hits)), gaps(site_hits)
+    assert stats(crawler)["robotstxt/crawl_delay/applied"] == 1
+
+
+@deferred_f_from_coro_f
 async def test_scrapy_crawl_delay_86400_is_clamped_and_logged(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
