@@ -46,6 +46,7 @@ ROBOTS_PRIORITY: Final = 1000
 _RECEIVED: Final = "_rep_bytes_received"
 _DECODED: Final = "_rep_decoded_body"
 _INFLATED: Final = "rep_inflated"
+_UNDECODABLE: Final = "rep_undecodable"
 #: Only what can be inflated a piece at a time, within a bound.
 _ACCEPT_ENCODING: Final = b"gzip, deflate"
 _REDIRECTS: Final = frozenset({301, 302, 303, 307, 308})
@@ -80,7 +81,11 @@ class Fetcher:
                 return self._outcome(FetchKind.UNREACHABLE, start, url, reason=reason)
             stats.inc_value("robotstxt/response_count")
             stats.inc_value(f"robotstxt/response_status_count/{response.status}")
-            target = _redirect_target(response, url)
+            try:
+                target = _redirect_target(response, url)
+            except ValueError as exc:  # e.g. "http://[::1": the server's fault, not ours
+                reason = f"HTTP {response.status} with an invalid Location ({exc})"
+                return self._outcome(FetchKind.UNREACHABLE, start, url, reason=reason)
             if target is None:
                 return self._final(response, start, url, hops=len(seen) - 1)
             if target in seen:
@@ -120,11 +125,16 @@ class Fetcher:
         decoded = request.meta.get(_DECODED)
         if decoded is not None:
             response = response.replace(body=decoded, flags=[*response.flags, _INFLATED])
+        elif request.meta.get(_UNDECODABLE):
+            response = response.replace(body=b"", flags=[*response.flags, _UNDECODABLE])
         return response
 
     def _final(self, response: Response, start: str, url: str, hops: int) -> FetchOutcome:
         kind = kind_of_status(response.status)
         reason = f"HTTP {response.status}"
+        if _UNDECODABLE in response.flags:  # an invalid response (RFC 9309 §2.3.1.4)
+            kind = FetchKind.UNREACHABLE
+            reason += " with a body that does not decode as its Content-Encoding says"
         if hops:
             reason += f" after {hops} redirect{'s' if hops > 1 else ''}"
         limit = self._config.max_body_bytes
@@ -182,7 +192,12 @@ class Fetcher:
         encodings = response.headers.getlist(b"Content-Encoding")
         if not encodings:
             return
-        decoded = inflate_prefix(response.body, encodings, limit)
+        try:
+            decoded = inflate_prefix(response.body, encodings, limit)
+        except ValueError:
+            request.meta[_UNDECODABLE] = True
+            del response.headers[b"Content-Encoding"]  # nothing for anyone to decode
+            return
         if decoded is not None:
             request.meta[_DECODED] = decoded
             del response.headers[b"Content-Encoding"]
@@ -191,29 +206,40 @@ class Fetcher:
 def inflate_prefix(body: bytes, encodings: list[bytes], limit: int) -> bytes | None:
     """The first ``limit`` bytes of ``body`` decoded; None for an encoding we do not inflate.
 
-    A truncated stream gives what it holds; a corrupt one what came before
-    the damage.
+    A truncated stream (our own cut-off) gives what it holds; a body that is
+    not in its encoding at all raises ``ValueError``.
     """
     tokens = [token.strip().lower() for header in encodings for token in header.split(b",")]
     for token in reversed([t for t in tokens if t and t != b"identity"]):
         if token in (b"gzip", b"x-gzip"):
             body = _inflate(body, 16 + zlib.MAX_WBITS, limit)
         elif token == b"deflate":  # zlib-wrapped as the RFC says, or raw as some servers send
-            body = _inflate(body, zlib.MAX_WBITS, limit) or _inflate(body, -zlib.MAX_WBITS, limit)
+            try:
+                body = _inflate(body, zlib.MAX_WBITS, limit)
+            except ValueError:
+                body = _inflate(body, -zlib.MAX_WBITS, limit)
         else:
             return None
     return body
 
 
 def _inflate(data: bytes, wbits: int, limit: int) -> bytes:
-    """Inflate at most ``limit`` bytes, member after member (concatenated gzip)."""
+    """Inflate at most ``limit`` bytes, member after member (concatenated gzip).
+
+    Damage in the first member raises ``ValueError``; bytes after a complete
+    member that are not another one are ignored, as gzip(1) does.
+    """
     out = bytearray()
+    first = True
     while data and len(out) < limit:
         inflater = zlib.decompressobj(wbits)
         try:
             out += inflater.decompress(data, limit - len(out))
-        except zlib.error:
+        except zlib.error as exc:
+            if first:
+                raise ValueError(f"not a valid compressed stream: {exc}") from exc
             break
+        first = False
         if not inflater.eof:
             break  # the limit was reached, or the stream was cut
         data = inflater.unused_data

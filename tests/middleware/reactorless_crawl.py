@@ -8,6 +8,7 @@ installed a reactor cannot run reactorless. Usage:
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import AsyncIterator
 from typing import Any
@@ -56,7 +57,8 @@ def main(urls: list[str]) -> None:
             "CONCURRENT_REQUESTS": 32,
             "CONCURRENT_REQUESTS_PER_DOMAIN": 32,
             "LOG_LEVEL": "WARNING",
-            "REP_STORAGE": "memory",
+            "REP_STORAGE": "sqlite",
+            "REP_STORAGE_PATH": os.environ["REP_TEST_STORAGE_PATH"],
             "REP_UNREACHABLE_WAIT": 0,
         }
     )

@@ -20,9 +20,10 @@ ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = Path(__file__).with_name("reactorless_crawl.py")
 
 
-def run_reactorless(urls: list[str]) -> dict[str, object]:
+def run_reactorless(urls: list[str], cache: Path) -> dict[str, object]:
     env = {
         **os.environ,
+        "REP_TEST_STORAGE_PATH": str(cache),
         "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
     }
     result = subprocess.run(
@@ -38,7 +39,9 @@ def run_reactorless(urls: list[str]) -> dict[str, object]:
     return report
 
 
-def test_scrapy_reactorless_mode_status_semantics_burst_and_size_cap() -> None:
+def test_scrapy_reactorless_mode_status_semantics_burst_and_size_cap(tmp_path: Path) -> None:
+    """With the default sqlite store (in tmp_path): its worker thread works without Twisted."""
+
     def slow_robots(host: str) -> Reply:
         time.sleep(0.2)  # the burst arrives while the fetch is pending
         return Reply(200, b"User-agent: *\nDisallow: /private\n")
@@ -62,7 +65,7 @@ def test_scrapy_reactorless_mode_status_semantics_burst_and_size_cap() -> None:
             big.url("/early"),
             big.url("/late"),
         ]
-        report = run_reactorless(urls)
+        report = run_reactorless(urls, tmp_path / "robotstxt.sqlite3")
         sent = big.huge_bytes_sent
     assert report["reactor_installed"] is False
     got = report["got"]
@@ -80,3 +83,5 @@ def test_scrapy_reactorless_mode_status_semantics_burst_and_size_cap() -> None:
     assert stats["robotstxt/origins"] == 4
     assert stats["robotstxt/forbidden"] == 26
     assert stats["robotstxt/unreachable"] == 1
+    assert stats["robotstxt/cache/miss"] == len(urls)
+    assert (tmp_path / "robotstxt.sqlite3").is_file()

@@ -76,3 +76,81 @@ def test_config_is_frozen() -> None:
     config = Config()
     with pytest.raises(AttributeError):
         config.obey = True  # type: ignore[misc]
+
+
+def test_cache_settings_defaults_follow_spec_2_2_and_3() -> None:
+    config = Config.from_settings(Settings())
+    assert config.storage == "sqlite" and config.storage_path is None
+    assert config.memory_max_origins == 10_000
+    assert config.redis_url is None and config.redis_prefix == "scrapy_rep:"
+    policy = config.policy()
+    assert (policy.default_ttl, policy.min_ttl, policy.max_ttl) == (86400, 60, 86400)
+    assert policy.disallow_window == 12 * 3600
+    assert policy.stale_limit == 30 * 86400
+    assert policy.long_outage == "site"
+    assert policy.unreachable_wait == 10
+    assert config.clock() > 1_600_000_000  # the real clock
+
+
+def test_google_legacy_preset_and_explicit_settings_win_over_it() -> None:
+    legacy = Config.from_settings({"REP_OUTAGE_RULES": "google-legacy"}).policy()
+    assert legacy.disallow_window == legacy.stale_limit == 30 * 86400
+    assert legacy.long_outage == "cached"
+    tuned = Config.from_settings(
+        {"REP_OUTAGE_RULES": "google-legacy", "REP_UNREACHABLE_DISALLOW": "0"}
+    ).policy()
+    assert tuned.disallow_window == 0 and tuned.long_outage == "cached"
+
+
+def test_cache_settings_as_strings_and_redis_url_fallback() -> None:
+    config = Config.from_settings(
+        Settings(
+            {
+                "REP_STORAGE": "redis",
+                "REDIS_URL": "redis://127.0.0.1:6379/1",
+                "REP_CACHE_TTL": "3600",
+                "REP_RETRY_JITTER": "0.5",
+                "REP_CLOCK": "time.time",
+            }
+        )
+    )
+    assert config.redis_url == "redis://127.0.0.1:6379/1"
+    assert config.policy().default_ttl == 3600 and config.policy().retry_jitter == 0.5
+    override = Config.from_settings(
+        {"REDIS_URL": "redis://a:1/0", "REP_REDIS_URL": "redis://b:2/0"}
+    )
+    assert override.redis_url == "redis://b:2/0"
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "accepted"),
+    [
+        ("REP_STORAGE", "postgres", "'sqlite' (the default), 'memory', 'redis'"),
+        ("REP_STORAGE_PATH", "", "a file path"),
+        ("REP_MEMORY_MAX_ORIGINS", 0, "an integer >= 1"),
+        ("REP_REDIS_URL", "http://localhost", "a Redis URL"),
+        ("REP_CACHE_TTL", -1, "a number of seconds >= 0"),
+        ("REP_CACHE_MIN_TTL", 90_000, "<= REP_CACHE_MAX_TTL"),
+        ("REP_UNREACHABLE_WAIT", "soon", "a number of seconds >= 0"),
+        ("REP_UNREACHABLE_DISALLOW", float("nan"), "a number of seconds >= 0"),
+        ("REP_OUTAGE_RULES", "bing", "'google' or 'google-legacy'"),
+        ("REP_LONG_OUTAGE", "allow", "'site' or 'cached'"),
+        ("REP_RETRY_FACTOR", 0.5, "a number >= 1"),
+        ("REP_RETRY_JITTER", 2, "a number >= 0 and <= 1"),
+        ("REP_CLOCK", "no.such.clock", "a zero-argument callable"),
+        ("REP_CLOCK", "os.getcwd", "a zero-argument callable"),
+    ],
+)
+def test_cache_bad_setting_fails_naming_setting_value_and_accepted(
+    name: str, value: Any, accepted: str
+) -> None:
+    with pytest.raises(SettingError) as caught:
+        Config.from_settings({name: value})
+    message = str(caught.value)
+    assert name in message and accepted in message
+    assert caught.value.setting == name
+
+
+def test_cache_redis_storage_needs_a_url() -> None:
+    with pytest.raises(SettingError, match=r"REP_REDIS_URL.*REDIS_URL"):
+        Config.from_settings({"REP_STORAGE": "redis"})

@@ -1,0 +1,187 @@
+"""The resolver on a hand-moved clock: storage -> policy -> access, without Scrapy."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+
+import pytest
+from scrapy.utils.defer import deferred_f_from_coro_f
+
+from scrapy_rep.origin import Origin, robots_url
+from scrapy_rep.outcome import Access, AccessState, FetchKind, FetchOutcome
+from scrapy_rep.policy import HOUR, OriginRecord, PolicyConfig
+from scrapy_rep.resolver import Resolver
+from scrapy_rep.storage import MemoryStorage
+
+T0 = 1_700_000_000.0
+A = Origin("http", "a.example", None)
+B = Origin("http", "b.example", None)
+BODY = b"User-agent: *\nDisallow: /private\n"
+
+
+class ManualClock:
+    def __init__(self) -> None:
+        self.now = T0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class Server:
+    """A fetch that answers from a script of outcomes and can be held open."""
+
+    def __init__(self, clock: ManualClock, *answers: tuple[FetchKind, int, bytes]) -> None:
+        self.clock = clock
+        self.answers = list(answers)
+        self.calls: list[Origin] = []
+        self.gate: asyncio.Event | None = None
+
+    async def __call__(self, origin: Origin) -> FetchOutcome:
+        self.calls.append(origin)
+        if self.gate is not None:
+            await self.gate.wait()
+        kind, status, body = self.answers.pop(0) if len(self.answers) > 1 else self.answers[0]
+        return FetchOutcome(
+            kind, robots_url(origin), self.clock(), status, body, reason=f"HTTP {status}"
+        )
+
+
+OK = (FetchKind.SUCCESS, 200, BODY)
+DOWN = (FetchKind.UNREACHABLE, 503, b"")
+
+
+def resolver(
+    fetch: Callable[[Origin], object],
+    clock: ManualClock,
+    storage: MemoryStorage | None = None,
+    counts: list[str] | None = None,
+    **policy: float,
+) -> Resolver:
+    return Resolver(
+        fetch,  # type: ignore[arg-type]
+        storage=storage if storage is not None else MemoryStorage(clock=clock),
+        policy=PolicyConfig(retry_jitter=0, **policy),  # type: ignore[arg-type]
+        clock=clock,
+        count=(counts.append if counts is not None else None),
+        random=lambda: 0.0,
+    )
+
+
+async def settle() -> None:
+    for _ in range(20):
+        await asyncio.sleep(0)
+
+
+@deferred_f_from_coro_f
+async def test_cache_3_1_fresh_hit_then_expired_refetch() -> None:
+    clock = ManualClock()
+    server = Server(clock, OK)
+    counts: list[str] = []
+    rep = resolver(server, clock, counts=counts)
+    first = await rep.access(A)
+    clock.now += 23 * HOUR
+    assert await rep.access(A) is first  # same Access object: nothing changed
+    assert rep.current(A) is first
+    clock.now += 2 * HOUR
+    refreshed = await rep.access(A)
+    assert len(server.calls) == 2
+    assert refreshed is not first and refreshed.robots is first.robots  # same body, one parse
+    assert counts == ["miss", "hit", "hit", "expired"]
+
+
+@deferred_f_from_coro_f
+async def test_status_5xx_streak_drops_at_once_and_retries_in_the_background() -> None:
+    """SPEC §2.2: during a streak nobody waits; retries follow the back-off."""
+    clock = ManualClock()
+    server = Server(clock, DOWN)
+    counts: list[str] = []
+    rep = resolver(server, clock, counts=counts, unreachable_wait=0)
+    closed = await rep.access(A)
+    assert closed.state is AccessState.DISALLOW_ALL and len(server.calls) == 1
+    clock.now += 1  # the next retry is 2 s after the 503
+    assert rep.current(A) is closed and len(server.calls) == 1
+    clock.now += 1.5
+    server.gate = asyncio.Event()
+    assert rep.current(A) is closed  # answered now; the retry runs meanwhile
+    await settle()
+    assert len(server.calls) == 2 and rep.pending(A)
+    server.answers = [OK]
+    server.gate.set()
+    await settle()
+    assert not rep.pending(A)
+    assert (await rep.access(A)).state is AccessState.RULES  # the retry succeeded
+    assert counts.count("unreachable/disallow") == 3
+
+
+@deferred_f_from_coro_f
+async def test_storage_3_5_two_resolvers_sharing_a_store_fetch_once() -> None:
+    """Two processes (two resolvers, one store): the lock makes one fetch."""
+    clock = ManualClock()
+    store = MemoryStorage(clock=clock)
+    server = Server(clock, OK)
+    server.gate = asyncio.Event()
+    first, second = resolver(server, clock, store), resolver(server, clock, store)
+    waiting = [asyncio.ensure_future(r.access(A)) for r in (first, second, first, second)]
+    await settle()
+    assert len(server.calls) == 1 and not any(w.done() for w in waiting)
+    server.gate.set()
+    accesses = await asyncio.gather(*waiting)
+    assert len(server.calls) == 1
+    assert all(not a.allowed("/private", "bot") and a.allowed("/", "bot") for a in accesses)
+
+
+@deferred_f_from_coro_f
+async def test_cache_3_4_record_from_the_store_is_used_and_parsed_once() -> None:
+    """A record another process stored: no fetch; equal bodies share one parse."""
+    clock = ManualClock()
+    store = MemoryStorage(clock=clock)
+    record = OriginRecord(FetchKind.SUCCESS, 200, "HTTP 200", T0, T0 + HOUR, BODY, T0, 200)
+    await store.put(str(A), record, HOUR)
+    await store.put(str(B), record, HOUR)
+    server = Server(clock, OK)
+    rep = resolver(server, clock, store)
+    a, b = await rep.access(A), await rep.access(B)
+    assert server.calls == []
+    assert a.robots is not None and a.robots is b.robots
+    replay = rep.last_answer(A)
+    assert replay is not None and (replay.status, replay.body) == (200, BODY)
+
+
+@deferred_f_from_coro_f
+async def test_cache_3_2_no_store_record_without_body_is_fetched_again() -> None:
+    clock = ManualClock()
+    store = MemoryStorage(clock=clock)
+    stored = OriginRecord.from_bytes(
+        OriginRecord(
+            FetchKind.SUCCESS, 200, "HTTP 200", T0, T0 + 60, BODY, T0, 200, no_store=True
+        ).to_bytes()
+    )
+    assert stored.good_body is None  # what sqlite or Redis give back
+    await store.put(str(A), stored, HOUR)
+    server = Server(clock, OK)
+    access = await resolver(server, clock, store).access(A)
+    assert len(server.calls) == 1 and not access.allowed("/private", "bot")
+
+
+class BrokenStore(MemoryStorage):
+    async def get(self, key: str) -> OriginRecord | None:
+        raise RuntimeError("disk on fire")
+
+    async def lock(self, key: str, ttl: float) -> bool:
+        raise RuntimeError("disk on fire")
+
+
+@deferred_f_from_coro_f
+async def test_storage_errors_cost_sharing_never_a_verdict(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    clock = ManualClock()
+    server = Server(clock, OK)
+    rep = resolver(server, clock, BrokenStore(clock=clock))
+    with caplog.at_level(logging.WARNING, "scrapy_rep.resolver"):
+        accesses: list[Access] = [await rep.access(origin) for origin in (A, B, A)]
+    assert [a.allowed("/private", "bot") for a in accesses] == [False] * 3
+    assert len(server.calls) == 2
+    assert len(caplog.records) == 1 and "disk on fire" in caplog.records[0].getMessage()
