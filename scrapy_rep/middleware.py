@@ -92,6 +92,24 @@ class RobotsTxtMiddleware:
     closed with ``finish_reason = "robotstxt_storage_unavailable"`` before any
     request is sent.
 
+    A spider's own request for an origin's robots.txt (a SitemapSpider with a
+    robots.txt URL in ``sitemap_urls``) is answered from the cache with the
+    status, headers and body we fetched, flagged ``"cached"``, so the server
+    sees one robots.txt request; for an unreachable origin it goes to the
+    network, and a robots.txt response a spider gets that way refreshes the
+    cache.
+
+    Stats, besides the built-in's five keys and ``robotstxt/origins``,
+    ``robotstxt/unreachable``, ``robotstxt/forbidden``: per checked request
+    one of ``robotstxt/cache/hit`` (answered from a record, in this process or
+    in the store), ``robotstxt/cache/miss`` (no record: it waited for a
+    fetch) or ``robotstxt/cache/expired`` (the record had expired: it waited
+    for the refresh); ``robotstxt/cache/stale_used`` when an expired copy's
+    rules applied (SPEC §2.2's last good copy); ``robotstxt/unreachable/<state>``
+    per request answered during an outage streak, ``<state>`` being
+    ``disallow``, ``cached_copy`` or ``allow``; ``robotstxt/cache/served`` per
+    robots.txt request of the spider answered from the cache.
+
     For other components: the instance is ``crawler.rep_middleware``, its
     settings ``crawler.rep_middleware.config`` (a ``Config``), and
     ``crawler.rep_middleware.tokens_for(request)`` gives the user-agent tokens
