@@ -49,6 +49,9 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
+#: Bound of the per-netloc and per-User-Agent memos (cleared when full).
+_MAX_REMEMBERED = 100_000
+
 
 class RobotsTxtDisallowed(IgnoreRequest):
     """A request dropped because of robots.txt; ``reason`` says why."""
@@ -141,6 +144,8 @@ class RobotsTxtMiddleware:
         self._storage_error: str | None = None
         self._parking = Parking(crawler)
         self._triggers: dict[Origin, Request] = {}  # the first waiting request per origin
+        self._origins: dict[tuple[str, str], Origin | None] = {}  # (scheme, netloc) -> origin
+        self._header_tokens: dict[bytes, tuple[str, ...]] = {}  # User-Agent -> tokens
         self._announced: set[Origin] = set()
         self._sitemaps_sent: set[Origin] = set()
         self._builtin_beside = builtin_robotstxt_enabled(crawler.settings)
@@ -205,10 +210,21 @@ class RobotsTxtMiddleware:
     # --- the steps ---------------------------------------------------------------
 
     def _origin(self, request: Request) -> Origin | None:
-        """None for schemes that are not checked (``data:``, ``file:``, ...)."""
-        if urlparse_cached(request).scheme not in self.config.checked_schemes:
+        """None for schemes that are not checked (``data:``, ``file:``, ...).
+
+        An origin depends on the scheme and netloc only, so it is worked out
+        (IDNA and all) once per netloc, not once per request.
+        """
+        parts = urlparse_cached(request)
+        if parts.scheme not in self.config.checked_schemes:
             return None
-        return origin_of(request.url)
+        key = (parts.scheme, parts.netloc)
+        if key in self._origins:
+            return self._origins[key]
+        if len(self._origins) >= _MAX_REMEMBERED:
+            self._origins.clear()
+        origin = self._origins[key] = origin_of(request.url)
+        return origin
 
     async def _wait(self, origin: Origin, request: Request) -> Access:
         if not self._storage_opened:
@@ -290,7 +306,10 @@ class RobotsTxtMiddleware:
         if access.state is AccessState.DISALLOW_ALL or access.robots is None:
             self._drop(request, RobotsTxtUnreachable(access.reason, request.url), "unreachable")
         else:
-            verdict = access.robots.explain(request.url, self._tokens(request))
+            tokens = self._tokens(request)
+            if access.robots.allowed(request.url, tokens):
+                return
+            verdict = access.robots.explain(request.url, tokens)  # why, for the drop
             if verdict.allowed or verdict.rule is None:
                 return
             error = ForbiddenByRobotsTxt(verdict.rule, request.url, robots_url(origin))
@@ -300,15 +319,19 @@ class RobotsTxtMiddleware:
         """ROBOTSTXT_USER_AGENT, else the User-Agent header's token, else USER_AGENT's."""
         if self.config.user_agent_tokens:
             return self.config.user_agent_tokens
-        header = request.headers.get(b"User-Agent")
-        for candidate in (
-            header.decode("latin-1") if header else "",
-            self.config.default_user_agent,
-        ):
-            token = product_token(candidate)
-            if token:
-                return (token,)
-        return ()  # only the * group can apply
+        header = request.headers.get(b"User-Agent") or b""
+        tokens = self._header_tokens.get(header)
+        if tokens is None:
+            tokens = ()  # only the * group can apply
+            for candidate in (header.decode("latin-1"), self.config.default_user_agent):
+                token = product_token(candidate)
+                if token:
+                    tokens = (token,)
+                    break
+            if len(self._header_tokens) >= _MAX_REMEMBERED:
+                self._header_tokens.clear()
+            self._header_tokens[header] = tokens
+        return tokens
 
     def _drop(
         self, request: Request, error: RobotsTxtDisallowed, stat: str, agent: str | None = None

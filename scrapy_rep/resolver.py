@@ -113,6 +113,11 @@ def access_for(outcome: FetchOutcome, google_quirks: bool = False) -> Access:
 _Key = tuple[AccessState | None, bytes | None, str]
 
 
+#: Seconds a policy decision is reused for the same record: the policy's
+#: windows are hours long, and a busy origin sees many requests a second.
+_REUSE = 1.0
+
+
 @dataclass(eq=False)
 class _State:
     """What this process knows of one origin."""
@@ -126,6 +131,9 @@ class _State:
     outcome_record: OriginRecord | None = None
     #: A fetch not yet handed to ``on_access``.
     unannounced: FetchOutcome | None = None
+    #: (record, decision, when): the policy's last answer for this very record,
+    #: reused for a moment so that a busy origin does not re-decide per request.
+    recent: tuple[OriginRecord | None, Decision, float] | None = None
 
     def holds(self, decision: Decision) -> bool:
         return self.access is not None and self.key == _key(decision)
@@ -186,7 +194,14 @@ class Resolver:
         state = self._states.get(origin)
         if state is None:
             return None
-        decision = decide(state.record, self._clock(), self.policy)
+        now = self._clock()
+        recent = state.recent
+        if recent is not None and recent[0] is state.record and 0 <= now - recent[2] < _REUSE:
+            decision = recent[1]
+        else:
+            decision = decide(state.record, now, self.policy)
+            if not decision.refresh_due:
+                state.recent = (state.record, decision, now)
         if decision.action is Action.FETCH or not state.holds(decision):
             return None
         self._note_use(origin, state, decision, HIT)
