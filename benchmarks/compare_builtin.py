@@ -45,7 +45,15 @@ from twisted.internet import task  # noqa: E402
 from twisted.python.failure import Failure  # noqa: E402
 
 BUILTIN: dict[str, Any] = {"ROBOTSTXT_OBEY": True}
-OURS: dict[str, Any] = {"ROBOTSTXT_OBEY": True, "ADDONS": {"scrapy_rep.Addon": 0}}
+# A fresh in-memory cache per run: ports are reused, so a persistent store
+# could answer a scenario from an earlier one; and no quick retries, so that
+# unreachable scenarios are judged on their first answer, like the built-in's.
+OURS: dict[str, Any] = {
+    "ROBOTSTXT_OBEY": True,
+    "ADDONS": {"scrapy_rep.Addon": 0},
+    "REP_STORAGE": "memory",
+    "REP_UNREACHABLE_WAIT": 0,
+}
 COMMON: dict[str, Any] = {
     "LOG_LEVEL": "ERROR",
     "TELNETCONSOLE_ENABLED": False,

@@ -73,7 +73,8 @@ class Config:
     google_quirks: bool = False
     #: REP_FOLLOW_REDIRECTS: redirect hops followed for robots.txt (RFC: >= 5).
     max_redirects: int = 5
-    #: REP_MAX_BODY_BYTES: bytes of robots.txt downloaded and parsed.
+    #: REP_MAX_BODY_BYTES: bytes of robots.txt downloaded (parsing stops at 512,000:
+    #: a larger value only keeps more of the body for a spider that asks for it).
     max_body_bytes: int = MIN_BODY_BYTES
     #: REP_CHECKED_SCHEMES: URL schemes whose requests are checked.
     checked_schemes: frozenset[str] = field(
