@@ -8,17 +8,16 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import socket
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from local_redis import RedisServer as RedisServer  # re-exported
+from local_redis import free_port as free_port
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
@@ -51,67 +50,6 @@ def clock() -> FakeClock:
     return FakeClock()
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-class RedisServer:
-    """A throw-away redis-server on 127.0.0.1, no persistence; restartable on its port."""
-
-    def __init__(self, workdir: Path) -> None:
-        binary = shutil.which("redis-server")
-        if binary is None:
-            pytest.fail("redis-server is not installed: apt-get install -y redis-server")
-        self.binary = binary
-        self.workdir = workdir
-        self.port = free_port()
-        self.process: subprocess.Popen[bytes] | None = None
-
-    @property
-    def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
-
-    def start(self) -> None:
-        self.process = subprocess.Popen(
-            [
-                *(self.binary, "--bind", "127.0.0.1", "--port", str(self.port)),
-                *("--save", "", "--appendonly", "no", "--dir", str(self.workdir)),
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                pytest.fail(f"redis-server exited with {self.process.returncode}")
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=0.2) as sock:
-                    sock.sendall(b"PING\r\n")
-                    if sock.recv(16).startswith(b"+PONG"):
-                        return
-            except OSError:
-                pass
-            time.sleep(0.02)  # waiting for a server to listen, not a time rule
-        pytest.fail("redis-server did not answer within 10 s")
-
-    def kill(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.kill()
-            self.process.wait(10)
-        self.process = None
-
-
-@pytest.fixture
-def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
-    server = RedisServer(tmp_path)
-    server.start()
-    try:
-        yield server
-    finally:
-        server.kill()
 
 
 def run_crawlers(*jobs: dict[str, Any], cwd: Path, timeout: float = 90) -> list[dict[str, Any]]:
