@@ -36,9 +36,10 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-MODES = ("none", "builtin", "rep")
+MODES = ("none", "noop", "builtin", "rep")
 LABELS = {
     "none": "no robots handling",
+    "noop": "do-nothing middleware",
     "builtin": "Scrapy built-in (Protego)",
     "rep": "scrapy_rep",
 }
@@ -213,6 +214,9 @@ def crawl(mode: str, ports: list[int], pages: int, profile: str | None) -> dict[
     if mode == "rep":
         settings["ADDONS"] = {"scrapy_rep.Addon": 0}
         settings["REP_STORAGE"] = "memory"
+    if mode == "noop":  # the floor: what any middleware with our two hooks costs
+        settings["ROBOTSTXT_OBEY"] = False
+        settings["DOWNLOADER_MIDDLEWARES"] = {f"{__name__}.NoopMiddleware": 100}
     process = CrawlerProcess(settings)
     crawler = process.create_crawler(BenchSpider)
     clock: dict[str, float] = {}
@@ -369,11 +373,12 @@ def _ratios(summary: dict[str, dict[str, Any]]) -> None:
         return float(count / r["seconds"])
 
     for key in ("processed", "fetched", "CPU-processed"):
-        none, builtin, rep = (rate(m, key) for m in MODES)
+        none, noop, builtin, rep = (rate(m, key) for m in MODES)
         print(
             f"{key:>9}/s: scrapy_rep = {rep / none:.3f} x no robots handling "
             f"({(rep / none - 1) * 100:+.1f}%), {rep / builtin:.3f} x built-in "
-            f"({(rep / builtin - 1) * 100:+.1f}%); built-in = {builtin / none:.3f} x none"
+            f"({(rep / builtin - 1) * 100:+.1f}%); built-in = {builtin / none:.3f} x none; "
+            f"do-nothing middleware = {noop / none:.3f} x none"
         )
     rep = summary["rep"]
     target = rate("rep", "processed") >= 0.97 * rate("none", "processed") and rate(
@@ -385,6 +390,16 @@ def _ratios(summary: dict[str, dict[str, Any]]) -> None:
         f"{rep['robots_mean']:.2f} times per origin and "
         f"{rep['disallowed_fetched']} disallowed pages"
     )
+
+
+class NoopMiddleware:
+    """A downloader middleware that does nothing, with the same two async hooks as ours."""
+
+    async def process_request(self, request: Any, spider: Any = None) -> None:
+        return None
+
+    async def process_response(self, request: Any, response: Any, spider: Any = None) -> Any:
+        return response
 
 
 def _profile(mode: str, ports: list[int], pages: int, cpu: int | None) -> None:
