@@ -15,7 +15,9 @@ from __future__ import annotations
 import re
 from array import array
 from bisect import bisect_right
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
+from itertools import compress
+from operator import not_
 from typing import Final, NamedTuple
 
 ALLOW: Final = "allow"
@@ -210,15 +212,16 @@ class _PrefixTable:
 
     __slots__ = ("codes", "extra", "index_of", "keys", "lengths", "parents")
 
-    def __init__(self, pairs: Iterable[tuple[str, int]], extra: dict[str, int] | None) -> None:
-        pairs = list(pairs)
-        table = dict(pairs)
-        if len(table) < len(pairs):  # a pattern written twice: an allow wins
-            for key, code in pairs:
+    def __init__(
+        self, keys: Sequence[str], codes: Sequence[int], extra: dict[str, int] | None
+    ) -> None:
+        table = dict(zip(keys, codes))
+        if len(table) < len(keys):  # a pattern written twice: an allow wins
+            for key, code in zip(keys, codes):
                 if code & ALLOW_BIT:
                     table[key] = code
         self.keys = sorted(table)
-        self.codes = array("I", map(table.__getitem__, self.keys))
+        self.codes = array("I", list(map(table.__getitem__, self.keys)))
         self.parents = array("i", [-2]) * len(self.keys)  # -2: not looked up yet
         self.extra = extra
         self.index_of: dict[str, int] | None = None  # made with the first link
@@ -291,22 +294,28 @@ class CompiledGroup:
         """``joined``: the patterns as written, one per line; ``codes``: from ``rule_code``."""
         patterns = joined.split("\n")
         normalised = google_escape_pattern(joined) if google else normalise_lines(joined)
-        keys = patterns if normalised == joined else normalised.split("\n")
-        self._raw = {key: raw for key, raw in zip(keys, patterns) if key != raw}
+        if normalised == joined:
+            keys, self._raw = patterns, {}
+        else:
+            keys = normalised.split("\n")
+            self._raw = {key: raw for key, raw in zip(keys, patterns) if key != raw}
         self._anchored: dict[str, tuple[int, int, str]] = {}
         self._inflated: _PrefixTable | None = None
         wildcards: list[_Wildcard] = []
         if "*" in joined or "$" in joined:
-            pairs = list(zip(keys, codes))
-            plain = [pair for pair in pairs if "*" not in pair[0] and pair[0][-1] != "$"]
-            special = [pair for pair in pairs if "*" in pair[0] or pair[0][-1] == "$"]
+            literal = ["*" not in key and key[-1] != "$" for key in keys]
+            special = list(compress(zip(keys, codes), map(not_, literal)))
             inflated = self._sort_special(special, wildcards)
-            self._prefixes = _PrefixTable(plain, None)
+            self._prefixes = _PrefixTable(
+                list(compress(keys, literal)), list(compress(codes, literal)), None
+            )
             if inflated:
                 extra = {key: stars for key, _, stars in inflated}
-                self._inflated = _PrefixTable(((k, c) for k, c, _ in inflated), extra)
+                self._inflated = _PrefixTable(
+                    [key for key, _, _ in inflated], [code for _, code, _ in inflated], extra
+                )
         else:
-            self._prefixes = _PrefixTable(zip(keys, codes), None)
+            self._prefixes = _PrefixTable(keys, codes, None)
         self._by_need: dict[str, list[_Wildcard]] = {}
         for wildcard in sorted(wildcards, reverse=True):
             need = max((wildcard.head, *wildcard.middle, wildcard.tail), key=len)
