@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,7 +16,7 @@ from scrapy.utils.defer import deferred_f_from_coro_f
 
 from scrapy_rep.middleware import STORAGE_CLOSE_REASON, ForbiddenByRobotsTxt
 
-from .conftest import RedisServer, free_port
+from .conftest import FakeClock, RedisServer, free_port
 
 DISALLOW_PRIVATE = b"User-agent: *\nDisallow: /private\n"
 
@@ -88,20 +87,15 @@ class Phased(RecordingSpider):
             yield Request(url, callback=self.parse, errback=self.errback, dont_filter=True)
 
 
-def slow_page(host: str) -> Reply:
-    time.sleep(0.4)  # lets REP_REDIS_RETRY_INTERVAL pass before the next phase
-    return Reply(200, b"<html>next</html>")
-
-
 @deferred_f_from_coro_f
 async def test_storage_redis_killed_mid_crawl_loses_no_request_lets_none_through(
-    redis_server: RedisServer, caplog: pytest.LogCaptureFixture
+    redis_server: RedisServer, clock: FakeClock, caplog: pytest.LogCaptureFixture
 ) -> None:
     """Redis dies after the first origin and comes back before the last: one
     warning, every request reached a server after its check or was dropped with
     a reason, no /private page was ever served, and each robots.txt was
     fetched once."""
-    routes = {"/robots.txt": Reply(200, DISALLOW_PRIVATE), "/next": slow_page}
+    routes = {"/robots.txt": Reply(200, DISALLOW_PRIVATE), "/next": Reply(200, b"next")}
     with (
         SiteServer(routes) as a,
         SiteServer(routes) as b,
@@ -115,11 +109,17 @@ async def test_storage_redis_killed_mid_crawl_loses_no_request_lets_none_through
             [c.url("/public"), c.url("/private"), a.url("/again"), c.url("/next")],
             [d.url("/public"), d.url("/private"), b.url("/private?3"), d.url("/next")],
         ]
-        hooks = {1: redis_server.kill, 2: redis_server.start}
+
+        def restart() -> None:
+            redis_server.start()
+            clock.advance(1.0)  # past REP_REDIS_RETRY_INTERVAL: the next use probes Redis
+
+        hooks = {1: redis_server.kill, 2: restart}
         settings = {
             "REP_STORAGE": "redis",
             "REP_REDIS_URL": redis_server.url,
-            "REP_REDIS_RETRY_INTERVAL": 0.2,
+            "REP_REDIS_RETRY_INTERVAL": 0.5,
+            "REP_CLOCK": clock,
             "CONCURRENT_REQUESTS": 4,
         }
         with caplog.at_level(logging.INFO, logger="scrapy_rep"):
