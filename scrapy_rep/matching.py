@@ -275,6 +275,10 @@ class _PrefixTable:
         return best
 
 
+def _priority_of(wildcard: _Wildcard) -> int:
+    return wildcard.priority
+
+
 class _Wildcard(NamedTuple):
     priority: int
     head: str  # literal text before the first "*": must be a prefix
@@ -317,8 +321,10 @@ class CompiledGroup:
         else:
             self._prefixes = _PrefixTable(keys, codes, None)
         self._by_need: dict[str, list[_Wildcard]] = {}
-        for wildcard in sorted(wildcards, reverse=True):
-            need = max((wildcard.head, *wildcard.middle, wildcard.tail), key=len)
+        wildcards.sort(key=_priority_of, reverse=True)
+        for wildcard in wildcards:
+            need = max(wildcard.middle, key=len, default="")
+            need = max(wildcard.head, need, wildcard.tail, key=len)
             self._by_need.setdefault(need, []).append(wildcard)
         self._needs = tuple(self._by_need)
         self._plain = not self._needs and self._inflated is None and not self._anchored
@@ -328,16 +334,16 @@ class CompiledGroup:
     ) -> list[tuple[str, int, int]]:
         """File rules with ``*`` or a final ``$``; return the inflated literals."""
         inflated: list[tuple[str, int, int]] = []
+        new = tuple.__new__  # _Wildcard's own constructor is several times slower
         for key, code in special:
             priority = 2 * len(key) + (code >= ALLOW_BIT)
             anchored = key.endswith("$")
             body = key[:-1] if anchored else key.rstrip("*")
             if "*" in body:
                 pieces = body.split("*")
-                middle = tuple(piece for piece in pieces[1:-1] if piece)
-                wildcards.append(
-                    _Wildcard(priority, pieces[0], middle, pieces[-1], anchored, code, key)
-                )
+                middle = tuple(filter(None, pieces[1:-1]))
+                fields = (priority, pieces[0], middle, pieces[-1], anchored, code, key)
+                wildcards.append(new(_Wildcard, fields))
             elif anchored:
                 known = self._anchored.get(body)
                 if known is None or known[0] < priority:
