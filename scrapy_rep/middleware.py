@@ -13,6 +13,7 @@ import asyncio
 import inspect
 import logging
 from collections.abc import AsyncIterable, Iterable
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from scrapy import signals as scrapy_signals
@@ -31,7 +32,7 @@ from scrapy_rep.fetcher import META_KEY, Fetcher
 from scrapy_rep.origin import Origin, origin_of, robots_url
 from scrapy_rep.outcome import Access, AccessState, FetchKind, FetchOutcome, kind_of_status
 from scrapy_rep.resolver import Resolver
-from scrapy_rep.settings import DEFAULT_STORAGE_FILE, Config
+from scrapy_rep.settings import DEFAULT_STORAGE_FILE, Config, SettingError, parse_tokens
 from scrapy_rep.storage import Storage, open_storage
 
 if TYPE_CHECKING:
@@ -82,6 +83,8 @@ class RobotsTxtStorageUnavailable(RobotsTxtDisallowed):
 
 #: finish_reason of a crawl whose robots.txt cache could not be opened.
 STORAGE_CLOSE_REASON = "robotstxt_storage_unavailable"
+#: finish_reason of a crawl whose spider sets an unusable robots.txt attribute.
+SETTING_CLOSE_REASON = "robotstxt_bad_setting"
 
 
 class RobotsTxtMiddleware:
@@ -441,9 +444,23 @@ class RobotsTxtMiddleware:
         self._unplug_builtin(spider)
         if self._bypass:
             return
+        self._read_spider_tokens(spider)
         await self._open_storage()
         if self._storage_error is not None:
             raise CloseSpider(STORAGE_CLOSE_REASON)
+
+    def _read_spider_tokens(self, spider: Spider) -> None:
+        """SPEC §8.4: a ``robotstxt_user_agent`` spider attribute beats the setting."""
+        value = getattr(spider, "robotstxt_user_agent", None)
+        if value is None:
+            return
+        name = f"{type(spider).__name__}.robotstxt_user_agent"
+        try:
+            tokens = parse_tokens(name, value)
+        except SettingError as error:
+            logger.error("%s; the spider is closed without crawling", error)
+            raise CloseSpider(SETTING_CLOSE_REASON) from error
+        self.config = replace(self.config, user_agent_tokens=tokens)
 
     async def _open_storage(self) -> None:
         """Open ``REP_STORAGE`` once; a failure is logged and every request dropped.

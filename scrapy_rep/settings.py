@@ -424,6 +424,14 @@ _TOKENS_ACCEPTED: Final = (
 )
 
 
+def parse_tokens(name: str, value: object) -> tuple[str, ...]:
+    """Tokens from a spider attribute or setting ``name``; SettingError names it."""
+    try:
+        return _to_tokens(value)
+    except _Rejected as rejected:
+        raise SettingError(name, value, rejected.accepted) from None
+
+
 def _to_tokens(value: object) -> tuple[str, ...]:
     """One string (a token or a full User-Agent) or a list of tokens (SPEC §5.7)."""
     items: Iterable[object] = (

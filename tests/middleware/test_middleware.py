@@ -138,6 +138,38 @@ async def test_spec_8_4_per_spider_settings_in_one_process() -> None:
     assert site.count("/robots.txt") == 2  # per crawler; the careless one fetches none
 
 
+class Gamma(RecordingSpider):
+    name = "gamma"
+    custom_settings: dict[str, Any] | None = {"ROBOTSTXT_USER_AGENT": "alpha"}  # noqa: RUF012 (Scrapy API)
+    robotstxt_user_agent = ["gamma", "beta"]  # the attribute beats the setting
+
+
+class Sloppy(RecordingSpider):
+    name = "sloppy"
+    robotstxt_user_agent = ["gamma", 42]
+
+
+@deferred_f_from_coro_f
+async def test_spec_8_4_spider_attribute_gives_the_tokens() -> None:
+    robots = b"User-agent: alpha\nDisallow: /x\n\nUser-agent: beta\nDisallow: /y\n"
+    with SiteServer({"/robots.txt": Reply(200, robots)}) as site:
+        crawler = await crawl([site.url("/x"), site.url("/y")], spidercls=Gamma)
+    spider = spider_of(crawler)
+    assert spider.got == [site.url("/x")] and list(spider.dropped) == [site.url("/y")]
+    assert crawler.rep_middleware.tokens_for(Request(site.url("/"))) == ("gamma", "beta")  # type: ignore[attr-defined]
+
+
+@deferred_f_from_coro_f
+async def test_spec_8_4_bad_spider_attribute_closes_the_spider(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    with SiteServer({"/robots.txt": Reply(200, b"User-agent: *\nDisallow:\n")}) as site:
+        crawler = await crawl([site.url("/x")], spidercls=Sloppy)
+    assert site.paths() == []  # nothing crawled with tokens it did not ask for
+    assert stats(crawler)["finish_reason"] == "robotstxt_bad_setting"
+    assert "Sloppy.robotstxt_user_agent" in caplog.text
+
+
 @deferred_f_from_coro_f
 async def test_spec_5_7_token_from_user_agent_header_else_user_agent_setting() -> None:
     robots = b"User-agent: testbot\nDisallow: /t\n\nUser-agent: otherbot\nDisallow: /o\n"
