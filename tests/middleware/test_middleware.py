@@ -141,12 +141,12 @@ async def test_spec_8_4_per_spider_settings_in_one_process() -> None:
 class Gamma(RecordingSpider):
     name = "gamma"
     custom_settings: dict[str, Any] | None = {"ROBOTSTXT_USER_AGENT": "alpha"}  # noqa: RUF012 (Scrapy API)
-    robotstxt_user_agent = ["gamma", "beta"]  # the attribute beats the setting
+    robotstxt_user_agent = ("gamma", "beta")  # the attribute beats the setting
 
 
 class Sloppy(RecordingSpider):
     name = "sloppy"
-    robotstxt_user_agent = ["gamma", 42]
+    robotstxt_user_agent = ("gamma", 42)
 
 
 @deferred_f_from_coro_f
