@@ -268,9 +268,10 @@ class _PrefixTable:
         best: tuple[int, int, str] | None = None
         while index >= 0:  # every key up the links matches: take the best
             key, code = keys[index], codes[index]
-            priority = 2 * (len(key) + extra.get(key, 0)) + (code >= ALLOW_BIT)
+            stars = extra.get(key, 0)
+            priority = 2 * (len(key) + stars) + (code >= ALLOW_BIT)
             if best is None or priority > best[0]:
-                best = (priority, code, key)
+                best = (priority, code, key + "*" * stars)  # the pattern as written
             index = self._parent(index)
         return best
 
@@ -314,10 +315,15 @@ class CompiledGroup:
                 list(compress(keys, literal)), list(compress(codes, literal)), None
             )
             if inflated:
-                extra = {key: stars for key, _, stars in inflated}
-                self._inflated = _PrefixTable(
-                    [key for key, _, _ in inflated], [code for _, code, _ in inflated], extra
-                )
+                # One entry per literal: "/a*" and "/a**" match alike, the longer wins.
+                best: dict[str, tuple[int, int, int]] = {}
+                for key, code, stars in inflated:
+                    priority = 2 * (len(key) + stars) + (code >= ALLOW_BIT)
+                    if key not in best or best[key][0] < priority:
+                        best[key] = (priority, code, stars)
+                extra = {key: stars for key, (_, _, stars) in best.items()}
+                codes_of = [code for _, code, _ in best.values()]
+                self._inflated = _PrefixTable(list(best), codes_of, extra)
         else:
             self._prefixes = _PrefixTable(keys, codes, None)
         self._by_need: dict[str, list[_Wildcard]] = {}

@@ -72,7 +72,7 @@ def test_rfc9309_never_raises_on_text(body: str, url: str, agent: str) -> None:
 
 
 @given(rules, paths)
-@settings(max_examples=400)
+@settings(max_examples=1000)
 def test_rfc9309_allowed_agrees_with_reference_matcher(
     group_rules: list[tuple[str, str]], path: str
 ) -> None:

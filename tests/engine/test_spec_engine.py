@@ -298,6 +298,25 @@ def test_rfc9309_6_6_trailing_stars_count_in_length() -> None:
 
 
 @pytest.mark.parametrize(
+    ("body", "path", "rule"),
+    [
+        ("Allow: *\nDisallow: **\n", "/", Rule("disallow", "**", 2)),
+        ("Disallow: **\nAllow: *\n", "/x", Rule("disallow", "**", 1)),
+        ("Allow: /a**\nDisallow: /a*\nDisallow: /ab\n", "/abc", Rule("allow", "/a**", 1)),
+        ("Allow: /%7ea*\nDisallow: /\n", "/~ab", Rule("allow", "/%7ea*", 1)),
+    ],
+)
+def test_rfc9309_6_6_same_prefix_written_with_more_stars_is_longer(
+    body: str, path: str, rule: Rule
+) -> None:
+    """Found by the reference-matcher property: "*" and "**" match alike."""
+    robots = RobotsTxt.parse("User-agent: *\n" + body)
+    verdict = robots.explain(URL + path, "mybot")
+    assert verdict.rule == rule._replace(line=rule.line + 1)
+    assert robots.allowed(URL + path, "mybot") is (rule.kind == "allow")
+
+
+@pytest.mark.parametrize(
     ("rule", "path", "matches"),
     [
         ("/*.php", "/index.php", True),
