@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from local_redis import RedisServer as RedisServer  # re-exported
 from local_redis import free_port as free_port
+from start_barrier import BARRIER_ENV, release_together
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
@@ -62,7 +63,7 @@ def run_crawlers(*jobs: dict[str, Any], cwd: Path, timeout: float = 90) -> list[
         env = {
             "PYTHONPATH": str(ROOT),
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-            "CRAWL_WORKER_BARRIER": barrier,
+            BARRIER_ENV: barrier,
         }
         processes = [
             subprocess.Popen(
@@ -74,12 +75,7 @@ def run_crawlers(*jobs: dict[str, Any], cwd: Path, timeout: float = 90) -> list[
             )
             for job in jobs
         ]
-        deadline = time.monotonic() + timeout
-        while len(list(Path(barrier).glob("ready-*"))) < len(processes):
-            if time.monotonic() > deadline or any(p.poll() is not None for p in processes):
-                break
-            time.sleep(0.01)  # waiting for processes to start, not a time rule
-        (Path(barrier) / "go").touch()
+        release_together(processes, barrier, timeout)
         reports = []
         for process in processes:
             out, err = process.communicate(timeout=timeout)

@@ -2,7 +2,7 @@
 
 Usage: ``crawl_worker.py '<json job>'`` with ``urls``, ``settings`` and
 ``clock_offset`` (seconds added to the real clock through REP_CLOCK, the
-testing hook). Waits at the barrier of ``CRAWL_WORKER_BARRIER`` (if set) so
+testing hook). Waits at the barrier of ``TEST_WORKER_BARRIER`` (if set) so
 that several processes start together, then prints a JSON report: what the
 spider got, what was dropped and why, other failures, robotstxt/* stats and
 the finish reason.
@@ -11,19 +11,17 @@ the finish reason.
 from __future__ import annotations
 
 import json
-import os
 import sys
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-from scrapy import Request, Spider, signals
+from scrapy import signals
 from scrapy.crawler import AsyncCrawlerProcess
-from scrapy.http import Response
-from twisted.python.failure import Failure
 
-from scrapy_rep.middleware import RobotsTxtDisallowed
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests/: shared helpers
+from report_spider import ReportSpider
+from start_barrier import wait_for_the_others
 
 OFFSET = 0.0
 
@@ -31,40 +29,6 @@ OFFSET = 0.0
 def offset_clock() -> float:
     """REP_CLOCK for this process: the real clock moved by the job's offset."""
     return time.time() + OFFSET
-
-
-class ReportSpider(Spider):
-    name = "worker"
-
-    def __init__(self, urls: list[str], **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.urls = urls
-        self.got: list[str] = []
-        self.dropped: dict[str, str] = {}
-        self.failed: dict[str, str] = {}
-
-    async def start(self) -> AsyncIterator[Request]:
-        for url in self.urls:
-            yield Request(url, callback=self.parse, errback=self.errback, dont_filter=True)
-
-    def parse(self, response: Response) -> None:
-        self.got.append(response.url)
-
-    def errback(self, failure: Failure) -> None:
-        url = failure.request.url  # type: ignore[attr-defined]
-        if isinstance(failure.value, RobotsTxtDisallowed):
-            self.dropped[url] = str(failure.value)
-        else:
-            self.failed[url] = repr(failure.value)
-
-
-def wait_for_the_others() -> None:
-    barrier = os.environ.get("CRAWL_WORKER_BARRIER")
-    if not barrier:
-        return
-    (Path(barrier) / f"ready-{os.getpid()}").touch()
-    while not (Path(barrier) / "go").exists():
-        time.sleep(0.005)  # a start barrier, not a time rule
 
 
 def main(job: dict[str, Any]) -> None:

@@ -10,40 +10,12 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import AsyncIterator
-from typing import Any
+from pathlib import Path
 
-from scrapy import Request, Spider
 from scrapy.crawler import AsyncCrawlerProcess
-from scrapy.http import Response
-from twisted.python.failure import Failure
 
-from scrapy_rep.middleware import RobotsTxtDisallowed
-
-
-class ReportSpider(Spider):
-    name = "reactorless"
-
-    def __init__(self, urls: list[str], **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.urls = urls
-        self.got: list[str] = []
-        self.dropped: dict[str, str] = {}
-        self.failed: dict[str, str] = {}
-
-    async def start(self) -> AsyncIterator[Request]:
-        for url in self.urls:
-            yield Request(url, callback=self.parse, errback=self.errback, dont_filter=True)
-
-    def parse(self, response: Response) -> None:
-        self.got.append(response.url)
-
-    def errback(self, failure: Failure) -> None:
-        url = failure.request.url  # type: ignore[attr-defined]
-        if isinstance(failure.value, RobotsTxtDisallowed):
-            self.dropped[url] = str(failure.value)
-        else:
-            self.failed[url] = repr(failure.value)
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests/: shared helpers
+from report_spider import ReportSpider
 
 
 def main(urls: list[str]) -> None:

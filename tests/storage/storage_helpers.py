@@ -5,11 +5,11 @@ from __future__ import annotations
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 from local_redis import RedisServer as RedisServer  # re-exported
 from local_redis import free_port as free_port
+from start_barrier import BARRIER_ENV, release_together
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
@@ -43,17 +43,12 @@ def run_workers(*commands: list[str], timeout: float = 60) -> list[str]:
                 env={
                     "PYTHONPATH": str(ROOT),
                     "PATH": "/usr/bin:/bin",
-                    "STORAGE_WORKER_BARRIER": barrier,
+                    BARRIER_ENV: barrier,
                 },
             )
             for command in commands
         ]
-        deadline = time.monotonic() + timeout
-        while len(list(Path(barrier).glob("ready-*"))) < len(processes):
-            if time.monotonic() > deadline or any(p.poll() is not None for p in processes):
-                break
-            time.sleep(0.01)  # waiting for processes to start, not a time rule
-        (Path(barrier) / "go").touch()
+        release_together(processes, barrier, timeout)
         outputs = []
         for process in processes:
             out, err = process.communicate(timeout=timeout)

@@ -14,9 +14,11 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
-import time
 import uuid
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests/: shared helpers
+from start_barrier import wait_for_the_others
 
 from scrapy_rep.outcome import FetchKind
 from scrapy_rep.policy import OriginRecord
@@ -26,16 +28,6 @@ from scrapy_rep.storage import open_storage, single_flight
 def sample(i: int) -> OriginRecord:
     body = f"User-agent: *\nDisallow: /{i}\n".encode()
     return OriginRecord(FetchKind.SUCCESS, 200, "HTTP 200", 1.0, 9e9, body, 1.0, 200)
-
-
-def wait_for_the_others() -> None:
-    """Start together: say ready, then wait for the test's go (a barrier)."""
-    barrier = os.environ.get("STORAGE_WORKER_BARRIER")
-    if not barrier:
-        return
-    (Path(barrier) / f"ready-{os.getpid()}").touch()
-    while not (Path(barrier) / "go").exists():
-        time.sleep(0.005)
 
 
 async def main(kind: str, where: str, command: str, *args: str) -> str:
