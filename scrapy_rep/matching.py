@@ -17,8 +17,8 @@ import sys
 from array import array
 from bisect import bisect_right
 from collections.abc import Sequence
-from itertools import compress, repeat
-from operator import contains
+from itertools import compress, count
+from operator import ne
 from typing import Final, NamedTuple
 
 ALLOW: Final = "allow"
@@ -232,6 +232,7 @@ class _Wildcard(NamedTuple):
     anchored: bool
     pattern: str  # normalised, as written
     need: str  # the longest piece after the head: a path without it cannot match
+    sure: bool  # "head*need": with the need in the path, the head alone decides
 
 
 Best = tuple[int, bool, str]  # (priority, allow, normalised pattern as written)
@@ -245,7 +246,7 @@ class CompiledGroup:
     (the line, the pattern as written) is looked up when first asked for.
     """
 
-    __slots__ = ("_allow", "_anchored", "_codes", "_google", "_keys", "_needs", "_parents",
+    __slots__ = ("_allow", "_anchored", "_codes", "_google", "_keys", "_parents",
                  "_patterns", "_plain", "_stars", "_where", "_wild_top", "_wildcards")
 
     def __init__(self, joined: str, codes: Sequence[int], google: bool) -> None:
@@ -256,8 +257,7 @@ class CompiledGroup:
         self._where: tuple[dict[tuple[str, bool], int], list[str]] | None = None
         self._anchored: dict[str, Best] = {}
         self._stars: dict[str, int] = {}  # literal -> trailing "*" its winner was written with
-        self._needs: tuple[str, ...] = ()
-        self._wildcards: tuple[list[_Wildcard], ...] = ()  # one list per need
+        self._wildcards: tuple[tuple[int, str, list[_Wildcard]], ...] = ()  # (top, need, list)
         self._wild_top = -1
         normalised = self._normalise(joined)
         keys = normalised.split("\n")
@@ -271,7 +271,7 @@ class CompiledGroup:
         keys.sort()
         self._keys = keys
         self._parents: array[int] | None = None  # made on the first walk up
-        self._plain = not (self._anchored or self._stars or self._needs)
+        self._plain = not (self._anchored or self._stars or self._wildcards)
 
     def _normalise(self, text: str) -> str:
         return google_escape_pattern(text) if self._google else normalise_lines(text)
@@ -303,7 +303,10 @@ class CompiledGroup:
                 if len(pieces) > 2:
                     middle = tuple(filter(None, pieces[1:-1]))
                     need = max((*middle, tail), key=len) or head
-                fields = (priority, allow, head, middle, tail, anchored, key, need)
+                # The need cannot overlap the head if it starts with a character
+                # the head lacks: then any occurrence is after the head.
+                sure = not middle and not anchored and tail[:1] not in head
+                fields = (priority, allow, head, middle, tail, anchored, key, need, sure)
                 wildcards.append(new(_Wildcard, fields))
             elif anchored:
                 known = self._anchored.get(body)
@@ -316,8 +319,9 @@ class CompiledGroup:
             by_need: dict[str, list[_Wildcard]] = {}
             for wildcard in wildcards:
                 by_need.setdefault(wildcard.need, []).append(wildcard)
-            self._needs = tuple(by_need)  # highest priority first, too
-            self._wildcards = tuple(by_need.values())
+            self._wildcards = tuple(  # highest priority first, too
+                (group[0].priority, need, group) for need, group in by_need.items()
+            )
             self._wild_top = wildcards[0].priority
         return list(compress(keys, literal)), bytes(compress(flags, literal)), starred
 
@@ -391,14 +395,16 @@ class CompiledGroup:
             if anchored is not None and anchored[0] > floor:
                 floor, allow, pattern = anchored
         if self._wild_top > floor:
-            present = compress(self._wildcards, map(contains, repeat(path), self._needs))
-            for wildcards in present:  # the needs in the path, tested in C
-                if wildcards[0].priority <= floor:
+            for top, need, wildcards in self._wildcards:
+                if top <= floor:
                     break  # the lists come highest first: none after can win
+                if need not in path:
+                    continue
                 for wildcard in wildcards:
                     if wildcard.priority <= floor:
                         break
-                    if _wildcard_matches(wildcard, path):
+                    sure = wildcard.sure
+                    if path.startswith(wildcard.head) if sure else _matches(wildcard, path):
                         floor, allow, pattern = wildcard.priority, wildcard.allow, wildcard.pattern
                         break
         return (floor, allow, pattern) if floor >= 0 else None
@@ -436,6 +442,7 @@ class CompiledGroup:
         return index
 
     def _parent(self, index: int) -> int:
+        """The longest other literal that is a prefix of ``keys[index]``, or -1."""
         parents = self._parents
         if parents is None:
             parents = self._parents = array("i", [_UNKNOWN]) * len(self._keys)
@@ -447,16 +454,22 @@ class CompiledGroup:
 
     def _deepest_prefix_of(self, text: str, end: int) -> int:
         """Index of the longest of ``keys[:end]`` that is a prefix of ``text``, or -1."""
-        keys = self._keys
+        keys, parents = self._keys, self._parents
+        assert parents is not None
         index = bisect_right(keys, text, 0, end) - 1
         while index >= 0 and not text.startswith(keys[index]):
-            # The answer is a prefix of both: of their common prefix.
-            text = text[: _common_length(text, keys[index])]
-            index = bisect_right(keys, text, 0, index) - 1
+            # The answer is a prefix of this literal: up its links if they are
+            # known, else the largest literal not above what the two share.
+            up = parents[index]
+            if up != _UNKNOWN:
+                index = up
+            else:
+                text = text[: _common_length(text, keys[index])]
+                index = bisect_right(keys, text, 0, index) - 1
         return index
 
 
-def _wildcard_matches(wildcard: _Wildcard, path: str) -> bool:
+def _matches(wildcard: _Wildcard, path: str) -> bool:
     # Each piece at its leftmost occurrence leaves the most room for the
     # rest, so a greedy scan is exact and needs no backtracking.
     if not path.startswith(wildcard.head):
@@ -474,11 +487,5 @@ def _wildcard_matches(wildcard: _Wildcard, path: str) -> bool:
 
 
 def _common_length(one: str, other: str) -> int:
-    low, high = 0, min(len(one), len(other))
-    while low < high:  # the longest n with one[:n] == other[:n]
-        middle = (low + high + 1) // 2
-        if one.startswith(other[:middle]):
-            low = middle
-        else:
-            high = middle - 1
-    return low
+    """How many leading characters two strings share (the scan runs in C)."""
+    return next(compress(count(), map(ne, one, other)), min(len(one), len(other)))
