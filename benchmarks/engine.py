@@ -387,7 +387,8 @@ def targets(results: dict[str, Any]) -> list[tuple[str, str, bool]]:
     check_vs_protego = protego["check_s"] / ours["check_s"]
     check_vs_fast = fast["check_s"] / ours["check_s"]
     parse_vs_protego = protego["parse_s"] / ours["parse_s"]
-    memory = ours["retained_mb_after_checks"] / protego["retained_mb_after_parse"]
+    memory = ours["retained_mb_after_parse"] / protego["retained_mb_after_parse"]
+    compiled = ours["retained_mb_after_checks"] / protego["retained_mb_after_checks"]
     wild = results["synthetic"]["wildcard_backtrack.txt"]["scrapy_rep"]
     checks = [s for s in wild["steps"] if s["step"] == "check"]
     complete = not wild["timed_out"] and len(checks) == wild["expected"] - 1
@@ -399,8 +400,10 @@ def targets(results: dict[str, Any]) -> list[tuple[str, str, bool]]:
          check_vs_fast >= 10),
         ("parse of whole corpus >= 3x Protego", f"{parse_vs_protego:.1f}x",
          parse_vs_protego >= 3),
-        ("retained memory <= 25% of Protego's (ours after all checks vs Protego after parse)",
-         f"{memory:.0%}", memory <= 0.25),
+        ("retained memory of the parsed files <= 25% of Protego's (both after parse, "
+         "the issue's measure)", f"{memory:.0%}", memory <= 0.25),
+        ("  stricter reading: both after every check, when each asked-for group of ours "
+         "is compiled", f"{compiled:.0%}", compiled <= 0.25),
         ("wildcard_backtrack.txt, 4 KiB URL <= 2 ms per check (slowest URL, warm; "
          "its first check, which also compiles the group, in brackets)",
          f"{warm_ms:.3f} ms [{cold_ms:.3f} ms]", complete and warm_ms <= 2.0),

@@ -45,10 +45,22 @@ def crawler_tokens(user_agent: str | Sequence[str], google_quirks: bool) -> tupl
     product token is used (SPEC §5.7). Google's library compares the string
     verbatim instead, so ``FooBot/1.2`` names no group there.
     """
+    memo = _TOKENS_OF[google_quirks]
+    if isinstance(user_agent, str) and user_agent in memo:
+        return memo[user_agent]  # a crawler asks with the same few strings
     names = (user_agent,) if isinstance(user_agent, str) else tuple(user_agent)
     if google_quirks:
-        return tuple(name.lower() for name in names)
-    return tuple(token for token in map(product_token, names) if token)
+        tokens = tuple(name.lower() for name in names)
+    else:
+        tokens = tuple(token for token in map(product_token, names) if token)
+    if isinstance(user_agent, str) and len(memo) < _MEMO_SIZE:
+        memo[user_agent] = tokens
+    return tokens
+
+
+_MEMO_SIZE: Final = 1024
+#: User-Agent string -> tokens, without and with Google's quirks.
+_TOKENS_OF: Final[tuple[dict[str, tuple[str, ...]], ...]] = ({}, {})
 
 
 def select_group(

@@ -181,6 +181,8 @@ class RobotsTxt:
         blocks = [self._blocks[i] for ids in block_ids for i in ids if self._blocks[i].codes]
         if not blocks:
             return None
+        if len(blocks) == 1 and not self._quirks:  # the usual case: nothing to copy
+            return CompiledGroup(blocks[0].patterns, blocks[0].codes, False)
         patterns = [block.patterns for block in blocks]
         codes = array("I")
         for block in blocks:

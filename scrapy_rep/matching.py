@@ -17,8 +17,7 @@ import sys
 from array import array
 from bisect import bisect_right
 from collections.abc import Sequence
-from itertools import compress, count
-from operator import ne
+from itertools import compress
 from typing import Final, NamedTuple
 
 ALLOW: Final = "allow"
@@ -487,5 +486,9 @@ def _matches(wildcard: _Wildcard, path: str) -> bool:
 
 
 def _common_length(one: str, other: str) -> int:
-    """How many leading characters two strings share (the scan runs in C)."""
-    return next(compress(count(), map(ne, one, other)), min(len(one), len(other)))
+    """How many leading characters two strings share."""
+    limit = len(one) if len(one) < len(other) else len(other)
+    length = 0
+    while length < limit and one[length] == other[length]:
+        length += 1
+    return length
