@@ -245,8 +245,8 @@ class CompiledGroup:
     (the line, the pattern as written) is looked up when first asked for.
     """
 
-    __slots__ = ("_allow", "_anchored", "_codes", "_google", "_keys", "_parents",
-                 "_patterns", "_plain", "_stars", "_where", "_wild_top", "_wildcards")
+    __slots__ = ("_allow", "_anchored", "_codes", "_google", "_keys", "_parents", "_patterns",
+                 "_plain", "_stars", "_where", "_wild_top", "_wild_top_of", "_wildcards")
 
     def __init__(self, joined: str, codes: Sequence[int], google: bool) -> None:
         """``joined``: the patterns as written, one per line; ``codes``: from ``rule_code``."""
@@ -258,6 +258,7 @@ class CompiledGroup:
         self._stars: dict[str, int] = {}  # literal -> trailing "*" its winner was written with
         self._wildcards: tuple[tuple[int, str, list[_Wildcard]], ...] = ()  # (top, need, list)
         self._wild_top = -1
+        self._wild_top_of = (-1, -1)  # the highest disallow, allow wildcard
         normalised = self._normalise(joined)
         keys = normalised.split("\n")
         flags = _allow_flags(self._codes)
@@ -322,6 +323,10 @@ class CompiledGroup:
                 (group[0].priority, need, group) for need, group in by_need.items()
             )
             self._wild_top = wildcards[0].priority
+            self._wild_top_of = (
+                next((w.priority for w in wildcards if not w.allow), -1),
+                next((w.priority for w in wildcards if w.allow), -1),
+            )
         return list(compress(keys, literal)), bytes(compress(flags, literal)), starred
 
     def _add_starred(
@@ -356,7 +361,7 @@ class CompiledGroup:
             if index >= 0 and not path.startswith(keys[index]):
                 index = self._walk_up(path, index)
             return index < 0 or keys[index] in self._allow
-        best = self._best(path)
+        best = self._best(path, verdict_only=True)
         return best is None or best[1]
 
     def decide(self, path: str) -> Rule | None:
@@ -374,15 +379,19 @@ class CompiledGroup:
         index = where[best[2], best[1]]
         return rule_of(written[index], self._codes[index])
 
-    def _best(self, path: str) -> Best | None:
+    def _best(self, path: str, verdict_only: bool = False) -> Best | None:
         """(priority, allow, normalised pattern) of the deciding rule; one flat
-        function, because this runs for every check of a group with specials."""
+        function, because this runs for every check of a group with specials.
+
+        ``verdict_only``: skip the wildcards when none of the other kind can
+        outrank what matched (the rule may then not be the deciding one).
+        """
         keys = self._keys
         index = bisect_right(keys, path) - 1
         if index >= 0 and not path.startswith(keys[index]):
             index = self._walk_up(path, index)
         if index < 0:
-            floor, allow, pattern = -1, False, ""
+            floor, allow, pattern = -1, True, ""  # nothing matched: allowed
         elif self._stars:
             floor, allow, pattern = self._best_literal(index)
         else:
@@ -393,7 +402,7 @@ class CompiledGroup:
             anchored = self._anchored.get(path)
             if anchored is not None and anchored[0] > floor:
                 floor, allow, pattern = anchored
-        if self._wild_top > floor:
+        if (self._wild_top_of[not allow] if verdict_only else self._wild_top) > floor:
             for top, need, wildcards in self._wildcards:
                 if top <= floor:
                     break  # the lists come highest first: none after can win
