@@ -451,30 +451,27 @@ class CompiledGroup:
 
     def _parent(self, index: int) -> int:
         """The longest other literal that is a prefix of ``keys[index]``, or -1."""
-        parents = self._parents
-        if parents is None:
-            parents = self._parents = array("i", [_UNKNOWN]) * len(self._keys)
-        parent = parents[index]
-        if parent == _UNKNOWN:
-            key = self._keys[index]
-            parent = parents[index] = self._deepest_prefix_of(key[:-1], index)
-        return parent
-
-    def _deepest_prefix_of(self, text: str, end: int) -> int:
-        """Index of the longest of ``keys[:end]`` that is a prefix of ``text``, or -1."""
         keys, parents = self._keys, self._parents
-        assert parents is not None
-        index = bisect_right(keys, text, 0, end) - 1
-        while index >= 0 and not text.startswith(keys[index]):
-            # The answer is a prefix of this literal: up its links if they are
-            # known, else the largest literal not above what the two share.
-            up = parents[index]
-            if up != _UNKNOWN:
-                index = up
-            else:
-                text = text[: _common_length(text, keys[index])]
-                index = bisect_right(keys, text, 0, index) - 1
-        return index
+        if parents is None:
+            parents = self._parents = array("i", [_UNKNOWN]) * len(keys)
+        found = parents[index]
+        if found != _UNKNOWN:
+            return found
+        text = keys[index][:-1]
+        found = bisect_right(keys, text, 0, index) - 1
+        while found >= 0:
+            key = keys[found]
+            if text.startswith(key):
+                break
+            # The answer is a prefix of this literal: up its link if known,
+            # else the largest literal not above the text the two share.
+            up = parents[found]
+            if up == _UNKNOWN:
+                text = text[: _common_length(text, key)]
+                up = bisect_right(keys, text, 0, found) - 1
+            found = up
+        parents[index] = found
+        return found
 
 
 def _matches(wildcard: _Wildcard, path: str) -> bool:
