@@ -18,6 +18,7 @@ from array import array
 from bisect import bisect_right
 from collections.abc import Sequence
 from itertools import compress
+from operator import itemgetter
 from typing import Final, NamedTuple
 
 ALLOW: Final = "allow"
@@ -222,16 +223,14 @@ def _allow_flags(codes: array[int]) -> bytes:
     return codes.tobytes()[_TOP_BYTE :: codes.itemsize]
 
 
-class _Wildcard(NamedTuple):
-    priority: int  # 2 * written length, + 1 for allow: higher wins (SPEC §6.6)
-    allow: bool
-    head: str  # literal text before the first "*": must be a prefix
-    middle: tuple[str, ...]  # literal pieces found in order, leftmost first
-    tail: str  # last piece: a suffix when anchored, else found after the middle
-    anchored: bool
-    pattern: str  # normalised, as written
-    need: str  # the longest piece after the head: a path without it cannot match
-    sure: bool  # "head*need": with the need in the path, the head alone decides
+#: A wildcard rule, as a plain tuple (built per rule, so built cheaply):
+#: priority (2 * written length, + 1 for allow: higher wins, SPEC §6.6),
+#: allow, head (literal text before the first "*": must be a prefix), middle
+#: (pieces found in order, leftmost first), tail (a suffix when anchored, else
+#: found after the middle), anchored, pattern (normalised, as written), need
+#: (the longest piece after the head: a path without it cannot match), sure
+#: ("head*need": with the need in the path, the head alone decides).
+_Wildcard = tuple[int, bool, str, tuple[str, ...], str, bool, str, str, bool]
 
 
 Best = tuple[int, bool, str]  # (priority, allow, normalised pattern as written)
@@ -288,7 +287,6 @@ class CompiledGroup:
         literal = bytearray(b"\x01") * len(keys)
         starred: list[tuple[str, int, bool]] = []
         wildcards: list[_Wildcard] = []
-        new = tuple.__new__  # _Wildcard's own constructor is several times slower
         for index in special:
             literal[index] = 0
             key, allow = keys[index], flags[index] != 0
@@ -306,8 +304,7 @@ class CompiledGroup:
                 # The need cannot overlap the head if it starts with a character
                 # the head lacks: then any occurrence is after the head.
                 sure = not middle and not anchored and tail[:1] not in head
-                fields = (priority, allow, head, middle, tail, anchored, key, need, sure)
-                wildcards.append(new(_Wildcard, fields))
+                wildcards.append((priority, allow, head, middle, tail, anchored, key, need, sure))
             elif anchored:
                 known = self._anchored.get(body)
                 if known is None or known[0] < priority:
@@ -315,17 +312,17 @@ class CompiledGroup:
             else:
                 starred.append((body, len(key) - len(body), allow))
         if wildcards:
-            wildcards.sort(reverse=True)  # highest priority first
+            wildcards.sort(key=itemgetter(0), reverse=True)  # highest priority first
             by_need: dict[str, list[_Wildcard]] = {}
             for wildcard in wildcards:
-                by_need.setdefault(wildcard.need, []).append(wildcard)
+                by_need.setdefault(wildcard[7], []).append(wildcard)
             self._wildcards = tuple(  # highest priority first, too
-                (group[0].priority, need, group) for need, group in by_need.items()
+                (group[0][0], need, group) for need, group in by_need.items()
             )
-            self._wild_top = wildcards[0].priority
+            self._wild_top = wildcards[0][0]
             self._wild_top_of = (
-                next((w.priority for w in wildcards if not w.allow), -1),
-                next((w.priority for w in wildcards if w.allow), -1),
+                next((w[0] for w in wildcards if not w[1]), -1),
+                next((w[0] for w in wildcards if w[1]), -1),
             )
         return list(compress(keys, literal)), bytes(compress(flags, literal)), starred
 
@@ -408,12 +405,11 @@ class CompiledGroup:
                     break  # the lists come highest first: none after can win
                 if need not in path:
                     continue
-                for wildcard in wildcards:
-                    if wildcard.priority <= floor:
+                for priority, kind, head, middle, tail, end, written, _, sure in wildcards:
+                    if priority <= floor:
                         break
-                    sure = wildcard.sure
-                    if path.startswith(wildcard.head) if sure else _matches(wildcard, path):
-                        floor, allow, pattern = wildcard.priority, wildcard.allow, wildcard.pattern
+                    if path.startswith(head) if sure else _matches(path, head, middle, tail, end):
+                        floor, allow, pattern = priority, kind, written
                         break
         return (floor, allow, pattern) if floor >= 0 else None
 
@@ -474,19 +470,18 @@ class CompiledGroup:
         return found
 
 
-def _matches(wildcard: _Wildcard, path: str) -> bool:
+def _matches(path: str, head: str, middle: tuple[str, ...], tail: str, anchored: bool) -> bool:
     # Each piece at its leftmost occurrence leaves the most room for the
     # rest, so a greedy scan is exact and needs no backtracking.
-    if not path.startswith(wildcard.head):
+    if not path.startswith(head):
         return False
-    position = len(wildcard.head)
-    for piece in wildcard.middle:
+    position = len(head)
+    for piece in middle:
         found = path.find(piece, position)
         if found < 0:
             return False
         position = found + len(piece)
-    tail = wildcard.tail
-    if wildcard.anchored:
+    if anchored:
         return path.endswith(tail) and len(path) - len(tail) >= position
     return not tail or path.find(tail, position) >= 0
 
