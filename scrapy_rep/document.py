@@ -18,7 +18,6 @@ from typing import NamedTuple
 from scrapy_rep import lines as _lines
 from scrapy_rep.agents import crawler_tokens, group_token, select_group
 from scrapy_rep.matching import (
-    _PLAIN_WEB_URL,
     ALLOW,
     ALLOW_BIT,
     CompiledGroup,
@@ -59,7 +58,7 @@ class _Block(NamedTuple):
 class RobotsTxt:
     """A parsed robots.txt: ask it whether an agent may fetch a URL."""
 
-    __slots__ = ("_blocks", "_compiled", "_group_of", "_groups", "_quirks", "_selected", "sitemaps")
+    __slots__ = ("_blocks", "_compiled", "_groups", "_quirks", "_selected", "sitemaps")
 
     def __init__(
         self,
@@ -75,7 +74,6 @@ class RobotsTxt:
         # several agents is compiled once.
         self._selected: dict[object, tuple[str | None, CompiledGroup | None]] = {}
         self._compiled: dict[tuple[tuple[int, ...], ...], CompiledGroup | None] = {}
-        self._group_of: dict[str, CompiledGroup] = {}
         #: Absolute sitemap URLs in file order, de-duplicated (SPEC §7.1).
         self.sitemaps = sitemaps
 
@@ -100,18 +98,15 @@ class RobotsTxt:
         tokens in preference order. ``use_global=False`` makes the ``*``
         group not apply (SPEC §5.8, Google's AdsBot rule).
         """
-        # The hot path of a crawl: one dict probe for the group, one regex
-        # match for the path, one lookup in the group.
-        group = self._group_of.get(user_agent) if type(user_agent) is str and use_global else None
+        # The hot path of a crawl: one dict probe for the group, then the path.
+        found = self._selected.get(user_agent) if type(user_agent) is str and use_global else None
+        group = (found or self._group_for(user_agent, use_global))[1]
         if group is None:
-            group = self._group_for(user_agent, use_global)[1]
-            if group is None:
-                return True
+            return True
         if self._quirks:
             return group.allows(path_params_query(url))
-        plain = _PLAIN_WEB_URL.match(url)
-        path = plain[1] if plain is not None else match_path(url)
-        return group.allows(path) or path == _ROBOTS_PATH  # SPEC §6.9
+        path = match_path(url)
+        return path == _ROBOTS_PATH or group.allows(path)  # SPEC §6.9
 
     def explain(self, url: str, user_agent: UserAgent, *, use_global: bool = True) -> Verdict:
         """The verdict with the deciding rule and the group's token."""
@@ -173,8 +168,6 @@ class RobotsTxt:
             else:
                 group = self._compiled[group_key] = self._compile(block_ids)
             found = self._selected[key] = (agent, group)
-            if use_global and group is not None and isinstance(user_agent, str):
-                self._group_of[user_agent] = group  # for allowed()
         return found
 
     def _compile(self, block_ids: list[tuple[int, ...]]) -> CompiledGroup | None:
