@@ -261,12 +261,13 @@ class CompiledGroup:
         normalised = self._normalise(joined)
         keys = normalised.split("\n")
         flags = _allow_flags(self._codes)
-        starred: list[tuple[str, int, bool]] = []
+        # The allow rules, an allow winning a tie (SPEC §6.6). Rules with "*" or a
+        # final "$" are in it too, harmlessly: no literal is spelt like them.
+        self._allow = set(compress(keys, flags))
         if "*" in normalised or "$" in normalised:
-            keys, flags, starred = self._file_special(keys, flags, "$" in normalised)
-        self._allow = set(compress(keys, flags))  # an allow wins a tie (SPEC §6.6)
-        if starred:
-            keys += self._add_starred(keys, flags, starred)
+            keys, starred = self._file_special(keys, flags, "$" in normalised)
+            if starred:
+                keys += self._add_starred(keys, starred)
         keys.sort()
         self._keys = keys
         self._parents: array[int] | None = None  # made on the first walk up
@@ -277,7 +278,7 @@ class CompiledGroup:
 
     def _file_special(
         self, keys: list[str], flags: bytes, has_dollar: bool
-    ) -> tuple[list[str], bytes, list[tuple[str, int, bool]]]:
+    ) -> tuple[list[str], list[tuple[str, int, bool]]]:
         """Take out rules with ``*`` or a final ``$``; return the literal ones
         and the ``/a*`` kind, which match as literals but count their stars."""
         if has_dollar:
@@ -324,11 +325,9 @@ class CompiledGroup:
                 next((w[0] for w in wildcards if not w[1]), -1),
                 next((w[0] for w in wildcards if w[1]), -1),
             )
-        return list(compress(keys, literal)), bytes(compress(flags, literal)), starred
+        return list(compress(keys, literal)), starred
 
-    def _add_starred(
-        self, keys: list[str], flags: bytes, starred: list[tuple[str, int, bool]]
-    ) -> list[str]:
+    def _add_starred(self, keys: list[str], starred: list[tuple[str, int, bool]]) -> list[str]:
         """``/a*`` matches what ``/a`` matches, but counts its stars in its
         length: per literal, the highest priority of all its rules decides."""
         best: dict[str, tuple[int, int, bool]] = {}  # literal -> (priority, stars, allow)
@@ -336,9 +335,10 @@ class CompiledGroup:
             priority = 2 * (len(body) + stars) + allow
             if body not in best or best[body][0] < priority:
                 best[body] = (priority, stars, allow)
-        for key, flag in zip(keys, flags):
-            if key in best and best[key][0] < 2 * len(key) + (flag != 0):
-                best[key] = (2 * len(key) + (flag != 0), 0, flag != 0)
+        for key in best.keys() & keys:  # also written without stars
+            allow = key in self._allow
+            if best[key][0] < 2 * len(key) + allow:
+                best[key] = (2 * len(key) + allow, 0, allow)
         for body, (_, stars, allow) in best.items():
             if allow:
                 self._allow.add(body)
@@ -408,7 +408,9 @@ class CompiledGroup:
                 for priority, kind, head, middle, tail, end, written, _, sure in wildcards:
                     if priority <= floor:
                         break
-                    if path.startswith(head) if sure else _matches(path, head, middle, tail, end):
+                    if not path.startswith(head):
+                        continue
+                    if sure or _matches(path, len(head), middle, tail, end):
                         floor, allow, pattern = priority, kind, written
                         break
         return (floor, allow, pattern) if floor >= 0 else None
@@ -470,12 +472,10 @@ class CompiledGroup:
         return found
 
 
-def _matches(path: str, head: str, middle: tuple[str, ...], tail: str, anchored: bool) -> bool:
+def _matches(path: str, position: int, middle: tuple[str, ...], tail: str, anchored: bool) -> bool:
+    # The rest of a wildcard, after its head (``path`` up to ``position``).
     # Each piece at its leftmost occurrence leaves the most room for the
     # rest, so a greedy scan is exact and needs no backtracking.
-    if not path.startswith(head):
-        return False
-    position = len(head)
     for piece in middle:
         found = path.find(piece, position)
         if found < 0:
