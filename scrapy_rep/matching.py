@@ -262,7 +262,8 @@ class CompiledGroup:
         keys = normalised.split("\n")
         flags = _allow_flags(self._codes)
         # The allow rules, an allow winning a tie (SPEC §6.6). Rules with "*" or a
-        # final "$" are in it too, harmlessly: no literal is spelt like them.
+        # final "$" are in it too, harmlessly: no literal is spelt like them (a
+        # "/a$*" rule's literal "/a$" is, and _add_starred sets its kind itself).
         self._allow = set(compress(keys, flags))
         if "*" in normalised or "$" in normalised:
             keys, starred = self._file_special(keys, flags, "$" in normalised)
