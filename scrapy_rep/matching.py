@@ -27,6 +27,12 @@ DISALLOW: Final = "disallow"
 _UNRESERVED: Final = frozenset(
     b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~"
 )
+#: RFC 3986's reserved characters but ``*`` and ``$``: RFC 9309 §2.2.2's
+#: table makes ``https://foo.bar`` and ``https%3A%2F%2Ffoo.bar`` equal, so
+#: their escapes are decoded on both sides. ``*`` and ``$`` stay apart: in a
+#: rule they are special raw and literal escaped (§2.2.3), so their literal
+#: form is the escape, in rules and URLs alike.
+_DECODED_RESERVED: Final = frozenset(b":/?#[]@!&'()+,;=")
 _ESCAPE: Final = re.compile(r"%([0-9A-Fa-f]{2})")
 # Characters that RFC 3986 does not allow raw in a URL: outside US-ASCII,
 # controls, space and " < > \ ^ ` { | }. They are percent-encoded before
@@ -41,10 +47,15 @@ _URI_BYTES: Final = (
 _PLAIN_LINES: Final = _URI_BYTES + b"%\n"
 _NEEDS_ENCODING: Final = re.compile(f"[^{_URI_CHARS}%]+")
 _NEEDS_ENCODING_KEEP_LINES: Final = re.compile(f"[^{_URI_CHARS}%\n]+")
+#: In a URL, a ``*`` or ``$`` is a literal character: encoded, as in rules.
+_URL_CHARS: Final = _URI_CHARS.replace("$", "").replace("*", "")
+_URL_NEEDS_ENCODING: Final = re.compile(f"[^{_URL_CHARS}%]+")
 #: Anything in a path that normalisation may change: escapes and the above.
-NEEDS_NORMALISING: Final = re.compile(f"[^{_URI_CHARS}]")
+NEEDS_NORMALISING: Final = re.compile(f"[^{_URL_CHARS}]")
 #: An http(s) URL whose path needs no normalisation: the path in one match.
-_PLAIN_WEB_URL: Final = re.compile(f"https?://[^/?;#]*(/[{_URI_CHARS.replace('#', '')}]*)(?:#|\\Z)")
+_PLAIN_WEB_URL: Final = re.compile(f"https?://[^/?;#]*(/[{_URL_CHARS.replace('#', '')}]*)(?:#|\\Z)")
+#: A ``$`` that is not a rule's last character: a literal, so encoded.
+_INNER_DOLLAR: Final = re.compile(r"\$(?!\n|\Z)")
 
 
 def match_path(url: str) -> str:
@@ -53,7 +64,7 @@ def match_path(url: str) -> str:
     if plain is not None:
         return plain[1]
     path = path_params_query(url)
-    return normalise(path) if NEEDS_NORMALISING.search(path) else path
+    return normalise_path(path) if NEEDS_NORMALISING.search(path) else path
 
 
 class Rule(NamedTuple):
@@ -141,7 +152,8 @@ def _escape_forms() -> dict[str, str]:
     for high in digits:
         for low in digits:
             byte = int(high + low, 16)
-            forms[high + low] = chr(byte) if byte in _UNRESERVED else f"%{byte:02X}"
+            decoded = byte in _UNRESERVED or byte in _DECODED_RESERVED
+            forms[high + low] = chr(byte) if decoded else f"%{byte:02X}"
     return forms
 
 
@@ -149,10 +161,11 @@ _ESCAPE_FORMS: Final = _escape_forms()
 
 
 #: Escapes whose RFC 9309 form differs from how they are written: lower-case
-#: hex, or an unreserved character (decoded). Most escapes in the wild are
-#: already in form (%2F, %20, %C3), so a file full of them costs one scan.
+#: hex, or an unreserved or reserved character (decoded; not ``*``, ``$``).
+#: Most escapes in the wild are in form (%20, %C3), so such a file costs one scan.
 _CHANGING_ESCAPE: Final = re.compile(
-    "%(?:[0-9A-Fa-f][a-f]|[a-f][0-9A-F]|2[DE]|3[0-9]|4[1-9A-F]|5[0-9AF]|6[1-9A-F]|7[0-9AE])"
+    "%(?:[0-9A-Fa-f][a-f]|[a-f][0-9A-F]|2[136-9B-F]|3[0-9ABDF]|4[0-9A-F]|5[0-9ABDF]"
+    "|6[1-9A-F]|7[0-9AE])"
 )
 
 
@@ -161,23 +174,36 @@ def _normalise_escape(match: re.Match[str]) -> str:
 
 
 def normalise(text: str) -> str:
-    """RFC 9309 §2.2.2 form of a path or pattern, used on both sides.
+    """RFC 9309 §2.2.2 form of a rule's pattern.
 
     Characters not allowed raw in a URI (non-ASCII, space, controls, ``|``...)
-    become upper-case %XX of their UTF-8 bytes; escapes of unreserved
-    characters are decoded (``%7E`` is ``~``); other escapes keep their
-    encoding with upper-case hex. ``*`` and ``$`` are never touched: their
-    escaped forms stay escaped, so they never become wildcards.
+    become upper-case %XX of their UTF-8 bytes; escapes of unreserved and
+    reserved characters are decoded (``%7E`` is ``~``, ``%2F`` is ``/``);
+    other escapes keep their encoding with upper-case hex. A raw ``*`` and a
+    final ``$`` keep their meaning; ``%2A``, ``%24`` and an inner ``$`` are
+    literals, written ``%2A`` and ``%24`` as in a URL (``normalise_path``).
     """
     if "%" in text:
         text = _CHANGING_ESCAPE.sub(_normalise_escape, text)
+    if "$" in text:
+        text = _INNER_DOLLAR.sub("%24", text)
     return _NEEDS_ENCODING.sub(_encode_raw, text)
+
+
+def normalise_path(path: str) -> str:
+    """RFC 9309 §2.2.2 form of a URL's path and query: as ``normalise``, and a
+    ``*`` or ``$`` in a URL is the character itself (``%2A``, ``%24``)."""
+    if "%" in path:
+        path = _CHANGING_ESCAPE.sub(_normalise_escape, path)
+    return _URL_NEEDS_ENCODING.sub(_encode_raw, path)
 
 
 def normalise_lines(text: str) -> str:
     """``normalise`` applied to each line of ``text`` in one pass."""
     if "%" in text:
         text = _CHANGING_ESCAPE.sub(_normalise_escape, text)
+    if "$" in text:
+        text = _INNER_DOLLAR.sub("%24", text)
     if not text.isascii():
         return _NEEDS_ENCODING_KEEP_LINES.sub(_encode_raw, text)
     # Two passes in C instead of a regex: what is left once the allowed bytes

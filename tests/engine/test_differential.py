@@ -277,7 +277,7 @@ def test_google_differential_classes_are_documented() -> None:
     ("body", "url", "expected"),
     [
         (b"User-agent: *\nDisallow: /search?\n", "https://e.com/search?", "empty-query"),
-        (b"User-agent: *\nDisallow: /a/b\n", "https://e.com/a%2Fb", "decoded-escapes"),
+        (b"User-agent: *\nDisallow: /a%25\n", "https://e.com/a%", "decoded-escapes"),
         (b"User-agent: *\nDisallow /private\n", "https://e.com/private", "missing-colon"),
         (b"User-agent: *\nDisallow: /a\n", "https://e.com/b", None),
     ],

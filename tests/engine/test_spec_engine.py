@@ -265,10 +265,60 @@ def test_rfc9309_6_5_unreserved_escapes_decoded_hex_case_insensitive() -> None:
     assert not allowed("User-agent: *\nDisallow: /a%2fb\n", "/a%2Fb")
 
 
-def test_rfc9309_6_5_reserved_escapes_keep_encoding() -> None:
-    body = "User-agent: *\nDisallow: /https%3A%2F%2F\n"
-    assert not allowed(body, "/https%3A%2F%2Fexample.com")
-    assert allowed(body, "/https://example.com")
+#: RFC 9309 §2.2.2's table: each rule path matches each URL path of its row,
+#: the URL as written and as Scrapy's Request would carry it.
+RFC9309_TABLE = [
+    ("/foo/bar?baz=quz", "/foo/bar?baz=quz"),
+    ("/foo/bar?baz=https://foo.bar", "/foo/bar?baz=https%3A%2F%2Ffoo.bar"),
+    ("/foo/bar?baz=https://foo.bar", "/foo/bar?baz=https://foo.bar"),
+    ("/foo/bar?baz=https%3A%2F%2Ffoo.bar", "/foo/bar?baz=https://foo.bar"),
+    ("/foo/bar/ツ", "/foo/bar/%E3%83%84"),
+    ("/foo/bar/%E3%83%84", "/foo/bar/%E3%83%84"),
+    ("/foo/bar/%62%61%7A", "/foo/bar/%62%61%7A"),
+    ("/foo/bar/%62%61%7A", "/foo/bar/baz"),
+]
+
+
+@pytest.mark.parametrize(("rule", "path"), RFC9309_TABLE)
+def test_rfc9309_6_5_table_rows_match(rule: str, path: str) -> None:
+    body = f"User-agent: *\nDisallow: {rule}\n"
+    assert not allowed(body, path)
+    assert not RobotsTxt.parse(body).allowed(path, "mybot")  # a path alone, too
+    assert allowed(body, "/foo/bar/other")  # and the rule is no catch-all
+
+
+def test_scrapy_6_5_reserved_escape_in_a_crawl_url() -> None:
+    """Scrapy's Request keeps the escapes as written: the rule's raw form still applies."""
+    from scrapy import Request
+
+    url = Request("https://example.com/foo/bar?baz=https%3A%2F%2Ffoo.bar").url
+    assert "%3A%2F%2F" in url
+    robots = RobotsTxt.parse("User-agent: *\nDisallow: /foo/bar?baz=https://foo.bar\n")
+    assert not robots.allowed(url, "mybot")
+
+
+@pytest.mark.parametrize(
+    ("rule", "path", "matches"),
+    [
+        # RFC 9309 §2.2.3: an escaped * or $ in a rule is the character itself.
+        ("/path/file-with-a-%2A.html", "/path/file-with-a-*.html", True),
+        ("/path/file-with-a-%2A.html", "/path/file-with-a-%2A.html", True),
+        ("/path/file-with-a-%2A.html", "/path/file-with-a-xyz.html", False),
+        ("/path/foo-%24", "/path/foo-$", True),
+        ("/path/foo-%24", "/path/foo-", False),
+        # ... while a raw * and a final $ keep their meaning,
+        ("/path/file-with-a-*.html", "/path/file-with-a-xyz.html", True),
+        ("/path/foo-$", "/path/foo-", True),
+        ("/path/foo-$", "/path/foo-$", False),
+        ("/path/foo-$", "/path/foo-x", False),
+        # and an inner $ is a literal.
+        ("/a$b", "/a$b", True),
+        ("/a$b", "/a%24b", True),
+        ("/a$b", "/ab", False),
+    ],
+)
+def test_rfc9309_6_5_escaped_special_characters(rule: str, path: str, matches: bool) -> None:
+    assert allowed(f"User-agent: *\nDisallow: {rule}\n", path) is not matches
 
 
 def test_scrapy_6_5_raw_uri_unsafe_characters_match_scrapy_encoding() -> None:
