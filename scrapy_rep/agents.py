@@ -23,6 +23,68 @@ def product_token(value: str) -> str:
     return match.group(0).lower() if match else ""
 
 
+#: A name in a User-Agent string, at the start or after a space, ``(``, ``;``
+#: or ``,``: a product (``Name/version``) or a bare item of a comment
+#: (``(compatible; Name; ...)``); a bare item with digits (``Win64``) is not one.
+_UA_NAME: Final = re.compile(
+    r"(?:^|(?<=[\s(;,]))(?:([A-Za-z_-][\w-]*)(?=/)|([A-Za-z_-]+)(?=\s*[;),]|\s*$))"
+)
+#: One word, no separators: a token as written (``bot2`` is cut to ``bot``).
+_WORD: Final = re.compile(r"[^\s/();,]+")
+#: Language tags in old browser strings (``en``, ``en-US``): never a crawler.
+_LANGUAGE: Final = re.compile(r"[A-Za-z]{2}(?:-[A-Za-z]{2})?")
+
+#: Browser, engine and platform names that crawlers put before their own in
+#: the "compatible" form (``Mozilla/5.0 (compatible; Foobot/1.0; +url)``):
+#: never the crawler's token while a crawler name is present.
+GENERIC_NAMES: Final = frozenset(
+    {
+        "mozilla", "applewebkit", "khtml", "like", "gecko", "chrome", "chromium",
+        "headlesschrome", "safari", "version", "mobile", "compatible", "firefox", "edge",
+        "edg", "opr", "opera", "msie", "trident", "windows", "win", "linux", "android",
+        "iphone", "ipad", "ipod", "macintosh", "intel", "mac", "cpu", "os", "x", "u", "wow",
+        "ubuntu", "fedora", "build", "samsungbrowser", "crios", "fxios", "yabrowser",
+        "vivaldi", "brave", "webview", "wv", "silk", "kaios", "cros", "tablet", "touch",
+    }
+)  # fmt: skip
+
+
+def user_agent_token(value: str) -> str:
+    """The crawler's own product token in a token or a User-Agent string, lower-cased.
+
+    ``Mozilla/5.0 (compatible; Foobot/1.0; +https://example.com/bot)`` ->
+    ``foobot``: the first name that is not a browser, engine or platform name
+    (SPEC §5.7). ``""`` when the string names no crawler, so that only the
+    ``*`` group applies rather than a browser's.
+    """
+    value = value.strip()
+    if _WORD.fullmatch(value):
+        return product_token(value)  # a bare token, however generic it looks
+    for product, item in _UA_NAME.findall(value):
+        name = product or item
+        token = product_token(name)
+        if token and token not in GENERIC_NAMES and not _LANGUAGE.fullmatch(name):
+            return token
+    return ""
+
+
+def configured_token(value: str) -> str:
+    """The token a configured value (``ROBOTSTXT_USER_AGENT``, a spider attribute) stands for.
+
+    A User-Agent string gives its crawler's token; anything else its leading
+    token, as RFC 9309 reads a ``user-agent`` line (``bot2`` -> ``bot``).
+    """
+    return user_agent_token(value) if is_user_agent_string(value) else product_token(value)
+
+
+def is_user_agent_string(value: str) -> bool:
+    """A full User-Agent string (``Name/1.0``, a comment) rather than one token."""
+    return _UA_STRING.search(value) is not None
+
+
+_UA_STRING: Final = re.compile(r"[/(;]")
+
+
 def is_valid_token(token: str) -> bool:
     """RFC 9309 §2.2.1: a product token is letters, ``-`` and ``_`` only."""
     return _VALID_TOKEN.fullmatch(token) is not None
@@ -41,9 +103,10 @@ def group_token(value: str, google_quirks: bool) -> str:
 def crawler_tokens(user_agent: str | Sequence[str], google_quirks: bool) -> tuple[str, ...]:
     """The crawler's tokens in preference order, lower-cased.
 
-    A string is one token or a full User-Agent header; by default its leading
-    product token is used (SPEC §5.7). Google's library compares the string
-    verbatim instead, so ``FooBot/1.2`` names no group there.
+    A string is one token or a full User-Agent header; by default the
+    crawler's own token in it is used (``user_agent_token``, SPEC §5.7).
+    Google's library compares the string verbatim instead, so ``FooBot/1.2``
+    names no group there.
     """
     memo = _TOKENS_OF[google_quirks]
     if isinstance(user_agent, str) and user_agent in memo:
@@ -52,7 +115,7 @@ def crawler_tokens(user_agent: str | Sequence[str], google_quirks: bool) -> tupl
     if google_quirks:
         tokens = tuple(name.lower() for name in names)
     else:
-        tokens = tuple(token for token in map(product_token, names) if token)
+        tokens = tuple(token for token in map(user_agent_token, names) if token)
     if isinstance(user_agent, str) and len(memo) < _MEMO_SIZE:
         memo[user_agent] = tokens
     return tokens

@@ -224,10 +224,12 @@ def run_check(args: argparse.Namespace) -> int:
     source = read_source(args.robots, args.timeout)
     results = check_urls(source, args.urls, agents, args.google_quirks)
     _note_other_origins(source, args.urls)
+    tokens = crawler_tokens(agents, args.google_quirks)
+    if list(tokens) != [agent.strip().lower() for agent in agents]:  # a UA string, or cut
+        _err(f"note: checking as {' or '.join(tokens) or '* (the agent names no crawler)'}")
     if args.json:
         _out(json.dumps([_check_json(c) for c in results], indent=2, ensure_ascii=False))
     else:
-        tokens = crawler_tokens(agents, args.google_quirks)
         for checked in results:
             word = "allowed" if checked.allowed else "disallowed"
             why = _why(checked, tokens, source)

@@ -32,7 +32,7 @@ from scrapy.exceptions import NotConfigured
 
 from scrapy_rep import signals
 from scrapy_rep._download_slots import Timing, find_slot, read_timing, slot_key, write_timing
-from scrapy_rep.agents import product_token
+from scrapy_rep.agents import user_agent_token
 from scrapy_rep.origin import Origin, origin_of
 from scrapy_rep.settings import Config, _read, _Rejected
 
@@ -301,5 +301,5 @@ def _has_delay(robots: RobotsTxt) -> bool:
 
 
 def _tokens_of(user_agent: str) -> tuple[str, ...]:
-    token = product_token(user_agent)
+    token = user_agent_token(user_agent)
     return (token,) if token else ()

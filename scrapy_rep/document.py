@@ -51,8 +51,10 @@ class _Block(NamedTuple):
 
     patterns: str
     codes: array[int]
-    crawl_delay: float | None
-    request_rate: float | None  # seconds per request
+    #: Pacing per agent token: each line belongs to the agent lines just
+    #: before it, as crawler-commons, Protego and Google's forks read it.
+    crawl_delay: dict[str, float] | None
+    request_rate: dict[str, float] | None  # seconds per request
 
 
 class RobotsTxt:
@@ -126,13 +128,25 @@ class RobotsTxt:
         return self._group_value(user_agent, "request_rate")
 
     def _group_value(self, user_agent: UserAgent, name: str) -> float | None:
+        """The first value written for the selected group's own token.
+
+        A pacing line applies to the agent lines just before it, not to the
+        whole group: ``user-agent: a`` / ``crawl-delay: 5`` / ``user-agent: b``
+        is one group for the rules, but b has no delay.
+        """
         tokens = crawler_tokens(user_agent, self._quirks)
-        _, block_ids = select_group(self._groups, tokens, self._quirks)
-        for ids in block_ids:
+        agent, block_ids = select_group(self._groups, tokens, self._quirks)
+        if agent is None:
+            return None
+        if len(block_ids) == 1:
+            names = [agent]
+        else:  # Google's library merges the groups of every token that has one
+            names = [token for token in dict.fromkeys(tokens) if token in self._groups]
+        for token, ids in zip(names, block_ids):
             for index in ids:
-                value: float | None = getattr(self._blocks[index], name)
-                if value is not None:
-                    return value
+                values: dict[str, float] | None = getattr(self._blocks[index], name)
+                if values and token in values:
+                    return values[token]
         return None
 
     @property
@@ -245,8 +259,10 @@ class _Parser:
         self.sitemaps: dict[str, None] = {}
         self.patterns: list[str] | None = None  # patterns of the open block
         self.codes = array("I")
-        self.crawl_delay: float | None = None
-        self.request_rate: float | None = None
+        self.crawl_delay: dict[str, float] = {}
+        self.request_rate: dict[str, float] = {}
+        self.run: list[str] = []  # the agent lines a pacing line applies to
+        self.paced = False  # a pacing line came after them: the next agent starts a run
         self.reading_agents = False
 
     def parse(self, body: bytes | str) -> RobotsTxt:
@@ -308,7 +324,11 @@ class _Parser:
             self.patterns = []
             self.reading_agents = True
         token = group_token(value, self.quirks)
+        if self.paced:
+            self.run = []
+            self.paced = False
         if token:
+            self.run.append(token)
             ids = self.groups.setdefault(token, [])
             block_id = len(self.blocks)
             if not ids or ids[-1] != block_id:
@@ -329,23 +349,31 @@ class _Parser:
             logger.debug("Skipping sitemap %r: not an absolute URL", value)
 
     def _pacing(self, field: str, value: str) -> None:
-        """The first ``crawl-delay`` and ``request-rate`` of a block; bad values are ignored."""
+        """The first ``crawl-delay`` and ``request-rate`` for each of the agent
+        lines just before; bad values are ignored."""
         if self.patterns is None:
             return
+        self.paced = True
         seconds = _seconds_per_request(value) if field == "request-rate" else _number(value)
         if seconds is None:
             return
-        if field == "crawl-delay" and self.crawl_delay is None:
-            self.crawl_delay = seconds
-        elif field == "request-rate" and self.request_rate is None:
-            self.request_rate = seconds
+        values = self.request_rate if field == "request-rate" else self.crawl_delay
+        for token in self.run:
+            values.setdefault(token, seconds)
 
     def _close_block(self) -> None:
         if self.patterns is not None:
             self.blocks.append(
-                _Block("\n".join(self.patterns), self.codes, self.crawl_delay, self.request_rate)
+                _Block(
+                    "\n".join(self.patterns),
+                    self.codes,
+                    self.crawl_delay or None,
+                    self.request_rate or None,
+                )
             )
         self.patterns = None
         self.codes = array("I")
-        self.crawl_delay = None
-        self.request_rate = None
+        self.crawl_delay = {}
+        self.request_rate = {}
+        self.run = []
+        self.paced = False

@@ -26,13 +26,19 @@ from scrapy.utils.project import data_path
 
 from scrapy_rep import signals
 from scrapy_rep._compat import Parking, builtin_robotstxt_enabled, unplug_builtin_robotstxt
-from scrapy_rep.agents import product_token
+from scrapy_rep.agents import user_agent_token
 from scrapy_rep.document import RobotsTxt, Rule
 from scrapy_rep.fetcher import META_KEY, Fetcher
 from scrapy_rep.origin import Origin, origin_of, robots_url
 from scrapy_rep.outcome import Access, AccessState, FetchKind, FetchOutcome, kind_of_status
 from scrapy_rep.resolver import Resolver
-from scrapy_rep.settings import DEFAULT_STORAGE_FILE, Config, SettingError, parse_tokens
+from scrapy_rep.settings import (
+    DEFAULT_STORAGE_FILE,
+    Config,
+    SettingError,
+    parse_tokens,
+    token_notes,
+)
 from scrapy_rep.storage import Storage, open_storage
 
 if TYPE_CHECKING:
@@ -127,6 +133,8 @@ class RobotsTxtMiddleware:
         self.config = config = Config.from_settings(crawler.settings)
         if not config.obey:
             raise NotConfigured("ROBOTSTXT_OBEY is False")
+        for note in config.token_notes:
+            logger.warning(note)
         self._crawler = crawler
         self._fetcher = Fetcher(crawler, config, clock=config.clock)
         download_timeout = crawler.settings.getfloat("DOWNLOAD_TIMEOUT", 180.0)
@@ -316,10 +324,11 @@ class RobotsTxtMiddleware:
             if verdict.allowed or verdict.rule is None:
                 return
             error = ForbiddenByRobotsTxt(verdict.rule, request.url, robots_url(origin))
-            self._drop(request, error, "forbidden", agent=verdict.agent)
+            self._drop(request, error, "forbidden", agent=verdict.agent, tokens=tokens)
 
     def _tokens(self, request: Request) -> tuple[str, ...]:
-        """ROBOTSTXT_USER_AGENT, else the User-Agent header's token, else USER_AGENT's."""
+        """ROBOTSTXT_USER_AGENT, else the crawler named in the User-Agent header,
+        else the one named in USER_AGENT; a browser's name is never taken."""
         if self.config.user_agent_tokens:
             return self.config.user_agent_tokens
         header = request.headers.get(b"User-Agent") or b""
@@ -327,7 +336,7 @@ class RobotsTxtMiddleware:
         if tokens is None:
             tokens = ()  # only the * group can apply
             for candidate in (header.decode("latin-1"), self.config.default_user_agent):
-                token = product_token(candidate)
+                token = user_agent_token(candidate)
                 if token:
                     tokens = (token,)
                     break
@@ -337,7 +346,12 @@ class RobotsTxtMiddleware:
         return tokens
 
     def _drop(
-        self, request: Request, error: RobotsTxtDisallowed, stat: str, agent: str | None = None
+        self,
+        request: Request,
+        error: RobotsTxtDisallowed,
+        stat: str,
+        agent: str | None = None,
+        tokens: tuple[str, ...] = (),
     ) -> None:
         spider = self._crawler.spider
         assert self._crawler.stats is not None
@@ -347,7 +361,7 @@ class RobotsTxtMiddleware:
             {
                 "request": request,
                 "reason": error.reason,
-                "group": f" (group {agent})" if agent else "",
+                "group": f" (group {agent}, as {'/'.join(tokens) or '*'})" if agent else "",
             },
             extra={"spider": spider},
         )
@@ -460,6 +474,8 @@ class RobotsTxtMiddleware:
         except SettingError as error:
             logger.error("%s; the spider is closed without crawling", error)
             raise CloseSpider(SETTING_CLOSE_REASON) from error
+        for note in token_notes(name, value):
+            logger.warning(note, extra={"spider": spider})
         self.config = replace(self.config, user_agent_tokens=tokens)
 
     async def _open_storage(self) -> None:
@@ -596,8 +612,9 @@ class RepRobotParser(RobotParser):
         self._default_user_agent = default_user_agent
 
     @classmethod
-    def from_crawler(cls, crawler: Crawler, robotstxt_body: bytes) -> Self:
-        config = Config.from_settings(crawler.settings)
+    def from_crawler(cls, crawler: Crawler | None, robotstxt_body: bytes | str) -> Self:
+        """Scrapy's parser contract: ``crawler`` may be None (then the defaults apply)."""
+        config = Config.from_settings(crawler.settings) if crawler is not None else Config()
         robots = RobotsTxt.parse(robotstxt_body, google_quirks=config.google_quirks)
         return cls(Access(AccessState.RULES, robots), config.default_user_agent)
 

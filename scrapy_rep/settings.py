@@ -15,12 +15,12 @@ import math
 import os
 import re
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from importlib import import_module
 from typing import Any, Final, TypeVar
 
-from scrapy_rep.agents import product_token
+from scrapy_rep.agents import configured_token, is_user_agent_string, user_agent_token
 from scrapy_rep.policy import DAY, HOUR, LONG_OUTAGE_VALUES, LongOutage, PolicyConfig
 
 __all__ = [
@@ -64,9 +64,12 @@ class Config:
 
     #: ROBOTSTXT_OBEY: the middleware is disabled when false.
     obey: bool = False
-    #: ROBOTSTXT_USER_AGENT as tokens in preference order; empty -> derive
-    #: from the request's User-Agent header, else from USER_AGENT.
+    #: ROBOTSTXT_USER_AGENT as the tokens used, lower-cased, in preference
+    #: order; empty -> derive from the request's User-Agent header, else from
+    #: USER_AGENT (the crawler's name in it, never a browser's).
     user_agent_tokens: tuple[str, ...] = ()
+    #: Warnings for the log at start-up: a token that was cut or not found.
+    token_notes: tuple[str, ...] = ()
     #: USER_AGENT, for when the request has no User-Agent header yet.
     default_user_agent: str = ""
     #: REP_GOOGLE_QUIRKS: parse and match as Google's open-source library does.
@@ -143,12 +146,19 @@ class Config:
     def from_settings(cls, settings: Mapping[str, Any]) -> Config:
         """Read and validate; ``settings`` is a Scrapy ``Settings`` or a plain dict."""
         defaults = cls()
+        written_tokens = settings.get("ROBOTSTXT_USER_AGENT")
+        user_agent = _read(settings, "USER_AGENT", defaults.default_user_agent, _to_str)
         return cls(
             obey=_read(settings, "ROBOTSTXT_OBEY", defaults.obey, _to_bool),
             user_agent_tokens=_read(
                 settings, "ROBOTSTXT_USER_AGENT", defaults.user_agent_tokens, _to_tokens
             ),
-            default_user_agent=_read(settings, "USER_AGENT", defaults.default_user_agent, _to_str),
+            token_notes=tuple(
+                token_notes("ROBOTSTXT_USER_AGENT", written_tokens)
+                if written_tokens is not None
+                else _user_agent_notes(user_agent)
+            ),
+            default_user_agent=user_agent,
             google_quirks=_read(settings, "REP_GOOGLE_QUIRKS", defaults.google_quirks, _to_bool),
             max_redirects=_read(
                 settings, "REP_FOLLOW_REDIRECTS", defaults.max_redirects, _int_at_least(0)
@@ -432,15 +442,50 @@ def parse_tokens(name: str, value: object) -> tuple[str, ...]:
         raise SettingError(name, value, rejected.accepted) from None
 
 
+def _token_items(value: object) -> tuple[object, ...]:
+    if isinstance(value, str):
+        return (value,)
+    return tuple(value) if isinstance(value, (list, tuple)) else ()
+
+
 def _to_tokens(value: object) -> tuple[str, ...]:
-    """One string (a token or a full User-Agent) or a list of tokens (SPEC §5.7)."""
-    items: Iterable[object] = (
-        (value,) if isinstance(value, str) else value if isinstance(value, (list, tuple)) else ()
-    )
-    tokens = tuple(item for item in items if isinstance(item, str) and product_token(item))
-    if not tokens or len(tokens) != len(tuple(items)):
+    """One string (a token or a full User-Agent) or a list of tokens (SPEC §5.7),
+    as the lower-cased tokens they stand for (``configured_token``)."""
+    items = _token_items(value)
+    tokens = tuple(configured_token(item) for item in items if isinstance(item, str))
+    if not tokens or len(tokens) != len(items) or not all(tokens):
         raise _Rejected(_TOKENS_ACCEPTED)
     return tokens
+
+
+def token_notes(name: str, value: object) -> list[str]:
+    """Warnings for configured tokens that RFC 9309 would read otherwise than written.
+
+    ``bot2`` or ``my bot`` is cut to its leading token, which may be another
+    crawler's group; say so, naming the setting, the value and the token used.
+    """
+    notes = []
+    for item in _token_items(value):
+        if not isinstance(item, str):
+            continue
+        token = configured_token(item)
+        if token and token != item.strip().lower() and not is_user_agent_string(item):
+            notes.append(
+                f"{name}={item!r} is not a valid RFC 9309 product token (letters, '-' and "
+                f"'_' only); robots.txt groups are matched as {token!r}"
+            )
+    return notes
+
+
+def _user_agent_notes(user_agent: str) -> list[str]:
+    """USER_AGENT gives the token when ROBOTSTXT_USER_AGENT is unset: say if it names no crawler."""
+    if not user_agent or user_agent_token(user_agent):
+        return []
+    return [
+        f"USER_AGENT={user_agent!r} names no crawler (only browser and platform names), "
+        "so only robots.txt's '*' group applies to this crawl; set ROBOTSTXT_USER_AGENT "
+        "to your crawler's token (e.g. 'mybot')"
+    ]
 
 
 def _to_schemes(value: object) -> frozenset[str]:

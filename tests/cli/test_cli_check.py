@@ -296,3 +296,15 @@ def test_cli_check_imports_no_scrapy(run_cli: Any) -> None:
         check=True,
     )
     assert probe.stdout.strip() == "[]"
+
+
+def test_scrapy_5_7_cli_check_names_the_token_of_a_user_agent_string(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    robots = tmp_path / "robots.txt"
+    robots.write_text("User-agent: foobot\nDisallow: /private\n\nUser-agent: *\nDisallow:\n")
+    agent = "Mozilla/5.0 (compatible; Foobot/1.0; +https://example.com/bot)"
+    code, out, err = run(capsys, "check", str(robots), "/private/x", "--agent", agent)
+    assert code == 1
+    assert out == 'disallowed  /private/x  (rule "Disallow: /private" at line 2, group "foobot")\n'
+    assert err == "scrapy-rep: note: checking as foobot\n"

@@ -22,8 +22,9 @@ def test_scrapy_defaults_from_scrapy_settings() -> None:
 
 
 def test_scrapy_robotstxt_user_agent_string_or_list() -> None:
+    # Kept as the tokens they stand for (SPEC §5.7), lower-cased.
     assert Config.from_settings({"ROBOTSTXT_USER_AGENT": "MyBot/1.0"}).user_agent_tokens == (
-        "MyBot/1.0",
+        "mybot",
     )
     listed = Config.from_settings({"ROBOTSTXT_USER_AGENT": ["mybot-images", "mybot"]})
     assert listed.user_agent_tokens == ("mybot-images", "mybot")
