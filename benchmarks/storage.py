@@ -41,15 +41,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from scrapy_rep.outcome import FetchKind, FetchOutcome  # noqa: E402
-from scrapy_rep.policy import (  # noqa: E402
+from scrapy_rep.cache.outcome import FetchKind, FetchOutcome  # noqa: E402
+from scrapy_rep.cache.policy import (  # noqa: E402
     OriginRecord,
     PolicyConfig,
     decide,
     record_outcome,
     retention,
 )
-from scrapy_rep.storage import MemoryStorage, ParsedBodies, Storage, open_storage  # noqa: E402
+from scrapy_rep.cache.storage import MemoryStorage, ParsedBodies, Storage, open_storage  # noqa: E402
 
 CORPUS = ROOT.parent / "shared" / "corpus" / "robots"
 NOW = 1_700_000_000.0

@@ -21,4 +21,4 @@ if ! .venv/bin/python -m pip show -q scrapy-rep >/dev/null 2>&1; then
   .venv/bin/python -m pip install -q --upgrade pip
   .venv/bin/python -m pip install -q -e .
 fi
-exec .venv/bin/python -m scrapy_rep.demo "$@"
+exec .venv/bin/python -m scrapy_rep.tools.demo "$@"

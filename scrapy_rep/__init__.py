@@ -1,8 +1,16 @@
 """scrapy_rep: robots.txt for Scrapy, as RFC 9309 and Google say.
 
-The engine (``RobotsTxt``) imports nothing from Scrapy; the Scrapy-side names
-are imported on first use so that ``from scrapy_rep import RobotsTxt`` stays
-light.
+The public API, nothing else. The layers below are ``engine`` (bytes ->
+``RobotsTxt``; no Scrapy), ``cache`` (fetch outcomes, the policy, storage),
+``crawler`` (everything that imports Scrapy) and ``tools`` (the commands).
+The engine's names are imported at once; the rest on first use, so that
+``from scrapy_rep import RobotsTxt`` stays light.
+
+The dotted paths to write in Scrapy settings are these names:
+``scrapy_rep.Addon``, ``scrapy_rep.RobotsTxtMiddleware``,
+``scrapy_rep.CrawlDelay``, ``scrapy_rep.FollowSitemaps``,
+``scrapy_rep.RepRobotParser`` and, for ``REP_STORAGE``, a class
+implementing ``scrapy_rep.Storage``.
 """
 
 from __future__ import annotations
@@ -10,18 +18,32 @@ from __future__ import annotations
 from importlib import import_module
 from typing import Any
 
-from scrapy_rep.document import RobotsTxt, Rule, Verdict
+from scrapy_rep import signals
+from scrapy_rep.engine.document import RobotsTxt, Rule, Verdict
 
-__all__ = ["RobotsTxt", "Rule", "Verdict"]
-
-# name -> module, for names that pull in Scrapy.
+# name -> module, for names that pull in Scrapy or a storage client.
 _LAZY: dict[str, str] = {
-    "RobotsTxtMiddleware": "scrapy_rep.middleware",
-    "RobotsTxtDisallowed": "scrapy_rep.middleware",
-    "ForbiddenByRobotsTxt": "scrapy_rep.middleware",
-    "RobotsTxtUnreachable": "scrapy_rep.middleware",
-    "Addon": "scrapy_rep.addon",
+    "Addon": "scrapy_rep.crawler.addon",
+    "RobotsTxtMiddleware": "scrapy_rep.crawler.middleware",
+    "RobotsTxtDisallowed": "scrapy_rep.crawler.errors",
+    "ForbiddenByRobotsTxt": "scrapy_rep.crawler.errors",
+    "RobotsTxtUnreachable": "scrapy_rep.crawler.errors",
+    "RobotsTxtStorageUnavailable": "scrapy_rep.crawler.errors",
+    "RepRobotParser": "scrapy_rep.crawler.robot_parser",
+    "CrawlDelay": "scrapy_rep.crawler.crawl_delay",
+    "FollowSitemaps": "scrapy_rep.crawler.sitemaps",
+    "Config": "scrapy_rep.crawler.settings",
+    "SettingError": "scrapy_rep.crawler.settings",
+    "Origin": "scrapy_rep.engine.origin",
+    "Access": "scrapy_rep.cache.outcome",
+    "AccessState": "scrapy_rep.cache.outcome",
+    "Storage": "scrapy_rep.cache.storage",
+    "StorageUnavailable": "scrapy_rep.cache.storage",
+    "MemoryStorage": "scrapy_rep.cache.storage",
+    "OriginRecord": "scrapy_rep.cache.policy",
 }
+
+__all__ = ["Rule", "RobotsTxt", "Verdict", "signals", *_LAZY]
 
 
 def __getattr__(name: str) -> Any:

@@ -16,8 +16,8 @@
     Sent every time an origin's access is set or changes in this process: its
     first resolution (from a fetch or from the cache), each refresh, and each
     change of state during an outage (closed -> last good copy -> ...).
-    Keyword arguments: ``origin`` (``scrapy_rep.origin.Origin``),
-    ``robotstxt_url``, ``access`` (``scrapy_rep.outcome.Access``: ``state``,
+    Keyword arguments: ``origin`` (``scrapy_rep.Origin``),
+    ``robotstxt_url``, ``access`` (``scrapy_rep.Access``: ``state``,
     ``robots`` -- the parsed ``RobotsTxt`` or None --, ``reason``), ``spider``.
     For per-origin features such as crawl-delay:
     ``access.robots.crawl_delay(crawler.rep_middleware.tokens_for(request))``.

@@ -9,7 +9,7 @@ from scrapy import Request, Spider
 from scrapy.http import Response
 from twisted.python.failure import Failure
 
-from scrapy_rep.middleware import RobotsTxtDisallowed
+from scrapy_rep.crawler.errors import RobotsTxtDisallowed
 
 
 class ReportSpider(Spider):

@@ -19,9 +19,9 @@ from scrapy.utils.defer import deferred_f_from_coro_f
 from scrapy.utils.test import get_crawler
 
 from scrapy_rep import signals
-from scrapy_rep.middleware import ForbiddenByRobotsTxt, RobotsTxtUnreachable
-from scrapy_rep.origin import Origin
-from scrapy_rep.outcome import AccessState
+from scrapy_rep.cache.outcome import AccessState
+from scrapy_rep.crawler.errors import ForbiddenByRobotsTxt, RobotsTxtUnreachable
+from scrapy_rep.engine.origin import Origin
 
 from .conftest import HOUR, FakeClock
 

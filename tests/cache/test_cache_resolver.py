@@ -9,11 +9,11 @@ from collections.abc import Callable
 import pytest
 from scrapy.utils.defer import deferred_f_from_coro_f
 
-from scrapy_rep.origin import Origin, robots_url
-from scrapy_rep.outcome import Access, AccessState, FetchKind, FetchOutcome
-from scrapy_rep.policy import HOUR, OriginRecord, PolicyConfig
-from scrapy_rep.resolver import Resolver
-from scrapy_rep.storage import MemoryStorage
+from scrapy_rep.cache.outcome import Access, AccessState, FetchKind, FetchOutcome
+from scrapy_rep.cache.policy import HOUR, OriginRecord, PolicyConfig
+from scrapy_rep.cache.storage import MemoryStorage
+from scrapy_rep.crawler.resolver import Resolver
+from scrapy_rep.engine.origin import Origin, robots_url
 
 T0 = 1_700_000_000.0
 A = Origin("http", "a.example", None)
@@ -180,7 +180,7 @@ async def test_storage_errors_cost_sharing_never_a_verdict(
     clock = ManualClock()
     server = Server(clock, OK)
     rep = resolver(server, clock, BrokenStore(clock=clock))
-    with caplog.at_level(logging.WARNING, "scrapy_rep.resolver"):
+    with caplog.at_level(logging.WARNING, "scrapy_rep.crawler.resolver"):
         accesses: list[Access] = [await rep.access(origin) for origin in (A, B, A)]
     assert [a.allowed("/private", "bot") for a in accesses] == [False] * 3
     assert len(server.calls) == 2

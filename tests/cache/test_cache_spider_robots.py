@@ -15,7 +15,7 @@ from scrapy.utils.defer import deferred_f_from_coro_f
 from scrapy.utils.test import get_crawler
 from twisted.python.failure import Failure
 
-from scrapy_rep.middleware import ForbiddenByRobotsTxt, RobotsTxtDisallowed
+from scrapy_rep.crawler.errors import ForbiddenByRobotsTxt, RobotsTxtDisallowed
 
 
 class Sitemaps(SitemapSpider):

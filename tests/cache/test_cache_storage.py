@@ -14,7 +14,7 @@ from redis import asyncio as aioredis
 from scrapy.http import Request, Response
 from scrapy.utils.defer import deferred_f_from_coro_f
 
-from scrapy_rep.middleware import STORAGE_CLOSE_REASON, ForbiddenByRobotsTxt
+from scrapy_rep.crawler.errors import STORAGE_CLOSE_REASON, ForbiddenByRobotsTxt
 
 from .conftest import FakeClock, RedisServer, free_port
 
@@ -58,7 +58,7 @@ async def test_storage_redis_down_at_startup_closes_the_spider_naming_the_url(
         crawler = await crawl([site.url("/public")], settings)
     assert site.paths() == []  # nothing ran unchecked, nothing ran at all
     assert stats(crawler)["finish_reason"] == STORAGE_CLOSE_REASON
-    errors = [r.getMessage() for r in caplog.records if r.name == "scrapy_rep.middleware"]
+    errors = [r.getMessage() for r in caplog.records if r.name == "scrapy_rep.crawler.middleware"]
     assert len(errors) == 1
     assert f"Redis at {url} is not reachable" in errors[0]
     assert "REP_STORAGE='redis'" in errors[0]

@@ -42,12 +42,12 @@ Run = Callable[..., subprocess.CompletedProcess[str]]
 
 @pytest.fixture
 def run_cli() -> Run:
-    """``python -m scrapy_rep.cli ARGS`` in a subprocess, as a user runs it."""
+    """``python -m scrapy_rep.tools.cli ARGS`` in a subprocess, as a user runs it."""
 
     def run(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[str]:
         env = dict(os.environ, PYTHONPATH=str(ROOT), PYTHONIOENCODING="utf-8")
         done = subprocess.run(
-            [sys.executable, "-m", "scrapy_rep.cli", *args],
+            [sys.executable, "-m", "scrapy_rep.tools.cli", *args],
             input=stdin,
             capture_output=True,
             env=env,

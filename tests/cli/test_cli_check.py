@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from cli_schema import assert_check_schema
 
-from scrapy_rep.cli import DEFAULT_AGENT, main
+from scrapy_rep.tools.cli import DEFAULT_AGENT, main
 
 ROBOTS = b"""\
 User-agent: *
@@ -287,7 +287,7 @@ def test_cli_check_imports_no_scrapy(run_cli: Any) -> None:
         [
             sys.executable,
             "-c",
-            "import sys, scrapy_rep.cli; "
+            "import sys, scrapy_rep.tools.cli; "
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('scrapy', 'twisted')))",
         ],
         capture_output=True,

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 from cli_schema import assert_lint_schema
 
-from scrapy_rep.cli import main
-from scrapy_rep.lint import SEVERITIES, Finding, format_text, lint, report
+from scrapy_rep.tools.cli import main
+from scrapy_rep.tools.lint import SEVERITIES, Finding, format_text, lint, report
 
 PAD = 512_000  # SPEC §4.3
 

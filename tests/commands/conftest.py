@@ -21,7 +21,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 PROJECT = ROOT / "example_project"
-ENTRY_POINT = "robots = scrapy_rep.commands:RobotsCommand"
+ENTRY_POINT = "robots = scrapy_rep.tools.commands:RobotsCommand"
 
 Run = Callable[..., subprocess.CompletedProcess[str]]
 

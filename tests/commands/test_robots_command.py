@@ -239,7 +239,7 @@ def test_scrapy_command_is_listed_and_light_to_import(scrapy: Run) -> None:
             sys.executable,
             "-c",
             "import sys, scrapy.cmdline; before = set(sys.modules);"
-            "import scrapy_rep.commands;"
+            "import scrapy_rep.tools.commands;"
             "print(sorted(set(sys.modules) - before))",
         ],
         env={"PYTHONPATH": str(ROOT)},
@@ -247,13 +247,13 @@ def test_scrapy_command_is_listed_and_light_to_import(scrapy: Run) -> None:
         text=True,
         check=True,
     )
-    assert "scrapy_rep.middleware" not in probe.stdout
-    assert "scrapy_rep.commands" in probe.stdout
+    assert "scrapy_rep.crawler.middleware" not in probe.stdout
+    assert "scrapy_rep.tools.commands" in probe.stdout
 
 
 def test_scrapy_command_entry_point_declared_in_pyproject() -> None:
     """What pip installs is what these tests register when the project is not installed."""
     assert ENTRY_POINT in declared_entry_points(), (
         'pyproject.toml needs [project.entry-points."scrapy.commands"] '
-        'robots = "scrapy_rep.commands:RobotsCommand"'
+        'robots = "scrapy_rep.tools.commands:RobotsCommand"'
     )

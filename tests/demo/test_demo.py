@@ -1,4 +1,4 @@
-"""``python -m scrapy_rep.demo``: one run, every behaviour in its table, exit code 0.
+"""``python -m scrapy_rep.tools.demo``: one run, every behaviour in its table, exit code 0.
 
 The demo is run as a user runs it (a subprocess; it owns its reactor), and
 its printed table is parsed: one row per local site, with the robots.txt
@@ -53,7 +53,7 @@ def run_demo(*args: str) -> Demo:
     with tempfile.TemporaryDirectory() as cwd:
         started = time.monotonic()
         done = subprocess.run(
-            [sys.executable, "-m", "scrapy_rep.demo", *args],
+            [sys.executable, "-m", "scrapy_rep.tools.demo", *args],
             cwd=cwd,
             env=env,
             capture_output=True,

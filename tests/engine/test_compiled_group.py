@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from test_properties import reference_allowed
 
 from scrapy_rep import RobotsTxt
-from scrapy_rep.matching import (
+from scrapy_rep.engine.matching import (
     _CHANGING_ESCAPE,
     _ESCAPE_FORMS,
     CompiledGroup,

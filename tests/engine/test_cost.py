@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scrapy_rep.matching import CompiledGroup, rule_code
+from scrapy_rep.engine.matching import CompiledGroup, rule_code
 
 
 class CountingPath(str):

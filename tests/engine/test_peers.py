@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from scrapy_rep import RobotsTxt
-from scrapy_rep.agents import configured_token, user_agent_token
+from scrapy_rep.engine.agents import configured_token, user_agent_token
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scrapy_rep import RobotsTxt
-from scrapy_rep.matching import normalise
+from scrapy_rep.engine.matching import normalise
 
 URL = "https://example.com"
 AGENTS = ["mybot", "otherbot", "mybot-news"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from scrapy_rep import RobotsTxt, Rule
-from scrapy_rep.lines import MAX_BODY_BYTES
+from scrapy_rep.engine.lines import MAX_BODY_BYTES
 
 URL = "https://example.com"
 
@@ -431,7 +431,7 @@ def test_rfc9309_7_1_sitemaps_collected_in_order_deduplicated() -> None:
 
 
 def test_rfc9309_7_1_relative_sitemap_logged(caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level("DEBUG", logger="scrapy_rep.document")
+    caplog.set_level("DEBUG", logger="scrapy_rep.engine.document")
     RobotsTxt.parse("Sitemap: /relative.xml\n")
     assert "not an absolute URL" in caplog.text
 

@@ -19,8 +19,8 @@ from scrapy.utils.test import get_crawler
 
 BUILTIN = "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware"
 OURS = "scrapy_rep.RobotsTxtMiddleware"
-CRAWL_DELAY = "scrapy_rep.crawl_delay.CrawlDelay"
-FOLLOW_SITEMAPS = "scrapy_rep.sitemaps.FollowSitemaps"
+CRAWL_DELAY = "scrapy_rep.crawler.crawl_delay.CrawlDelay"
+FOLLOW_SITEMAPS = "scrapy_rep.crawler.sitemaps.FollowSitemaps"
 
 SETTINGS: dict[str, Any] = {
     "ROBOTSTXT_OBEY": True,

@@ -17,9 +17,9 @@ from middleware.servers import Reply, SiteServer
 from scrapy.http import Request, Response
 from scrapy.utils.defer import deferred_f_from_coro_f
 
-from scrapy_rep._download_slots import Timing
-from scrapy_rep.crawl_delay import CrawlDelayConfig, clamp, rebase, slot_timing
-from scrapy_rep.settings import SettingError
+from scrapy_rep.crawler.crawl_delay import CrawlDelayConfig, clamp, rebase, slot_timing
+from scrapy_rep.crawler.internals import Timing
+from scrapy_rep.crawler.settings import SettingError
 
 from .conftest import PagesSpider, crawl, gaps, hits, spider_of, stats
 
@@ -82,7 +82,7 @@ async def test_scrapy_crawl_delay_86400_is_clamped_and_logged(
     site_hits = hits(site)
     assert len(site_hits) == 4  # robots.txt and 3 pages; /private dropped, delay or not
     assert all(gap >= 1 - SLACK for gap in gaps(site_hits)), gaps(site_hits)
-    warnings = [r for r in caplog.records if r.name == "scrapy_rep.crawl_delay"]
+    warnings = [r for r in caplog.records if r.name == "scrapy_rep.crawler.crawl_delay"]
     assert len(warnings) == 1  # once per origin, not per request
     message = warnings[0].getMessage()
     assert "86400" in message and "REP_CRAWL_DELAY_MAX" in message and site.url("") in message

@@ -10,8 +10,8 @@ from middleware.servers import Reply, SiteServer
 from scrapy import Spider
 from scrapy.utils.defer import deferred_f_from_coro_f
 
-from scrapy_rep.settings import SettingError
-from scrapy_rep.sitemaps import META_KEY, SitemapConfig
+from scrapy_rep.crawler.settings import SettingError
+from scrapy_rep.crawler.sitemaps import META_KEY, SitemapConfig
 
 from .conftest import crawl, spider_of, stats
 

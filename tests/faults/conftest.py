@@ -28,7 +28,7 @@ from scrapy.crawler import Crawler
 from scrapy.http import Response
 from twisted.python.failure import Failure
 
-from scrapy_rep.middleware import ForbiddenByRobotsTxt, RobotsTxtUnreachable
+from scrapy_rep.crawler.errors import ForbiddenByRobotsTxt, RobotsTxtUnreachable
 
 from .fault_server import FaultServer, Route, reply
 

@@ -12,7 +12,7 @@ from scrapy.http import Request, Response
 from scrapy.utils.test import get_crawler
 from twisted.python.failure import Failure
 
-from scrapy_rep.middleware import RobotsTxtDisallowed
+from scrapy_rep.crawler.errors import RobotsTxtDisallowed
 
 BUILTIN = "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware"
 OURS = "scrapy_rep.RobotsTxtMiddleware"

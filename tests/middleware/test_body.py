@@ -8,7 +8,7 @@ import tracemalloc
 import pytest
 from scrapy.utils.defer import deferred_f_from_coro_f
 
-from scrapy_rep.middleware import ForbiddenByRobotsTxt
+from scrapy_rep.crawler.errors import ForbiddenByRobotsTxt
 
 from .conftest import crawl, spider_of
 from .servers import GzipBomb, Huge, Reply, SiteServer

@@ -17,7 +17,8 @@ from scrapy.utils.defer import deferred_f_from_coro_f
 from scrapy.utils.test import get_crawler
 
 from scrapy_rep import signals
-from scrapy_rep.middleware import ForbiddenByRobotsTxt, RobotsTxtDisallowed, RobotsTxtMiddleware
+from scrapy_rep.crawler.errors import ForbiddenByRobotsTxt, RobotsTxtDisallowed
+from scrapy_rep.crawler.middleware import RobotsTxtMiddleware
 
 from .conftest import BUILTIN, SETTINGS, RecordingSpider, crawl, spider_of, stats
 from .servers import Hang, Reply, SiteServer
@@ -248,7 +249,7 @@ async def test_spec_8_1_stats_signals_and_logs(caplog: pytest.LogCaptureFixture)
     drop_lines = [
         r
         for r in caplog.records
-        if r.name == "scrapy_rep.middleware" and r.levelno == logging.DEBUG
+        if r.name == "scrapy_rep.crawler.middleware" and r.levelno == logging.DEBUG
     ]
     assert len(drop_lines) == 2
     assert "/private/a" in drop_lines[0].getMessage()
@@ -320,7 +321,7 @@ def test_scrapy_middleware_is_not_configured_without_obey() -> None:
 
 
 def test_scrapy_bad_setting_fails_at_start_up() -> None:
-    from scrapy_rep.settings import SettingError
+    from scrapy_rep.crawler.settings import SettingError
 
     crawler = get_crawler(Spider, {"ROBOTSTXT_OBEY": True, "REP_FOLLOW_REDIRECTS": "lots"})
     with pytest.raises(SettingError, match="REP_FOLLOW_REDIRECTS"):
@@ -328,8 +329,8 @@ def test_scrapy_bad_setting_fails_at_start_up() -> None:
 
 
 def test_scrapy_rep_robot_parser_works_as_robotstxt_parser() -> None:
-    """``ROBOTSTXT_PARSER = "scrapy_rep.middleware.RepRobotParser"`` for the built-in."""
-    from scrapy_rep.middleware import RepRobotParser
+    """``ROBOTSTXT_PARSER = "scrapy_rep.crawler.middleware.RepRobotParser"`` for the built-in."""
+    from scrapy_rep.crawler.robot_parser import RepRobotParser
 
     crawler = get_crawler(Spider, {"USER_AGENT": "TestBot/1.0"})
     body = b"User-agent: testbot\nDisallow: /t\n\nUser-agent: *\nDisallow: /all\n"

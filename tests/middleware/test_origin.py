@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from scrapy_rep.origin import Origin, origin_of, robots_url
+from scrapy_rep.engine.origin import Origin, origin_of, robots_url
 
 
 def test_rfc9309_origin_is_scheme_host_port() -> None:

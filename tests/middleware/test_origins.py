@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from scrapy.utils.defer import deferred_f_from_coro_f
 
-from scrapy_rep.middleware import ForbiddenByRobotsTxt
+from scrapy_rep.crawler.errors import ForbiddenByRobotsTxt
 
 from .conftest import crawl, spider_of, stats
 from .servers import Reply, SiteServer, ftp_server

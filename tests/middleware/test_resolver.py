@@ -8,9 +8,9 @@ import threading
 from scrapy.utils.defer import deferred_f_from_coro_f
 from twisted.internet.defer import Deferred
 
-from scrapy_rep.origin import Origin, robots_url
-from scrapy_rep.outcome import Access, AccessState, FetchKind, FetchOutcome
-from scrapy_rep.resolver import Resolver, access_for
+from scrapy_rep.cache.outcome import Access, AccessState, FetchKind, FetchOutcome
+from scrapy_rep.crawler.resolver import Resolver, access_for
+from scrapy_rep.engine.origin import Origin, robots_url
 
 ORIGIN = Origin("http", "example.com", None)
 

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from scrapy.settings import Settings
 
-from scrapy_rep.settings import Config, SettingError
+from scrapy_rep.crawler.settings import Config, SettingError
 
 
 def test_scrapy_defaults_from_scrapy_settings() -> None:

@@ -13,7 +13,7 @@ import pytest
 from scrapy.crawler import Crawler
 from scrapy.utils.defer import deferred_f_from_coro_f
 
-from scrapy_rep.middleware import ForbiddenByRobotsTxt, RobotsTxtUnreachable
+from scrapy_rep.crawler.errors import ForbiddenByRobotsTxt, RobotsTxtUnreachable
 
 from .conftest import crawl, spider_of, stats
 from .servers import Behaviour, Hang, Redirect, Reply, Reset, SiteServer, Truncated

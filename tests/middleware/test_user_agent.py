@@ -14,7 +14,7 @@ from scrapy.http import Request
 from scrapy.utils.defer import deferred_f_from_coro_f
 
 from scrapy_rep import RobotsTxt
-from scrapy_rep.middleware import RepRobotParser
+from scrapy_rep.crawler.robot_parser import RepRobotParser
 
 from .conftest import crawl, spider_of
 from .servers import Reply, SiteServer

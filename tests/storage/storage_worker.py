@@ -20,9 +20,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests/: shared helpers
 from start_barrier import wait_for_the_others
 
-from scrapy_rep.outcome import FetchKind
-from scrapy_rep.policy import OriginRecord
-from scrapy_rep.storage import open_storage, single_flight
+from scrapy_rep.cache.outcome import FetchKind
+from scrapy_rep.cache.policy import OriginRecord
+from scrapy_rep.cache.storage import open_storage, single_flight
 
 
 def sample(i: int) -> OriginRecord:

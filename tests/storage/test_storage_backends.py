@@ -10,9 +10,9 @@ import pytest
 from scrapy.utils.defer import deferred_f_from_coro_f
 from storage_helpers import FakeClock
 
-from scrapy_rep.outcome import FetchKind
-from scrapy_rep.policy import OriginRecord
-from scrapy_rep.storage import (
+from scrapy_rep.cache.outcome import FetchKind
+from scrapy_rep.cache.policy import OriginRecord
+from scrapy_rep.cache.storage import (
     MemoryStorage,
     ParsedBodies,
     Storage,
@@ -239,7 +239,7 @@ async def test_storage_bad_settings_name_the_setting(
 
 @deferred_f_from_coro_f
 async def test_storage_dotted_path_opens_a_users_class() -> None:
-    storage = await open_storage("scrapy_rep.storage.memory.MemoryStorage")
+    storage = await open_storage("scrapy_rep.cache.storage.memory.MemoryStorage")
     assert isinstance(storage, MemoryStorage)
     await storage.put("k", sample(), 60)
     assert await storage.get("k") == sample()

@@ -6,9 +6,8 @@ from dataclasses import replace
 
 import pytest
 
-from scrapy_rep.document import RobotsTxt
-from scrapy_rep.outcome import AccessState, FetchKind, FetchOutcome
-from scrapy_rep.policy import (
+from scrapy_rep.cache.outcome import AccessState, FetchKind, FetchOutcome
+from scrapy_rep.cache.policy import (
     DAY,
     HOUR,
     Action,
@@ -23,6 +22,7 @@ from scrapy_rep.policy import (
     retention,
     retry_after_delay,
 )
+from scrapy_rep.engine.document import RobotsTxt
 
 T0 = 1_700_000_000.0  # 2023-11-14T22:13:20Z
 MINUTE = 60.0

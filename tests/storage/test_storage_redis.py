@@ -10,11 +10,11 @@ from redis import asyncio as aioredis
 from scrapy.utils.defer import deferred_f_from_coro_f
 from storage_helpers import FakeClock, RedisServer, free_port, run_workers
 
-from scrapy_rep.outcome import AccessState, FetchKind
-from scrapy_rep.policy import OriginRecord, PolicyConfig, decide
-from scrapy_rep.storage import StorageUnavailable, open_storage
-from scrapy_rep.storage.fallback import FallbackStorage
-from scrapy_rep.storage.redis import RedisStorage, safe_url
+from scrapy_rep.cache.outcome import AccessState, FetchKind
+from scrapy_rep.cache.policy import OriginRecord, PolicyConfig, decide
+from scrapy_rep.cache.storage import StorageUnavailable, open_storage
+from scrapy_rep.cache.storage.fallback import FallbackStorage
+from scrapy_rep.cache.storage.redis import RedisStorage, safe_url
 
 BODY = b"User-agent: *\nDisallow: /private\n"
 T0 = 1_700_000_000.0
@@ -103,7 +103,7 @@ async def test_storage_redis_lost_mid_crawl_degrades_once_and_recovers(
         await storage.put("https://closed.example:443", streak(), 3600)
 
         redis_server.kill()
-        with caplog.at_level(logging.INFO, logger="scrapy_rep.storage.fallback"):
+        with caplog.at_level(logging.INFO, logger="scrapy_rep.cache.storage.fallback"):
             # No request lost or let through: what this process knew still holds.
             open_, closed = [
                 await storage.get(key)

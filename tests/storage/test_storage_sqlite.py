@@ -11,10 +11,10 @@ import pytest
 from scrapy.utils.defer import deferred_f_from_coro_f
 from storage_helpers import FakeClock, run_workers
 
-from scrapy_rep.outcome import FetchKind
-from scrapy_rep.policy import OriginRecord, PolicyConfig, decide, record_outcome
-from scrapy_rep.storage import open_storage
-from scrapy_rep.storage.sqlite import SqliteStorage
+from scrapy_rep.cache.outcome import FetchKind
+from scrapy_rep.cache.policy import OriginRecord, PolicyConfig, decide, record_outcome
+from scrapy_rep.cache.storage import open_storage
+from scrapy_rep.cache.storage.sqlite import SqliteStorage
 
 BODY = b"User-agent: *\nDisallow: /private\n"
 
@@ -81,7 +81,7 @@ async def test_storage_sqlite_corrupt_file_moved_aside_with_one_warning(
 ) -> None:
     path = tmp_path / "robots.sqlite3"
     path.write_bytes(garbage)
-    with caplog.at_level(logging.WARNING, logger="scrapy_rep.storage.sqlite"):
+    with caplog.at_level(logging.WARNING, logger="scrapy_rep.cache.storage.sqlite"):
         storage = await open_storage("sqlite", path=path, clock=clock)
         try:
             await storage.put("https://a.example:443", sample(), 3600)
@@ -110,7 +110,7 @@ async def test_storage_sqlite_unreadable_record_is_a_miss(tmp_path: Path) -> Non
 @deferred_f_from_coro_f
 async def test_storage_2_3_streak_survives_a_restart(tmp_path: Path) -> None:
     """12 h closed holds across crawl runs: the streak start is read back."""
-    from scrapy_rep.outcome import AccessState, FetchOutcome
+    from scrapy_rep.cache.outcome import AccessState, FetchOutcome
 
     config = PolicyConfig()
     t0 = 1_700_000_000.0
@@ -169,7 +169,7 @@ async def test_storage_sqlite_damage_found_mid_crawl_recovers_once(
         return "answered"
 
     try:
-        with caplog.at_level(logging.WARNING, logger="scrapy_rep.storage.sqlite"):
+        with caplog.at_level(logging.WARNING, logger="scrapy_rep.cache.storage.sqlite"):
             assert await storage._run(query) == "answered"
         assert len(caplog.records) == 1
         assert (tmp_path / f"robots.sqlite3.corrupt-{int(clock.now)}").exists()

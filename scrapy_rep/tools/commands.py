@@ -34,9 +34,9 @@ if TYPE_CHECKING:
     from scrapy.http import Request, Response
     from scrapy.settings import BaseSettings
 
-    from scrapy_rep.document import Rule
-    from scrapy_rep.middleware import RobotsTxtDisallowed
-    from scrapy_rep.outcome import Access
+    from scrapy_rep.cache.outcome import Access
+    from scrapy_rep.crawler.errors import RobotsTxtDisallowed
+    from scrapy_rep.engine.document import Rule
 
 __all__ = ["EXIT_ALLOWED", "EXIT_DISALLOWED", "EXIT_ERROR", "RobotsCommand"]
 
@@ -111,8 +111,8 @@ def _enable_middleware(settings: BaseSettings) -> None:
     """Add scrapy_rep's add-on unless the project enables the middleware already."""
     from scrapy.utils.misc import load_object
 
-    from scrapy_rep.addon import Addon
-    from scrapy_rep.middleware import RobotsTxtMiddleware
+    from scrapy_rep.crawler.addon import Addon
+    from scrapy_rep.crawler.middleware import RobotsTxtMiddleware
 
     def loads(path: object, cls: type) -> bool:
         try:
@@ -180,14 +180,14 @@ class Probe:
             self.access = access
 
     def _sent(self, request: Request, **_: Any) -> None:
-        from scrapy_rep.fetcher import META_KEY
+        from scrapy_rep.crawler.fetcher import META_KEY
 
         if request.meta.get(META_KEY) and request.url == self.robotstxt_url and not self.fetch:
             self.fetch = "no response"  # until a response says otherwise
 
     def _response(self, response: Response, request: Request, **_: Any) -> None:
         """Follow the robots.txt download through its redirects: status, hops, cut."""
-        from scrapy_rep.fetcher import META_KEY
+        from scrapy_rep.crawler.fetcher import META_KEY
 
         if not request.meta.get(META_KEY):
             return
@@ -211,9 +211,10 @@ class Probe:
     async def run(self, crawler: Crawler) -> None:
         from scrapy import Request
 
-        from scrapy_rep.middleware import RobotsTxtDisallowed, RobotsTxtMiddleware
-        from scrapy_rep.origin import origin_of, robots_url
-        from scrapy_rep.settings import Config
+        from scrapy_rep.crawler.errors import RobotsTxtDisallowed
+        from scrapy_rep.crawler.middleware import RobotsTxtMiddleware
+        from scrapy_rep.crawler.settings import Config
+        from scrapy_rep.engine.origin import origin_of, robots_url
 
         self.ran = True
         middleware = crawler.get_downloader_middleware(RobotsTxtMiddleware)
@@ -264,8 +265,8 @@ class Probe:
 
     def _access(self) -> str:
         """What applies to the origin's requests, and the policy's reason."""
-        from scrapy_rep.middleware import ForbiddenByRobotsTxt
-        from scrapy_rep.outcome import AccessState
+        from scrapy_rep.cache.outcome import AccessState
+        from scrapy_rep.crawler.errors import ForbiddenByRobotsTxt
 
         if self.access is None:
             if self.dropped is not None and not isinstance(self.dropped, ForbiddenByRobotsTxt):
@@ -278,7 +279,7 @@ class Probe:
         return f"every request dropped: {self.access.reason}"
 
     def _rule_lines(self) -> list[str]:
-        from scrapy_rep.middleware import ForbiddenByRobotsTxt
+        from scrapy_rep.crawler.errors import ForbiddenByRobotsTxt
 
         robots = self.access.robots if self.access is not None else None
         if robots is None:

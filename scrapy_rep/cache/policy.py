@@ -27,8 +27,8 @@ from dataclasses import dataclass, fields, replace
 from enum import Enum
 from typing import Any, Literal
 
-from scrapy_rep.document import RobotsTxt
-from scrapy_rep.outcome import Access, AccessState, FetchKind, FetchOutcome
+from scrapy_rep.cache.outcome import Access, AccessState, FetchKind, FetchOutcome
+from scrapy_rep.engine.document import RobotsTxt
 
 __all__ = [
     "DAY",

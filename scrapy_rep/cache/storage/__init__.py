@@ -17,12 +17,12 @@ from dataclasses import dataclass, field
 from importlib import import_module
 from typing import Any
 
-from scrapy_rep.policy import OriginRecord
-from scrapy_rep.storage.errors import StorageError, StorageUnavailable
-from scrapy_rep.storage.fallback import FallbackStorage
-from scrapy_rep.storage.memory import MemoryStorage
-from scrapy_rep.storage.parsed import ParsedBodies
-from scrapy_rep.storage.protocol import Storage
+from scrapy_rep.cache.policy import OriginRecord
+from scrapy_rep.cache.storage.errors import StorageError, StorageUnavailable
+from scrapy_rep.cache.storage.fallback import FallbackStorage
+from scrapy_rep.cache.storage.memory import MemoryStorage
+from scrapy_rep.cache.storage.parsed import ParsedBodies
+from scrapy_rep.cache.storage.protocol import Storage
 
 __all__ = [
     "STORAGE_KINDS",
@@ -89,7 +89,7 @@ async def open_storage(
 
 
 async def _open_sqlite(path: str | os.PathLike[str] | None, clock: Callable[[], float]) -> Storage:
-    from scrapy_rep.storage.sqlite import SqliteStorage
+    from scrapy_rep.cache.storage.sqlite import SqliteStorage
 
     if not path:
         raise StorageError("REP_STORAGE = 'sqlite' needs a file: set REP_STORAGE_PATH")
@@ -109,7 +109,7 @@ async def _open_redis(
     if not url:
         raise StorageError("REP_STORAGE = 'redis' needs REP_REDIS_URL (or REDIS_URL)")
     try:
-        from scrapy_rep.storage.redis import RedisStorage, safe_url
+        from scrapy_rep.cache.storage.redis import RedisStorage, safe_url
     except ImportError as exc:
         raise StorageError(
             f"REP_STORAGE = 'redis' needs the redis package ({exc}): "

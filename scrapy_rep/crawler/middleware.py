@@ -17,80 +17,52 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from scrapy import signals as scrapy_signals
-from scrapy.exceptions import CloseSpider, DontCloseSpider, IgnoreRequest, NotConfigured
+from scrapy.exceptions import CloseSpider, DontCloseSpider, NotConfigured
 from scrapy.http import Headers, Request, Response
 from scrapy.responsetypes import responsetypes
-from scrapy.robotstxt import RobotParser
 from scrapy.utils.httpobj import urlparse_cached
 from scrapy.utils.project import data_path
 
 from scrapy_rep import signals
-from scrapy_rep._compat import Parking, builtin_robotstxt_enabled, unplug_builtin_robotstxt
-from scrapy_rep.agents import user_agent_token
-from scrapy_rep.document import RobotsTxt, Rule
-from scrapy_rep.fetcher import META_KEY, Fetcher
-from scrapy_rep.origin import Origin, origin_of, robots_url
-from scrapy_rep.outcome import Access, AccessState, FetchKind, FetchOutcome, kind_of_status
-from scrapy_rep.resolver import Resolver
-from scrapy_rep.settings import (
+from scrapy_rep.cache.outcome import Access, AccessState, FetchKind, FetchOutcome, kind_of_status
+from scrapy_rep.cache.storage import Storage, open_storage
+from scrapy_rep.crawler.errors import (
+    SETTING_CLOSE_REASON,
+    STORAGE_CLOSE_REASON,
+    ForbiddenByRobotsTxt,
+    RobotsTxtDisallowed,
+    RobotsTxtStorageUnavailable,
+    RobotsTxtUnreachable,
+)
+from scrapy_rep.crawler.fetcher import META_KEY, Fetcher
+from scrapy_rep.crawler.internals import (
+    Parking,
+    builtin_robotstxt_enabled,
+    unplug_builtin_robotstxt,
+)
+from scrapy_rep.crawler.resolver import Resolver
+from scrapy_rep.crawler.robot_parser import RepRobotParser
+from scrapy_rep.crawler.settings import (
     DEFAULT_STORAGE_FILE,
     Config,
     SettingError,
     parse_tokens,
     token_notes,
 )
-from scrapy_rep.storage import Storage, open_storage
+from scrapy_rep.engine.agents import user_agent_token
+from scrapy_rep.engine.origin import Origin, origin_of, robots_url
 
 if TYPE_CHECKING:
     from scrapy import Spider
     from scrapy.crawler import Crawler
     from typing_extensions import Self
 
-__all__ = [
-    "ForbiddenByRobotsTxt",
-    "RepRobotParser",
-    "RobotsTxtDisallowed",
-    "RobotsTxtMiddleware",
-    "RobotsTxtUnreachable",
-]
+__all__ = ["RobotsTxtMiddleware"]
 
 logger = logging.getLogger(__name__)
 
 #: Bound of the per-netloc and per-User-Agent memos (cleared when full).
 _MAX_REMEMBERED = 100_000
-
-
-class RobotsTxtDisallowed(IgnoreRequest):
-    """A request dropped because of robots.txt; ``reason`` says why."""
-
-    def __init__(self, reason: str, url: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.url = url
-
-
-class ForbiddenByRobotsTxt(RobotsTxtDisallowed):
-    """A rule of the origin's robots.txt forbids the URL (SPEC §8.1)."""
-
-    def __init__(self, rule: Rule, url: str, robotstxt_url: str) -> None:
-        super().__init__(
-            f"forbidden by rule {rule.pattern} at line {rule.line} of {robotstxt_url}", url
-        )
-        self.rule = rule
-
-
-class RobotsTxtUnreachable(RobotsTxtDisallowed):
-    """The origin's robots.txt could not be fetched, so the origin is closed (SPEC §2.2, §2.4)."""
-
-
-class RobotsTxtStorageUnavailable(RobotsTxtDisallowed):
-    """The robots.txt cache could not be opened: nothing is let through unchecked."""
-
-
-#: finish_reason of a crawl whose robots.txt cache could not be opened.
-STORAGE_CLOSE_REASON = "robotstxt_storage_unavailable"
-#: finish_reason of a crawl whose spider sets an unusable robots.txt attribute.
-SETTING_CLOSE_REASON = "robotstxt_bad_setting"
 
 
 class RobotsTxtMiddleware:
@@ -597,33 +569,3 @@ async def _requests(result: object) -> AsyncIterable[Request]:
         for item in result:
             if isinstance(item, Request):
                 yield item
-
-
-class RepRobotParser(RobotParser):
-    """``scrapy.robotstxt.RobotParser`` over scrapy_rep's engine.
-
-    Sent with Scrapy's ``robots_parsed`` signal; also usable on its own as
-    ``ROBOTSTXT_PARSER = "scrapy_rep.middleware.RepRobotParser"``.
-    """
-
-    def __init__(self, access: Access, default_user_agent: str = "") -> None:
-        self.access = access
-        self.robots: RobotsTxt | None = access.robots
-        self._default_user_agent = default_user_agent
-
-    @classmethod
-    def from_crawler(cls, crawler: Crawler | None, robotstxt_body: bytes | str) -> Self:
-        """Scrapy's parser contract: ``crawler`` may be None (then the defaults apply)."""
-        config = Config.from_settings(crawler.settings) if crawler is not None else Config()
-        robots = RobotsTxt.parse(robotstxt_body, google_quirks=config.google_quirks)
-        return cls(Access(AccessState.RULES, robots), config.default_user_agent)
-
-    def allowed(self, url: str | bytes, user_agent: str | bytes) -> bool:
-        return self.access.allowed(_text(url), _text(user_agent) or self._default_user_agent)
-
-    def crawl_delay(self, user_agent: str | bytes) -> float | None:
-        return self.robots.crawl_delay(_text(user_agent)) if self.robots is not None else None
-
-
-def _text(value: str | bytes) -> str:
-    return value.decode("utf-8", "replace") if isinstance(value, bytes) else value

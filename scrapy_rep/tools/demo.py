@@ -1,4 +1,4 @@
-"""``python -m scrapy_rep.demo``: scrapy_rep at work on local sites, no internet needed.
+"""``python -m scrapy_rep.tools.demo``: scrapy_rep at work on local sites, no internet needed.
 
 Serves one origin per behaviour on 127.0.0.1 (rules for different agents, a
 404, a 503, a redirect chain, a robots.txt over 500 KiB, sitemaps), runs the
@@ -38,14 +38,14 @@ if TYPE_CHECKING:
     from scrapy.http import Request, Response
     from scrapy.settings import Settings
 
-    from scrapy_rep.outcome import Access
+    from scrapy_rep.cache.outcome import Access
 
 __all__ = ["main"]
 
 #: The example project's spiders, all run against every site.
 SPIDERS: Final = ("catalog", "monitor", "news")
 #: Where the example project sits in a clone (the package is installed editable).
-DEFAULT_PROJECT: Final = Path(__file__).resolve().parent.parent / "example_project"
+DEFAULT_PROJECT: Final = Path(__file__).resolve().parents[2] / "example_project"
 
 # --- the local sites ------------------------------------------------------------
 
@@ -260,7 +260,7 @@ FORBIDDEN: Final = "forbidden"
 UNREACHABLE: Final = "unreachable"
 OPTED_OUT: Final = "opted out"
 NO_ANSWER: Final = "(never applied)"  # no robots.txt outcome seen for a site
-#: Access states (scrapy_rep.outcome.AccessState values) as the table shows them.
+#: Access states (scrapy_rep.cache.outcome.AccessState values) as the table shows them.
 _STATES: Final = {"rules": "rules", "allow": "allow all", "disallow": "closed (unreachable)"}
 
 
@@ -308,7 +308,7 @@ class Recorder:
     # --- signal handlers
 
     def _reached(self, request: Request, spider: Spider) -> None:
-        from scrapy_rep.fetcher import META_KEY
+        from scrapy_rep.crawler.fetcher import META_KEY
 
         if request.meta.get(META_KEY):
             return  # robots.txt itself
@@ -317,7 +317,7 @@ class Recorder:
 
     def _response(self, response: Response, request: Request, spider: Spider) -> None:
         """robots.txt downloads: follow each spider's redirect chains to the site they began on."""
-        from scrapy_rep.fetcher import META_KEY
+        from scrapy_rep.crawler.fetcher import META_KEY
 
         if not request.meta.get(META_KEY):
             return
@@ -343,7 +343,7 @@ class Recorder:
             self.states.setdefault(site.name, _STATES.get(access.state.value, access.state.value))
 
     def _dropped(self, request: Request, spider: Spider, exception: Exception, **_: Any) -> None:
-        from scrapy_rep.middleware import ForbiddenByRobotsTxt
+        from scrapy_rep.crawler.errors import ForbiddenByRobotsTxt
 
         verdict = FORBIDDEN if isinstance(exception, ForbiddenByRobotsTxt) else UNREACHABLE
         self._record(spider, request.url, verdict)

@@ -19,7 +19,7 @@ from scrapy.exceptions import NotConfigured
 from scrapy.http import Request
 
 from scrapy_rep import signals
-from scrapy_rep.settings import Config, SettingError, _read, _Rejected, _to_bool
+from scrapy_rep.crawler.settings import Config, SettingError, _read, _Rejected, _to_bool
 
 if TYPE_CHECKING:
     from scrapy import Spider

@@ -20,7 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TypeVar
 
-from scrapy_rep.policy import OriginRecord
+from scrapy_rep.cache.policy import OriginRecord
 
 __all__ = ["SqliteStorage"]
 

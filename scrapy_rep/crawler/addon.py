@@ -5,9 +5,9 @@ What it changes, and nothing else:
 - ``DOWNLOADER_MIDDLEWARES``: ``scrapy_rep.RobotsTxtMiddleware`` at 100 (where
   the built-in sits, before UserAgentMiddleware at 500) and Scrapy's built-in
   ``RobotsTxtMiddleware`` set to None.
-- ``EXTENSIONS``: ``scrapy_rep.crawl_delay.CrawlDelay`` and
-  ``scrapy_rep.sitemaps.FollowSitemaps`` at 0; both stay off unless
-  ``REP_CRAWL_DELAY = "obey"`` / ``REP_FOLLOW_SITEMAPS = True`` turn them on.
+- ``EXTENSIONS``: ``scrapy_rep.CrawlDelay`` and ``scrapy_rep.FollowSitemaps``
+  at 0; both stay off unless ``REP_CRAWL_DELAY = "obey"`` /
+  ``REP_FOLLOW_SITEMAPS = True`` turn them on.
 
 ``ROBOTSTXT_OBEY`` is left as the project set it: the add-on chooses which
 middleware obeys robots.txt, not whether to obey it.
@@ -19,13 +19,13 @@ from typing import Final
 
 from scrapy.settings import BaseSettings
 
-from scrapy_rep._compat import BUILTIN_ROBOTSTXT
+from scrapy_rep.crawler.internals import BUILTIN_ROBOTSTXT
 
 __all__ = ["EXTENSIONS", "MIDDLEWARE", "PRIORITY", "Addon"]
 
 MIDDLEWARE: Final = "scrapy_rep.RobotsTxtMiddleware"
 PRIORITY: Final = 100
-EXTENSIONS: Final = ("scrapy_rep.crawl_delay.CrawlDelay", "scrapy_rep.sitemaps.FollowSitemaps")
+EXTENSIONS: Final = ("scrapy_rep.CrawlDelay", "scrapy_rep.FollowSitemaps")
 
 
 class Addon:

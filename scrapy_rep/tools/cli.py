@@ -28,7 +28,7 @@ the order given)::
       }
     ]
 
-The ``lint --json`` schema is in ``scrapy_rep.lint``.
+The ``lint --json`` schema is in ``scrapy_rep.tools.lint``.
 """
 
 from __future__ import annotations
@@ -44,12 +44,12 @@ from http.client import HTTPException
 from typing import Any, Final, NamedTuple
 from urllib.parse import urljoin
 
-from scrapy_rep.agents import crawler_tokens, product_token
-from scrapy_rep.document import RobotsTxt, Rule
-from scrapy_rep.lines import MAX_BODY_BYTES
-from scrapy_rep.lint import ERROR, format_text, lint, printable, report
-from scrapy_rep.matching import path_params_query
-from scrapy_rep.origin import origin_of
+from scrapy_rep.engine.agents import crawler_tokens, product_token
+from scrapy_rep.engine.document import RobotsTxt, Rule
+from scrapy_rep.engine.lines import MAX_BODY_BYTES
+from scrapy_rep.engine.matching import path_params_query
+from scrapy_rep.engine.origin import origin_of
+from scrapy_rep.tools.lint import ERROR, format_text, lint, printable, report
 
 __all__ = ["main"]
 
@@ -330,7 +330,7 @@ def _parsers() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentPars
     commands.add_parser(
         "demo",
         help="crawl local demo sites with the example project and tabulate what happened",
-        add_help=False,  # its options belong to scrapy_rep.demo
+        add_help=False,  # its options belong to scrapy_rep.tools.demo
     )
     for sub, func in ((check, run_check), (lint_parser, run_lint)):
         sub.add_argument("--json", action="store_true", help="print JSON instead of text")
@@ -349,7 +349,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
     args_list = list(sys.argv[1:] if argv is None else argv)
     if args_list[:1] == ["demo"]:  # Scrapy is imported only for the demo
-        from scrapy_rep.demo import main as demo_main
+        from scrapy_rep.tools.demo import main as demo_main
 
         return demo_main(args_list[1:])
     parser, commands = _parsers()

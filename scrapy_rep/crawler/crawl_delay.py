@@ -31,10 +31,10 @@ from scrapy import signals as scrapy_signals
 from scrapy.exceptions import NotConfigured
 
 from scrapy_rep import signals
-from scrapy_rep._download_slots import Timing, find_slot, read_timing, slot_key, write_timing
-from scrapy_rep.agents import user_agent_token
-from scrapy_rep.origin import Origin, origin_of
-from scrapy_rep.settings import Config, _read, _Rejected
+from scrapy_rep.crawler.internals import Timing, find_slot, read_timing, slot_key, write_timing
+from scrapy_rep.crawler.settings import Config, _read, _Rejected
+from scrapy_rep.engine.agents import user_agent_token
+from scrapy_rep.engine.origin import Origin, origin_of
 
 if TYPE_CHECKING:
     from scrapy import Spider
@@ -42,8 +42,8 @@ if TYPE_CHECKING:
     from scrapy.http import Request, Response
     from typing_extensions import Self
 
-    from scrapy_rep.document import RobotsTxt
-    from scrapy_rep.outcome import Access
+    from scrapy_rep.cache.outcome import Access
+    from scrapy_rep.engine.document import RobotsTxt
 
 __all__ = ["CrawlDelay", "CrawlDelayConfig", "clamp", "rebase", "slot_timing"]
 

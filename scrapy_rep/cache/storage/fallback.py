@@ -17,10 +17,10 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
-from scrapy_rep.policy import OriginRecord
-from scrapy_rep.storage.errors import StorageUnavailable
-from scrapy_rep.storage.memory import MemoryStorage
-from scrapy_rep.storage.protocol import Storage
+from scrapy_rep.cache.policy import OriginRecord
+from scrapy_rep.cache.storage.errors import StorageUnavailable
+from scrapy_rep.cache.storage.memory import MemoryStorage
+from scrapy_rep.cache.storage.protocol import Storage
 
 __all__ = ["FallbackStorage"]
 

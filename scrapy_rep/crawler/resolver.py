@@ -33,9 +33,8 @@ from typing import Any, Final, TypeVar
 
 from twisted.internet.defer import Deferred
 
-from scrapy_rep.origin import Origin, robots_url
-from scrapy_rep.outcome import Access, AccessState, FetchKind, FetchOutcome
-from scrapy_rep.policy import (
+from scrapy_rep.cache.outcome import Access, AccessState, FetchKind, FetchOutcome
+from scrapy_rep.cache.policy import (
     Action,
     Decision,
     OriginRecord,
@@ -46,7 +45,8 @@ from scrapy_rep.policy import (
     record_outcome,
     retention,
 )
-from scrapy_rep.storage import MemoryStorage, ParsedBodies, Storage, single_flight
+from scrapy_rep.cache.storage import MemoryStorage, ParsedBodies, Storage, single_flight
+from scrapy_rep.engine.origin import Origin, robots_url
 
 __all__ = [
     "Count",

@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from importlib import import_module
 from typing import Any, Final, TypeVar
 
-from scrapy_rep.agents import configured_token, is_user_agent_string, user_agent_token
-from scrapy_rep.policy import DAY, HOUR, LONG_OUTAGE_VALUES, LongOutage, PolicyConfig
+from scrapy_rep.cache.policy import DAY, HOUR, LONG_OUTAGE_VALUES, LongOutage, PolicyConfig
+from scrapy_rep.engine.agents import configured_token, is_user_agent_string, user_agent_token
 
 __all__ = [
     "DEFAULT_STORAGE_FILE",
@@ -370,7 +370,7 @@ def _choice(values: tuple[T, ...]) -> Callable[[object], T]:
 
 _STORAGE_ACCEPTED: Final = (
     "'sqlite' (the default), 'memory', 'redis', "
-    "or the dotted path of a class implementing scrapy_rep.storage.Storage"
+    "or the dotted path of a class implementing scrapy_rep.cache.storage.Storage"
 )
 
 

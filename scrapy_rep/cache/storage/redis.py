@@ -20,8 +20,8 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from scrapy_rep.policy import OriginRecord
-from scrapy_rep.storage.errors import StorageUnavailable
+from scrapy_rep.cache.policy import OriginRecord
+from scrapy_rep.cache.storage.errors import StorageUnavailable
 
 __all__ = ["RedisStorage", "safe_url"]
 

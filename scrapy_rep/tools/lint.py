@@ -69,10 +69,10 @@ from dataclasses import dataclass, field
 from typing import Any, Final, NamedTuple
 from urllib.parse import urlsplit
 
-from scrapy_rep import lines as _lines
-from scrapy_rep.agents import GLOBAL, group_token
-from scrapy_rep.document import RobotsTxt
-from scrapy_rep.matching import normalise
+from scrapy_rep.engine import lines as _lines
+from scrapy_rep.engine.agents import GLOBAL, group_token
+from scrapy_rep.engine.document import RobotsTxt
+from scrapy_rep.engine.matching import normalise
 
 __all__ = ["ERROR", "WARNING", "Finding", "format_text", "lint", "printable", "report"]
 

@@ -27,9 +27,9 @@ from scrapy.http import Request, Response
 from scrapy.http.request import NO_CALLBACK
 from w3lib.url import safe_url_string
 
-from scrapy_rep.origin import Origin, robots_url
-from scrapy_rep.outcome import FetchKind, FetchOutcome, kind_of_status
-from scrapy_rep.settings import Config
+from scrapy_rep.cache.outcome import FetchKind, FetchOutcome, kind_of_status
+from scrapy_rep.crawler.settings import Config
+from scrapy_rep.engine.origin import Origin, robots_url
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler

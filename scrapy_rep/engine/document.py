@@ -15,9 +15,9 @@ from array import array
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from scrapy_rep import lines as _lines
-from scrapy_rep.agents import crawler_tokens, group_token, select_group
-from scrapy_rep.matching import (
+from scrapy_rep.engine import lines as _lines
+from scrapy_rep.engine.agents import crawler_tokens, group_token, select_group
+from scrapy_rep.engine.matching import (
     ALLOW,
     ALLOW_BIT,
     CompiledGroup,

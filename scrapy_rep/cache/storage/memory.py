@@ -14,7 +14,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import replace
 
-from scrapy_rep.policy import OriginRecord
+from scrapy_rep.cache.policy import OriginRecord
 
 __all__ = ["MemoryStorage"]
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
-from scrapy_rep.document import RobotsTxt
+from scrapy_rep.engine.document import RobotsTxt
 
 __all__ = ["ParsedBodies"]
 

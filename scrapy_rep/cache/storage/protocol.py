@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Protocol, runtime_checkable
 
-from scrapy_rep.policy import OriginRecord
+from scrapy_rep.cache.policy import OriginRecord
 
 __all__ = ["Storage"]
 

@@ -1,0 +1,49 @@
+"""The dotted paths users write in settings, as the README lists them, all load.
+
+Modules inside the package may move; these names must not.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from scrapy.utils.misc import load_object
+
+import scrapy_rep
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+
+
+def _readme_paths() -> list[str]:
+    text = README.read_text(encoding="utf-8")
+    section = text.split("### The dotted paths to write in settings", 1)[1].split("\n#", 1)[0]
+    table = "\n".join(line for line in section.splitlines() if line.startswith("| `"))
+    return sorted(set(re.findall(r"`(scrapy_rep\.[A-Za-z_.]+)`", table)))
+
+
+def test_scrapy_readme_lists_the_settings_paths() -> None:
+    assert _readme_paths() == [
+        "scrapy_rep.Addon",
+        "scrapy_rep.CrawlDelay",
+        "scrapy_rep.FollowSitemaps",
+        "scrapy_rep.RepRobotParser",
+        "scrapy_rep.RobotsTxtMiddleware",
+        "scrapy_rep.Storage",
+    ]
+
+
+@pytest.mark.parametrize("path", _readme_paths())
+def test_scrapy_settings_path_loads(path: str) -> None:
+    assert isinstance(load_object(path), type)
+
+
+@pytest.mark.parametrize("name", scrapy_rep.__all__)
+def test_scrapy_public_name_is_importable(name: str) -> None:
+    assert getattr(scrapy_rep, name) is not None
+
+
+def test_scrapy_unknown_public_name_is_an_attribute_error() -> None:
+    with pytest.raises(AttributeError, match="no attribute 'Nothing'"):
+        scrapy_rep.Nothing  # noqa: B018
