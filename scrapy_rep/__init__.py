@@ -28,6 +28,7 @@ _LAZY: dict[str, str] = {
     "RobotsTxtDisallowed": "scrapy_rep.crawler.errors",
     "ForbiddenByRobotsTxt": "scrapy_rep.crawler.errors",
     "RobotsTxtUnreachable": "scrapy_rep.crawler.errors",
+    "RobotsTxtNoOrigin": "scrapy_rep.crawler.errors",
     "RobotsTxtStorageUnavailable": "scrapy_rep.crawler.errors",
     "RepRobotParser": "scrapy_rep.crawler.robot_parser",
     "CrawlDelay": "scrapy_rep.crawler.crawl_delay",

@@ -20,7 +20,8 @@
     ``robotstxt_url``, ``access`` (``scrapy_rep.Access``: ``state``,
     ``robots`` -- the parsed ``RobotsTxt`` or None --, ``reason``), ``spider``.
     For per-origin features such as crawl-delay:
-    ``access.robots.crawl_delay(crawler.rep_middleware.tokens_for(request))``.
+    ``access.robots.crawl_delay(middleware.tokens_for(request))`` with
+    ``middleware = crawler.get_downloader_middleware(scrapy_rep.RobotsTxtMiddleware)``.
     Handlers run synchronously (``send_catch_log``), before the requests
     waiting for the origin are answered.
 

@@ -56,9 +56,8 @@ def upward_imports(path: Path) -> list[str]:
     wrong = []
     for line, module in imports_of(path):
         parts = module.split(".")
-        if parts[0] == "scrapy_rep" and len(parts) > 1 and parts[1] not in allowed:
-            wrong.append(f"{path.relative_to(PACKAGE.parent)}:{line} imports {module}")
-        elif parts[0] in FORBIDDEN.get(layer, set()):
+        ours = parts[0] == "scrapy_rep" and len(parts) > 1
+        if (ours and parts[1] not in allowed) or parts[0] in FORBIDDEN.get(layer, set()):
             wrong.append(f"{path.relative_to(PACKAGE.parent)}:{line} imports {module}")
     return wrong
 

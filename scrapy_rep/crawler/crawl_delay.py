@@ -227,11 +227,12 @@ class CrawlDelay:
 
     def _tokens(self, request: Request) -> tuple[str, ...]:
         """The tokens the middleware matches this request with."""
-        middleware = getattr(self._crawler, "rep_middleware", None)
+        from scrapy_rep.crawler.middleware import RobotsTxtMiddleware
+
+        middleware = self._crawler.get_downloader_middleware(RobotsTxtMiddleware)
         if middleware is None:
             return self._fallback_tokens
-        tokens: tuple[str, ...] = middleware.tokens_for(request)
-        return tokens
+        return middleware.tokens_for(request)
 
     def _set_floor(self, state: _SlotState, origin: Origin, tokens: tuple[str, ...]) -> None:
         delay = self._delay(origin, tokens)

@@ -15,6 +15,7 @@ __all__ = [
     "STORAGE_CLOSE_REASON",
     "ForbiddenByRobotsTxt",
     "RobotsTxtDisallowed",
+    "RobotsTxtNoOrigin",
     "RobotsTxtStorageUnavailable",
     "RobotsTxtUnreachable",
 ]
@@ -41,6 +42,11 @@ class ForbiddenByRobotsTxt(RobotsTxtDisallowed):
 
 class RobotsTxtUnreachable(RobotsTxtDisallowed):
     """The origin's robots.txt could not be fetched, so the origin is closed (SPEC §2.2, §2.4)."""
+
+
+class RobotsTxtNoOrigin(RobotsTxtDisallowed):
+    """A checked scheme's URL names no origin to ask (``http:///x``, a host IDNA
+    cannot encode): nothing is fetched unchecked, so it is dropped."""
 
 
 class RobotsTxtStorageUnavailable(RobotsTxtDisallowed):

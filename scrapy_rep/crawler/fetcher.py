@@ -155,8 +155,8 @@ class Fetcher:
             status=response.status,
             body=body,
             reason=reason,
-            cache_control=_first(headers, "cache-control"),
-            retry_after=_first(headers, "retry-after"),
+            cache_control=first_header(headers, "cache-control"),
+            retry_after=first_header(headers, "retry-after"),
             final_url=url if url != start else None,
             headers=headers,
         )
@@ -255,7 +255,8 @@ def _redirect_target(response: Response, url: str) -> str | None:
     return urljoin(url, safe_url_string(location.decode("latin-1")))
 
 
-def _first(headers: dict[str, list[str]], name: str) -> str | None:
+def first_header(headers: dict[str, list[str]], name: str) -> str | None:
+    """The first value of a header (names lower-case), if it was sent."""
     values = headers.get(name)
     return values[0] if values else None
 

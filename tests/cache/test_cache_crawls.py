@@ -21,6 +21,7 @@ from scrapy.utils.test import get_crawler
 from scrapy_rep import signals
 from scrapy_rep.cache.outcome import AccessState
 from scrapy_rep.crawler.errors import ForbiddenByRobotsTxt, RobotsTxtUnreachable
+from scrapy_rep.crawler.middleware import RobotsTxtMiddleware
 from scrapy_rep.engine.origin import Origin
 
 from .conftest import HOUR, FakeClock
@@ -186,7 +187,9 @@ async def test_scrapy_robotstxt_resolved_on_fetch_refresh_and_cache(
             )
         await crawlers[0].crawl_async(urls=[site.url("/a")])
         await crawlers[1].crawl_async(urls=[site.url("/b"), site.url("/x")])
-        tokens = crawlers[1].rep_middleware.tokens_for(Request(site.url("/")))  # type: ignore[attr-defined]
+        middleware = crawlers[1].get_downloader_middleware(RobotsTxtMiddleware)
+        assert middleware is not None
+        tokens = middleware.tokens_for(Request(site.url("/")))
     origin = Origin("http", "127.0.0.1", site.port)
     assert site.paths() == ["/robots.txt", "/a", "/robots.txt", "/x"]
     assert spider_of(crawlers[0]).got == [site.url("/a")]

@@ -157,7 +157,9 @@ async def test_spec_8_4_spider_attribute_gives_the_tokens() -> None:
         crawler = await crawl([site.url("/x"), site.url("/y")], spidercls=Gamma)
     spider = spider_of(crawler)
     assert spider.got == [site.url("/x")] and list(spider.dropped) == [site.url("/y")]
-    assert crawler.rep_middleware.tokens_for(Request(site.url("/"))) == ("gamma", "beta")  # type: ignore[attr-defined]
+    middleware = crawler.get_downloader_middleware(RobotsTxtMiddleware)
+    assert middleware is not None
+    assert middleware.tokens_for(Request(site.url("/"))) == ("gamma", "beta")
 
 
 @deferred_f_from_coro_f

@@ -1,0 +1,186 @@
+"""What the crawl is told: stats, log lines and signals, for drops and for origins.
+
+The middleware decides; this room says so. Every drop goes through ``drop``
+(one stat, one DEBUG line, the ``request_dropped`` signal, the exception);
+every origin's new access through ``resolved`` (``robotstxt_resolved``,
+Scrapy's ``robots_parsed``, the sitemaps once per origin).
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections.abc import AsyncIterable, Iterable
+from typing import TYPE_CHECKING, Final, NoReturn
+
+from scrapy import signals as scrapy_signals
+from scrapy.http import Request
+
+from scrapy_rep import signals
+from scrapy_rep.cache.outcome import Access, AccessState, FetchOutcome
+from scrapy_rep.crawler.errors import RobotsTxtDisallowed
+from scrapy_rep.crawler.robot_parser import RepRobotParser
+from scrapy_rep.engine.origin import Origin, robots_url
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+    from scrapy.statscollectors import StatsCollector
+
+__all__ = ["Reporter"]
+
+logger = logging.getLogger("scrapy_rep.crawler.middleware")  # one logger for the middleware
+
+#: Bound of the sets of origins already announced (cleared when full).
+_MAX_ORIGINS: Final = 100_000
+
+
+class Reporter:
+    """Stats, logs and signals of one crawler's middleware."""
+
+    def __init__(self, crawler: Crawler, default_user_agent: str) -> None:
+        self._crawler = crawler
+        self._default_user_agent = default_user_agent
+        self._announced: set[Origin] = set()
+        self._sitemaps_sent: set[Origin] = set()
+
+    @property
+    def stats(self) -> StatsCollector:
+        assert self._crawler.stats is not None
+        return self._crawler.stats
+
+    def drop(
+        self,
+        request: Request,
+        error: RobotsTxtDisallowed,
+        stat: str,
+        agent: str | None = None,
+        tokens: tuple[str, ...] = (),
+    ) -> NoReturn:
+        """Count, log and announce a drop, then raise it (SPEC §2.4, §8.1)."""
+        spider = self._crawler.spider
+        self.stats.inc_value(f"robotstxt/{stat}")
+        group = f" (group {agent}, as {'/'.join(tokens) or '*'})" if agent else ""
+        logger.debug(
+            "Dropped %(request)s: %(reason)s%(group)s",
+            {"request": request, "reason": error.reason, "group": group},
+            extra={"spider": spider},
+        )
+        self._crawler.signals.send_catch_log(
+            signal=signals.request_dropped,
+            request=request,
+            reason=error.reason,
+            spider=spider,
+            exception=error,
+        )
+        raise error
+
+    def count(self, event: str) -> None:
+        """robotstxt/cache/<hit|miss|expired|stale_used>, robotstxt/unreachable/<state>."""
+        if event.startswith("unreachable/"):
+            self.stats.inc_value(f"robotstxt/{event}")
+        else:
+            self.stats.inc_value(f"robotstxt/cache/{event}")
+
+    def fetched(self, origin: Origin, outcome: FetchOutcome, access: Access) -> None:
+        """One INFO line per robots.txt fetched (refreshes and retries included)."""
+        logger.info(
+            "robots.txt of %(origin)s: %(reason)s -> %(effect)s",
+            {"origin": origin, "reason": outcome.reason, "effect": effect(access)},
+            extra={"spider": self._crawler.spider},
+        )
+
+    async def resolved(
+        self,
+        origin: Origin,
+        access: Access,
+        fetched: FetchOutcome | None,
+        trigger: Request | None,
+    ) -> None:
+        """An origin's access is set or changed in this process."""
+        if origin not in self._announced:
+            if len(self._announced) >= _MAX_ORIGINS:
+                self._announced.clear()
+            self._announced.add(origin)
+            self.stats.inc_value("robotstxt/origins")
+        if fetched is None:
+            logger.debug(
+                "robots.txt of %(origin)s from the cache: %(reason)s -> %(effect)s",
+                {"origin": origin, "reason": access.reason, "effect": effect(access)},
+                extra={"spider": self._crawler.spider},
+            )
+        self._crawler.signals.send_catch_log(
+            signal=signals.robotstxt_resolved,
+            origin=origin,
+            robotstxt_url=robots_url(origin),
+            access=access,
+            spider=self._crawler.spider,
+        )
+        await self._send_robots_parsed(access, trigger)
+        robots = access.robots
+        if robots is not None and robots.sitemaps and origin not in self._sitemaps_sent:
+            if len(self._sitemaps_sent) >= _MAX_ORIGINS:
+                self._sitemaps_sent.clear()
+            self._sitemaps_sent.add(origin)
+            await self._announce_sitemaps(robots.sitemaps, robots_url(origin))
+
+    async def _send_robots_parsed(self, access: Access, request: Request | None) -> None:
+        """Scrapy's own signal (2.18+), for code written against the built-in."""
+        signal = getattr(scrapy_signals, "robots_parsed", None)
+        if signal is not None:
+            parser = RepRobotParser(access, self._default_user_agent)
+            await self._crawler.signals.send_catch_log_async(
+                signal=signal, robotparser=parser, request=request
+            )
+
+    async def _announce_sitemaps(self, sitemaps: tuple[str, ...], robotstxt_url: str) -> None:
+        """SPEC §7.2: the signal, and the spider's ``robotstxt_sitemaps`` method if any."""
+        spider = self._crawler.spider
+        await self._crawler.signals.send_catch_log_async(
+            signal=signals.sitemaps_found,
+            sitemaps=sitemaps,
+            robotstxt_url=robotstxt_url,
+            spider=spider,
+        )
+        method = getattr(spider, "robotstxt_sitemaps", None)
+        if not callable(method):
+            return
+        try:
+            async for request in _requests(method(sitemaps, robotstxt_url)):
+                assert self._crawler.engine is not None
+                self._crawler.engine.crawl(request)
+        except Exception:
+            logger.exception(
+                "%s.robotstxt_sitemaps failed for %s",
+                type(spider).__name__,
+                robotstxt_url,
+                extra={"spider": spider},
+            )
+
+
+def effect(access: Access) -> str:
+    """What an access means for the origin's requests, for a log line."""
+    if access.state is AccessState.ALLOW_ALL:
+        return "everything allowed"
+    if access.state is AccessState.DISALLOW_ALL or access.robots is None:
+        return "every request dropped"
+    robots = access.robots
+    return (
+        f"{robots.rule_count} rules for {len(robots.agents)} agents, "
+        f"{len(robots.sitemaps)} sitemaps"
+    )
+
+
+async def _requests(result: object) -> AsyncIterable[Request]:
+    """What ``robotstxt_sitemaps`` gave: None, a request, or a (async) iterable of them."""
+    if inspect.isawaitable(result):
+        result = await result
+    if isinstance(result, Request):
+        yield result
+    elif isinstance(result, AsyncIterable):
+        async for item in result:
+            if isinstance(item, Request):
+                yield item
+    elif isinstance(result, Iterable):
+        for item in result:
+            if isinstance(item, Request):
+                yield item

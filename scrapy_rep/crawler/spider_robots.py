@@ -1,0 +1,73 @@
+"""A spider's own requests for an origin's robots.txt (a SitemapSpider's, say).
+
+Answered from the cache with the status, headers and body we fetched, flagged
+``"cached"``, so the server sees one robots.txt request; an unreachable
+origin's goes to the network as asked, and a robots.txt response the spider
+got that way is newer than ours, so it is kept.
+"""
+
+from __future__ import annotations
+
+from scrapy.http import Headers, Request, Response
+from scrapy.responsetypes import responsetypes
+from scrapy.utils.httpobj import urlparse_cached
+
+from scrapy_rep.cache.outcome import FetchKind, FetchOutcome, kind_of_status
+from scrapy_rep.crawler.fetcher import first_header
+from scrapy_rep.engine.origin import Origin, robots_url
+
+__all__ = ["cached_response", "is_robots_url", "outcome_of"]
+
+#: Headers that described the bytes on the wire, not the body we replay.
+_WIRE_HEADERS = ("content-length", "content-encoding", "transfer-encoding")
+
+
+def is_robots_url(request: Request) -> bool:
+    """Is this the origin's /robots.txt (SPEC §1.2), whatever asked for it?"""
+    parts = urlparse_cached(request)
+    return parts.path == "/robots.txt" and not parts.query and not parts.params
+
+
+def cached_response(request: Request, answer: FetchOutcome | None) -> Response | None:
+    """Our answer as the response to the spider's request; None: go to the network."""
+    if answer is None or answer.status is None:
+        return None
+    headers = Headers(
+        {name: values for name, values in answer.headers.items() if name not in _WIRE_HEADERS}
+    )
+    respcls = responsetypes.from_args(headers=headers, url=request.url, body=answer.body)
+    return respcls(
+        url=request.url,
+        status=answer.status,
+        headers=headers,
+        body=answer.body,
+        flags=["cached"],
+        request=request,
+    )
+
+
+def outcome_of(
+    origin: Origin, response: Response, now: float, max_body_bytes: int
+) -> FetchOutcome | None:
+    """The fetch outcome a spider's own robots.txt response stands for.
+
+    None for what we answered ourselves and for a redirect (the spider follows it).
+    """
+    if "cached" in response.flags or 300 <= response.status < 400:
+        return None
+    kind = kind_of_status(response.status)
+    headers = {
+        key.decode("latin-1").lower(): [value.decode("latin-1") for value in values]
+        for key, values in response.headers.items()
+    }
+    return FetchOutcome(
+        kind,
+        robots_url(origin),
+        now,
+        status=response.status,
+        body=response.body[:max_body_bytes] if kind is FetchKind.SUCCESS else b"",
+        reason=f"HTTP {response.status} (the spider's own request)",
+        cache_control=first_header(headers, "cache-control"),
+        retry_after=first_header(headers, "retry-after"),
+        headers=headers,
+    )

@@ -1,0 +1,66 @@
+"""Which user-agent tokens a request is matched with (SPEC §5.7, §8.4).
+
+``ROBOTSTXT_USER_AGENT`` (or the spider's ``robotstxt_user_agent``), else the
+crawler named in the request's User-Agent header, else the one named in
+``USER_AGENT``: never a browser's name (``agents.user_agent_token``).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Final
+
+from scrapy_rep.crawler.settings import Config, parse_tokens, token_notes
+from scrapy_rep.engine.agents import user_agent_token
+
+if TYPE_CHECKING:
+    from scrapy import Spider
+    from scrapy.http import Request
+
+__all__ = ["RequestTokens"]
+
+logger = logging.getLogger(__name__)
+
+#: Bound of the per-User-Agent memo (cleared when full).
+_MAX_REMEMBERED: Final = 100_000
+
+
+class RequestTokens:
+    """The tokens for each request, worked out once per User-Agent string."""
+
+    def __init__(self, config: Config) -> None:
+        self.configured = config.user_agent_tokens
+        self._default_user_agent = config.default_user_agent
+        self._by_header: dict[bytes, tuple[str, ...]] = {}
+        for note in config.token_notes:
+            logger.warning(note)
+
+    def __call__(self, request: Request) -> tuple[str, ...]:
+        if self.configured:
+            return self.configured
+        header = request.headers.get(b"User-Agent") or b""
+        tokens = self._by_header.get(header)
+        if tokens is None:
+            tokens = ()  # only the * group can apply
+            for candidate in (header.decode("latin-1"), self._default_user_agent):
+                token = user_agent_token(candidate)
+                if token:
+                    tokens = (token,)
+                    break
+            if len(self._by_header) >= _MAX_REMEMBERED:
+                self._by_header.clear()
+            self._by_header[header] = tokens
+        return tokens
+
+    def read_spider(self, spider: Spider) -> None:
+        """A ``robotstxt_user_agent`` spider attribute beats the setting.
+
+        Raises ``SettingError`` naming the attribute for an unusable value.
+        """
+        value = getattr(spider, "robotstxt_user_agent", None)
+        if value is None:
+            return
+        name = f"{type(spider).__name__}.robotstxt_user_agent"
+        self.configured = parse_tokens(name, value)
+        for note in token_notes(name, value):
+            logger.warning(note, extra={"spider": spider})
