@@ -404,6 +404,26 @@ def decide(record: OriginRecord | None, now: float, config: PolicyConfig) -> Dec
     return Decision(Action.USE, AccessState.RULES, record.good_body, "robots.txt rules")
 
 
+def decide_settled(record: OriginRecord | None, now: float, config: PolicyConfig) -> Decision:
+    """``decide`` right after a load or a fetch, when the requests must be answered.
+
+    A record the policy already wants fetched again (a TTL of 0, a no-store
+    body) applies as it is, this once, instead of asking for another fetch.
+    """
+    decision = decide(record, now, config)
+    if decision.action is Action.USE:
+        return decision
+    if record is None:
+        return Decision(Action.USE, AccessState.DISALLOW_ALL, reason="robots.txt not resolved")
+    if record.kind is FetchKind.SUCCESS and record.good_body is not None:
+        return Decision(Action.USE, AccessState.RULES, record.good_body, "robots.txt rules")
+    if record.kind is FetchKind.UNREACHABLE:
+        reason = f"robots.txt unreachable ({record.reason})"
+        return Decision(Action.USE, AccessState.DISALLOW_ALL, reason=reason)
+    reason = f"robots.txt unavailable ({record.reason}): full allow"
+    return Decision(Action.USE, AccessState.ALLOW_ALL, reason=reason)
+
+
 def _decide_streak(record: OriginRecord, now: float, config: PolicyConfig) -> Decision:
     assert record.streak_started_at is not None
     # The windows count from when the origin lost a valid copy: the streak's

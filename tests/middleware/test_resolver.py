@@ -9,7 +9,8 @@ from scrapy.utils.defer import deferred_f_from_coro_f
 from twisted.internet.defer import Deferred
 
 from scrapy_rep.cache.outcome import Access, AccessState, FetchKind, FetchOutcome
-from scrapy_rep.crawler.resolver import Resolver, access_for
+from scrapy_rep.cache.policy import PolicyConfig, decide_settled, record_outcome
+from scrapy_rep.crawler.resolver import Resolver, shared_parser
 from scrapy_rep.engine.origin import Origin, robots_url
 
 ORIGIN = Origin("http", "example.com", None)
@@ -45,6 +46,13 @@ class GatedFetch:
         self.gate.set_result(None)
 
 
+def access_for(outcome: FetchOutcome, google_quirks: bool = False) -> Access:
+    """The access a first fetch gives, through the policy as the resolver asks it."""
+    config = PolicyConfig()
+    record = record_outcome(None, outcome, 0.0, config)
+    return decide_settled(record, 0.0, config).access(shared_parser(google_quirks))
+
+
 def test_rfc9309_success_means_rules_decide() -> None:
     access = access_for(outcome(FetchKind.SUCCESS, b"User-agent: *\nDisallow: /x\n", "HTTP 200"))
     assert access.state is AccessState.RULES
@@ -60,7 +68,9 @@ def test_rfc9309_unavailable_means_full_allow() -> None:
 def test_rfc9309_unreachable_means_full_disallow() -> None:
     access = access_for(outcome(FetchKind.UNREACHABLE, reason="HTTP 503"))
     assert access.state is AccessState.DISALLOW_ALL
-    assert access.reason == "robots.txt unreachable (HTTP 503)"
+    assert access.reason == (
+        "robots.txt unreachable (HTTP 503) since 1970-01-01T00:00:00Z; closed for the first 12 h"
+    )
     assert not access.allowed("/", "bot")
 
 

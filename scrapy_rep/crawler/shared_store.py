@@ -1,0 +1,111 @@
+"""The store as the resolver uses it: shared across processes, never fatal.
+
+A store error costs sharing and persistence, never a request: it is logged
+once, and the process goes on with what it knows (a load gives nothing, a
+write is skipped, a shared fetch becomes a local one).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+
+from scrapy_rep.cache.policy import OriginRecord, PolicyConfig, retention
+from scrapy_rep.cache.storage import Storage, single_flight
+from scrapy_rep.crawler.flights import sleep as reactor_sleep
+from scrapy_rep.engine.origin import Origin
+
+__all__ = ["SharedStore", "Sleep"]
+
+logger = logging.getLogger("scrapy_rep.crawler.resolver")
+
+Sleep = Callable[[float], Awaitable[object]]
+
+
+class SharedStore:
+    """Load, save and fetch-once for origin records, on a ``Storage``."""
+
+    def __init__(
+        self,
+        storage: Storage,
+        policy: PolicyConfig,
+        clock: Callable[[], float],
+        *,
+        sleep: Sleep | None = None,
+        lock_ttl: float = 600.0,
+        poll: float = 0.05,
+    ) -> None:
+        self.storage = storage
+        self._policy = policy
+        self._clock = clock
+        self._sleep = sleep or reactor_sleep
+        self._lock_ttl = lock_ttl
+        self._poll = poll
+        self._warned = False
+
+    async def load(self, origin: Origin) -> OriginRecord | None:
+        try:
+            return await self.storage.get(str(origin))
+        except Exception as exc:
+            self.failed(exc)
+            return None
+
+    async def save(self, origin: Origin, record: OriginRecord) -> None:
+        try:
+            await self.storage.put(str(origin), record, self._keep(record))
+        except Exception as exc:
+            self.failed(exc)
+
+    async def fetch_once(
+        self,
+        origin: Origin,
+        fetch: Callable[[], Awaitable[OriginRecord]],
+        newer_than: float | None,
+    ) -> OriginRecord | None:
+        """One fetch across every process sharing the store (SPEC §3.5): the
+        record this or another process fetched; None if the store failed."""
+        try:
+            return await single_flight(
+                self.storage,
+                str(origin),
+                fetch,
+                self._keep,
+                newer_than=newer_than,
+                lock_ttl=self._lock_ttl,
+                poll=self._poll,
+                sleep=_growing(self._sleep, self._poll),
+            )
+        except Exception as exc:
+            self.failed(exc)
+            return None
+
+    async def close(self) -> None:
+        try:
+            await self.storage.close()
+        except Exception:
+            logger.exception("Closing the robots.txt cache failed")
+
+    def failed(self, exc: Exception) -> None:
+        """Say once that the store failed; the crawl goes on."""
+        if not self._warned:
+            self._warned = True
+            logger.warning(
+                "The robots.txt cache failed (%r); going on with what this process knows",
+                exc,
+                exc_info=exc,
+            )
+
+    def _keep(self, record: OriginRecord) -> float:
+        return retention(record, self._clock(), self._policy)
+
+
+def _growing(sleep: Sleep, first: float) -> Sleep:
+    """Poll the store often at first, then less (up to 1 s) while another process fetches."""
+    delay = first
+
+    async def wait(_: float) -> object:
+        nonlocal delay
+        current, delay = delay, min(delay * 1.5, 1.0)
+        return await sleep(current)
+
+    return wait
