@@ -1,0 +1,725 @@
+"""What obeying robots.txt costs a broad crawl: many origins, a few pages each, with latency.
+
+One server process answers on ``--origins`` loopback addresses ``127.1.x.y``
+(one origin each, so Scrapy gives each its own download slot and every
+middleware its own robots.txt), over keep-alive HTTP/1.1, from precomputed
+bytes. Responses are delayed without blocking anything else (asyncio
+``call_later``): ``--robots-latency`` for ``/robots.txt``, ``--page-latency``
+for pages. The server counts robots.txt requests per origin and every page
+request by path, and reports them to the parent after each crawl.
+
+Each crawl runs in a fresh subprocess (a new asyncio reactor, nothing cached)
+and asks for the same pages: page 0 of every origin, then page 1 of every
+origin, and so on, all from ``start()`` (Scrapy 2.13+ schedules them eagerly,
+and ``DownloaderAwarePriorityQueue`` picks the least busy origin first). Every
+robots.txt says ``User-agent: *`` / ``Disallow: /private/`` (and ``Disallow: /``
+to another bot); page ``k`` of an origin lives under ``/private/`` when
+``k % N == N - 1`` (``--disallowed-every N``), so obeying crawls drop those
+and the ``none`` crawl fetches them.
+
+Modes: ``none`` (ROBOTSTXT_OBEY = False), ``builtin`` (Scrapy's
+RobotsTxtMiddleware with Protego), ``rep`` (``ADDONS = {"scrapy_rep.Addon": 0}``
+with ``REP_STORAGE = "memory"``) and ``rep-sqlite`` (the add-on with its
+default sqlite store, ``REP_STORAGE_PATH`` in a fresh temporary directory per
+crawl).
+
+    cd /work/main && .venv/bin/python benchmarks/broad_crawl.py --preset latency --runs 3
+    cd /work/main && .venv/bin/python benchmarks/broad_crawl.py --preset cpu --runs 3
+    cd /work/main && .venv/bin/python benchmarks/broad_crawl.py --preset latency \\
+        --origins 300 --modes none,rep --runs 1 --log-level INFO
+
+Presets (any flag given as well overrides the preset's value):
+
+- ``latency``: 1,000 origins x 3 pages (1 in 3 disallowed), robots.txt 0.8 s,
+  pages 0.3 s, CONCURRENT_REQUESTS 100: one crawl takes about 20 s.
+- ``cpu``: 100 origins x 80 pages (1 in 20 disallowed), no latency,
+  CONCURRENT_REQUESTS 100: what the crawler's CPU allows.
+
+Figures printed besides the table:
+
+- latency-only time = P x page_latency / C, with P the pages the ``none``
+  crawl fetches and C = CONCURRENT_REQUESTS: no crawl that keeps C requests
+  in flight can fetch P pages faster. ``none`` close to it means the preset
+  is latency-bound (not CPU-bound), which is what it is meant to be.
+- ideal = (P x page_latency + O x robots_latency) / C: the latency-only time
+  plus one robots.txt round trip per origin (O origins), each also holding
+  one of the C places for its duration. Obeying crawls skip the disallowed
+  pages, so they could in principle beat it: the line shows the same formula
+  with P' (allowed pages only) too.
+- held-place bound = (P' x page_latency + 2 x O x robots_latency) / C: both
+  middlewares keep the request that triggered a robots.txt fetch in the
+  downloader's active set (one of the C places) while the robots.txt request
+  takes another, so each origin's first round trip costs two places. An
+  obeying crawl near this bound loses nothing else.
+- mean in-flight = (robots.txt requests x robots_latency + pages served x
+  page_latency) / wall time: how many of the C places the crawl kept busy on
+  average at the server; "peak" is the most requests the server held at once.
+
+Binding: one listening socket per address (``127.1.x.y``, the same port
+number when free), never ``0.0.0.0``, so nothing is reachable from outside
+the machine, not even for a moment, and no peer check is needed. Linux routes
+all of 127.0.0.0/8 to ``lo``, so these addresses need no set-up. This costs
+one file descriptor per origin in the server, plus one per keep-alive
+connection on both sides (Scrapy keeps at least one idle connection per
+origin until the crawl ends): both processes raise RLIMIT_NOFILE to its hard
+limit and the parent refuses origin counts the limit cannot hold.
+
+Scrapy settings in every mode: CONCURRENT_REQUESTS = CONCURRENT_REQUESTS_PER_DOMAIN
+= ``--concurrency``, SCHEDULER_PRIORITY_QUEUE = DownloaderAwarePriorityQueue,
+DOWNLOAD_DELAY 0, CONCURRENT_ITEMS 1 (Scrapy 2.19 starts CONCURRENT_ITEMS
+tasks per callback result, even an empty one), TELNETCONSOLE off,
+USER_AGENT ``BroadBot/1.0 (+http://127.0.0.1/)``, ROBOTSTXT_USER_AGENT
+``broadbot``. RETRY_ENABLED, COOKIES_ENABLED, DOWNLOAD_TIMEOUT (180 s) keep
+Scrapy's defaults: a retried request would show up as a duplicate fetch.
+
+Checks, per crawl (any failure is printed and the script exits with 1): no
+disallowed page reaches the server in obeying modes; every allowed page
+reaches it exactly once; exactly one robots.txt request per origin in
+obeying modes (none in ``none``); no request fails, and the crawl's own
+counts (fetched, dropped) agree with the server's.
+
+On a machine with at least 2 CPUs the server is pinned to one CPU and the
+crawler to another, so the two do not fight over a core.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import errno
+import json
+import multiprocessing
+import os
+import re
+import resource
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter, deque
+from collections.abc import AsyncIterator
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+MODES = ("none", "builtin", "rep", "rep-sqlite")
+LABELS = {
+    "none": "none (no robots.txt)",
+    "builtin": "builtin (Protego)",
+    "rep": "rep (memory)",
+    "rep-sqlite": "rep-sqlite",
+}
+USER_AGENT = "BroadBot/1.0 (+http://127.0.0.1/)"
+ROBOTSTXT_USER_AGENT = "broadbot"
+ROBOTS = (
+    b"User-agent: otherbot\nDisallow: /\n\n"
+    b"User-agent: *\nDisallow: /private/\n"
+    b"Sitemap: http://127.0.0.1/sitemap.xml\n"
+)
+PRESETS: dict[str, dict[str, Any]] = {
+    "latency": {
+        "origins": 1000,
+        "pages_per_origin": 3,
+        "disallowed_every": 3,
+        "robots_latency": 0.8,
+        "page_latency": 0.3,
+        "concurrency": 100,
+    },
+    "cpu": {
+        "origins": 100,
+        "pages_per_origin": 80,
+        "disallowed_every": 20,
+        "robots_latency": 0.0,
+        "page_latency": 0.0,
+        "concurrency": 100,
+    },
+}
+#: Origins per third octet: 127.1.x.1 to 127.1.x.254.
+_PER_OCTET = 254
+
+
+def origin_host(index: int) -> str:
+    """The loopback address of the ``index``-th origin (0-based)."""
+    return f"127.1.{index // _PER_OCTET}.{index % _PER_OCTET + 1}"
+
+
+def page_path(number: int, disallowed_every: int) -> str:
+    """Page ``number`` of any origin; 1 in ``disallowed_every`` is under /private/."""
+    private = disallowed_every > 0 and number % disallowed_every == disallowed_every - 1
+    return f"/{'private' if private else 'p'}/{number}.html"
+
+
+def is_disallowed(path: str) -> bool:
+    return path.startswith("/private/")
+
+
+def raise_file_limit() -> int:
+    """Raise the soft RLIMIT_NOFILE to the hard limit; return the new soft limit."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and soft < hard:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+        return hard
+    return soft
+
+
+# --- the server (one process, one listening socket per address) ---------------------
+
+
+def _response(body: bytes, content_type: bytes) -> bytes:
+    return (
+        b"HTTP/1.1 200 OK\r\nContent-Type: " + content_type + b"\r\n"
+        b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body
+    )
+
+
+_ROBOTS_RESPONSE = _response(ROBOTS, b"text/plain")
+_PAGE_RESPONSE = _response(
+    b"<!DOCTYPE html><html><head><title>page</title></head>"
+    b"<body><p>A small page for the broad-crawl benchmark.</p></body></html>",
+    b"text/html",
+)
+
+
+class _State:
+    """What the server saw since the last reset."""
+
+    def __init__(self, origins: int) -> None:
+        self.origins = origins
+        self.reset()
+
+    def reset(self) -> None:
+        self.robots = [0] * self.origins
+        self.pages: Counter[tuple[int, str]] = Counter()
+        self.connections = 0
+        self.in_flight = 0
+        self.peak_in_flight = 0
+
+    def report(self) -> dict[str, Any]:
+        return {
+            "robots": self.robots,
+            "pages": [[origin, path, n] for (origin, path), n in self.pages.items()],
+            "connections": self.connections,
+            "peak_in_flight": self.peak_in_flight,
+        }
+
+
+class _Http(asyncio.Protocol):
+    """Keep-alive HTTP/1.1 for GET requests without a body, answered after a delay.
+
+    Responses leave in request order (pipelining-safe): each request takes a
+    place in ``queue`` that its timer fills, and the filled head is written.
+    """
+
+    def __init__(self, origin: int, state: _State, robots_latency: float, page_latency: float):
+        self.origin = origin
+        self.state = state
+        self.latency = {True: robots_latency, False: page_latency}
+        self.buffer = b""
+        self.queue: deque[list[bytes | None]] = deque()
+        self.transport: asyncio.Transport | None = None
+        self.loop = asyncio.get_running_loop()
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+        self.state.connections += 1
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.transport = None
+
+    def data_received(self, data: bytes) -> None:
+        self.buffer += data
+        while True:
+            end = self.buffer.find(b"\r\n\r\n")
+            if end < 0:
+                break
+            first = self.buffer[: self.buffer.find(b"\r\n")]
+            self.buffer = self.buffer[end + 4 :]
+            path = first.split(b" ", 2)[1].decode("latin-1")
+            robots = path == "/robots.txt"
+            if robots:
+                self.state.robots[self.origin] += 1
+            else:
+                self.state.pages[(self.origin, path)] += 1
+            self._delay(_ROBOTS_RESPONSE if robots else _PAGE_RESPONSE, self.latency[robots])
+
+    def _delay(self, response: bytes, latency: float) -> None:
+        state = self.state
+        state.in_flight += 1
+        state.peak_in_flight = max(state.peak_in_flight, state.in_flight)
+        place: list[bytes | None] = [None]
+        self.queue.append(place)
+        if latency > 0:
+            self.loop.call_later(latency, self._ready, place, response)
+        else:
+            self._ready(place, response)
+
+    def _ready(self, place: list[bytes | None], response: bytes) -> None:
+        self.state.in_flight -= 1
+        place[0] = response
+        out = []
+        while self.queue and self.queue[0][0] is not None:
+            out.append(self.queue.popleft()[0])
+        if out and self.transport is not None and not self.transport.is_closing():
+            self.transport.write(b"".join(b for b in out if b is not None))
+
+
+def serve(
+    origins: int, robots_latency: float, page_latency: float, control: Connection, cpu: int | None
+) -> None:
+    """The server process: report the (host, port) pairs, then answer requests and commands."""
+    if cpu is not None:
+        os.sched_setaffinity(0, {cpu})
+    raise_file_limit()
+    asyncio.run(_serve(origins, robots_latency, page_latency, control))
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """A listening socket on ``host``: on ``port`` if free, else on any port."""
+    try:
+        return socket.create_server((host, port), backlog=1024)
+    except OSError as exc:
+        if port == 0 or exc.errno != errno.EADDRINUSE:
+            raise
+        return socket.create_server((host, 0), backlog=1024)
+
+
+async def _serve(
+    origins: int, robots_latency: float, page_latency: float, control: Connection
+) -> None:
+    loop = asyncio.get_running_loop()
+    state = _State(origins)
+    servers = []
+    targets: list[tuple[str, int]] = []
+    port = 0
+    for index in range(origins):
+        host = origin_host(index)
+        sock = _listen(host, port)
+        port = port or sock.getsockname()[1]
+        targets.append((host, sock.getsockname()[1]))
+
+        def protocol(index: int = index) -> _Http:
+            return _Http(index, state, robots_latency, page_latency)
+
+        servers.append(await loop.create_server(protocol, sock=sock))
+    control.send(targets)
+    stopped = loop.create_future()
+
+    def command() -> None:
+        message = control.recv()
+        if message == "report":
+            control.send(state.report())
+        elif message == "reset":
+            state.reset()
+            control.send("ok")
+        elif not stopped.done():
+            stopped.set_result(None)
+
+    loop.add_reader(control.fileno(), command)
+    await stopped
+    for server in servers:
+        server.close()
+
+
+# --- one crawl (in its own process) ------------------------------------------------------
+
+
+def crawl(mode: str, options: dict[str, Any]) -> dict[str, Any]:
+    """Run one crawl in this process and return what it did."""
+    sys.path.insert(0, str(ROOT))
+    from scrapy import Request, Spider, signals
+    from scrapy.crawler import CrawlerProcess
+    from scrapy.exceptions import IgnoreRequest
+    from scrapy.http import Response
+    from twisted.python.failure import Failure
+
+    targets: list[list[Any]] = options["targets"]
+    pages_per_origin: int = options["pages_per_origin"]
+    every: int = options["disallowed_every"]
+    result: dict[str, Any] = {"mode": mode, "fetched": 0, "dropped": 0, "failed": 0}
+    drops: Counter[str] = Counter()
+    failures: Counter[str] = Counter()
+    clock: dict[str, float] = {}
+
+    class BroadSpider(Spider):
+        name = "broad"
+
+        async def start(self) -> AsyncIterator[Request]:
+            for number in range(pages_per_origin):  # page 0 of every origin, then page 1...
+                path = page_path(number, every)
+                for host, port in targets:
+                    yield Request(
+                        f"http://{host}:{port}{path}", callback=self.page, errback=self.error
+                    )
+
+        def page(self, response: Response) -> None:
+            result["fetched"] += 1
+            clock["last"] = time.perf_counter()
+
+        def error(self, failure: Failure) -> None:
+            name = type(failure.value).__name__
+            if isinstance(failure.value, IgnoreRequest):
+                result["dropped"] += 1
+                drops[name] += 1
+            else:
+                result["failed"] += 1
+                failures[name] += 1
+            clock["last"] = time.perf_counter()
+
+    concurrency: int = options["concurrency"]
+    settings: dict[str, Any] = {
+        "LOG_LEVEL": options["log_level"],
+        "TELNETCONSOLE_ENABLED": False,
+        "USER_AGENT": USER_AGENT,
+        "ROBOTSTXT_USER_AGENT": ROBOTSTXT_USER_AGENT,
+        "ROBOTSTXT_OBEY": mode != "none",
+        "CONCURRENT_REQUESTS": concurrency,
+        "CONCURRENT_REQUESTS_PER_DOMAIN": concurrency,
+        "SCHEDULER_PRIORITY_QUEUE": "scrapy.pqueues.DownloaderAwarePriorityQueue",
+        "DOWNLOAD_DELAY": 0,
+        # Scrapy 2.19 starts CONCURRENT_ITEMS asyncio tasks per callback result,
+        # even an empty one: at the default 100 that alone caps a local crawl.
+        "CONCURRENT_ITEMS": 1,
+    }
+    store = tempfile.TemporaryDirectory(prefix="broad-crawl-")
+    if mode in ("rep", "rep-sqlite"):
+        settings["ADDONS"] = {"scrapy_rep.Addon": 0}
+    if mode == "rep":
+        settings["REP_STORAGE"] = "memory"
+    if mode == "rep-sqlite":  # the default store, in a file nobody has used before
+        settings["REP_STORAGE_PATH"] = str(Path(store.name) / "robotstxt.sqlite3")
+    process = CrawlerProcess(settings)
+    crawler = process.create_crawler(BroadSpider)
+
+    def cpu() -> float:
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        return usage.ru_utime + usage.ru_stime
+
+    def started() -> None:
+        clock["start"], clock["cpu_start"] = time.perf_counter(), cpu()
+
+    def closed() -> None:
+        clock["stop"], clock["cpu_stop"] = time.perf_counter(), cpu()
+
+    crawler.signals.connect(started, signal=signals.engine_started)
+    crawler.signals.connect(closed, signal=signals.spider_closed)
+    process.crawl(crawler)
+    process.start()
+    store.cleanup()
+    stats = crawler.stats.get_stats() if crawler.stats is not None else {}
+    result["seconds"] = clock["stop"] - clock["start"]
+    result["last_done"] = clock.get("last", clock["stop"]) - clock["start"]
+    result["cpu_seconds"] = clock["cpu_stop"] - clock["cpu_start"]
+    result["max_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    result["drops"] = dict(drops)
+    result["failures"] = dict(failures)
+    result["stats"] = {
+        key: value
+        for key, value in stats.items()
+        if isinstance(value, (int, float)) and not isinstance(value, bool)
+    }
+    result["finish_reason"] = str(stats.get("finish_reason"))
+    return result
+
+
+def run_child(mode: str, options: dict[str, Any], cpu: int | None) -> dict[str, Any]:
+    command = [sys.executable, __file__, "--child", mode]
+    if cpu is not None:
+        command += ["--cpu", str(cpu)]
+    with tempfile.TemporaryDirectory(prefix="broad-crawl-cwd-") as cwd:  # no .scrapy/ left here
+        done = subprocess.run(
+            command,
+            input=json.dumps(options),
+            capture_output=True,
+            text=True,
+            check=False,
+            cwd=cwd,
+        )
+    if done.returncode != 0:
+        sys.exit(f"the {mode} crawl failed:\n{done.stderr[-3000:]}")
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    result["log"] = _log_summary(done.stderr)
+    return result
+
+
+_LOG_LINE = re.compile(r"^\S+ \S+ \[([^\]]+)\] (DEBUG|INFO|WARNING|ERROR|CRITICAL): (.*)$")
+
+
+def _log_summary(stderr: str) -> dict[str, Any]:
+    """Log lines by level and logger, and the distinct WARNING+ messages (digits as #)."""
+    levels: Counter[str] = Counter()
+    notable: Counter[str] = Counter()
+    for line in stderr.splitlines():
+        match = _LOG_LINE.match(line)
+        if match is None:
+            continue
+        logger, level, message = match.groups()
+        levels[f"{level} {logger}"] += 1
+        if level in ("WARNING", "ERROR", "CRITICAL"):
+            notable[f"{level} [{logger}] {re.sub(r'[0-9]+', '#', message)[:160]}"] += 1
+    return {"levels": dict(levels), "notable": dict(notable)}
+
+
+# --- the report ------------------------------------------------------------------------
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=(__doc__ or "").split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--preset", choices=sorted(PRESETS), default="latency")
+    parser.add_argument("--origins", type=int, help="distinct hosts 127.1.x.y")
+    parser.add_argument("--pages-per-origin", type=int)
+    parser.add_argument("--disallowed-every", type=int, help="page k is disallowed if k%%N==N-1")
+    parser.add_argument("--robots-latency", type=float, help="seconds before robots.txt answers")
+    parser.add_argument("--page-latency", type=float, help="seconds before a page answers")
+    parser.add_argument("--concurrency", type=int, help="CONCURRENT_REQUESTS (and per domain)")
+    parser.add_argument("--runs", type=int, default=1, help="crawls per mode, interleaved")
+    parser.add_argument("--modes", default=",".join(MODES), help="comma-separated, of: %(default)s")
+    parser.add_argument("--log-level", default="WARNING", choices=("INFO", "WARNING"))
+    parser.add_argument("--child", choices=MODES, help=argparse.SUPPRESS)
+    parser.add_argument("--cpu", type=int, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        if args.cpu is not None:
+            os.sched_setaffinity(0, {args.cpu})
+        raise_file_limit()
+        print(json.dumps(crawl(args.child, json.loads(sys.stdin.read()))))
+        return
+    for name, value in PRESETS[args.preset].items():
+        if getattr(args, name) is None:
+            setattr(args, name, value)
+    modes = tuple(mode.strip() for mode in args.modes.split(",") if mode.strip())
+    unknown = [mode for mode in modes if mode not in MODES]
+    if unknown or not modes:
+        parser.error(f"--modes: unknown {unknown}; accepted: {', '.join(MODES)}")
+    if args.origins < 1 or args.origins > 256 * _PER_OCTET or args.pages_per_origin < 1:
+        parser.error(f"--origins must be 1 to {256 * _PER_OCTET}, --pages-per-origin >= 1")
+    # server: a listening socket and up to a few connections per origin; crawler: the connections
+    limit = raise_file_limit()
+    if args.origins * 4 + 200 > limit:
+        parser.error(f"--origins {args.origins} needs more file descriptors than {limit}")
+    sys.exit(benchmark(args, modes))
+
+
+def benchmark(args: argparse.Namespace, modes: tuple[str, ...]) -> int:
+    cpus = sorted(os.sched_getaffinity(0))
+    server_cpu, crawler_cpu = (cpus[-1], cpus[0]) if len(cpus) >= 2 else (None, None)
+    control, remote = multiprocessing.Pipe()
+    server = multiprocessing.get_context("spawn").Process(
+        target=serve,
+        args=(args.origins, args.robots_latency, args.page_latency, remote, server_cpu),
+        daemon=True,
+    )
+    server.start()
+    targets: list[tuple[str, int]] = control.recv()
+    layout = _layout(args)
+    options = {
+        "targets": targets,
+        "pages_per_origin": args.pages_per_origin,
+        "disallowed_every": args.disallowed_every,
+        "concurrency": args.concurrency,
+        "log_level": args.log_level,
+    }
+    print(
+        f"preset {args.preset}: {args.origins} origins ({origin_host(0)} to "
+        f"{origin_host(args.origins - 1)}) x {args.pages_per_origin} pages = {layout['pages']} "
+        f"pages, {layout['disallowed']} disallowed (1 in {args.disallowed_every}); latency "
+        f"robots.txt {args.robots_latency} s, pages {args.page_latency} s; "
+        f"CONCURRENT_REQUESTS(_PER_DOMAIN) {args.concurrency}; {args.runs} run(s) per mode, "
+        f"interleaved; CPUs: server {server_cpu}, crawler {crawler_cpu}; LOG_LEVEL "
+        f"{args.log_level}; RETRY_ENABLED default (True)",
+        flush=True,
+    )
+    results: dict[str, list[dict[str, Any]]] = {mode: [] for mode in modes}
+    violations: list[str] = []
+    print(
+        f"{'run':>3} {'mode':<21}{'seconds':>8}{'last':>7}{'fetched':>8}{'dropped':>8}"
+        f"{'failed':>7}{'robots':>7}{'served':>7}{'disal':>6}{'lost':>5}{'dup':>5}"
+        f"{'conns':>6}{'peak':>6}{'CPU s':>7}{'RSS':>6}  checks"
+    )
+    for run in range(1, args.runs + 1):
+        for mode in modes if run % 2 else tuple(reversed(modes)):
+            control.send("reset")
+            control.recv()
+            result = run_child(mode, options, crawler_cpu)
+            control.send("report")
+            result.update(_served(control.recv(), args, layout))
+            problems = _check(result, args, layout)
+            result["problems"] = problems
+            violations += [f"run {run} {mode}: {problem}" for problem in problems]
+            results[mode].append(result)
+            print(f"{run:>3} {_row(result)}", flush=True)
+    control.send("stop")
+    server.join(5)
+    print()
+    _table(results, args, layout)
+    _logs(results)
+    if violations:
+        print("\nCORRECTNESS VIOLATIONS:")
+        for violation in violations:
+            print(f"    {violation}")
+        return 1
+    print("\nall checks passed")
+    return 0
+
+
+def _layout(args: argparse.Namespace) -> dict[str, Any]:
+    """Which paths every origin has, and how many pages are allowed or not."""
+    paths = [page_path(n, args.disallowed_every) for n in range(args.pages_per_origin)]
+    disallowed = sum(is_disallowed(path) for path in paths) * args.origins
+    pages = len(paths) * args.origins
+    return {"paths": paths, "pages": pages, "disallowed": disallowed, "allowed": pages - disallowed}
+
+
+def _served(
+    served: dict[str, Any], args: argparse.Namespace, layout: dict[str, Any]
+) -> dict[str, Any]:
+    counts = {(origin, path): n for origin, path, n in served["pages"]}
+    allowed = [
+        counts.get((origin, path), 0)
+        for origin in range(args.origins)
+        for path in layout["paths"]
+        if not is_disallowed(path)
+    ]
+    robots: list[int] = served["robots"]
+    return {
+        "robots_total": sum(robots),
+        "robots_min": min(robots),
+        "robots_max": max(robots),
+        "served_pages": sum(counts.values()),
+        "disallowed_fetched": sum(n for (_, path), n in counts.items() if is_disallowed(path)),
+        "allowed_lost": sum(n == 0 for n in allowed),
+        "allowed_dup": sum(n > 1 for n in allowed),
+        "connections": served["connections"],
+        "peak_in_flight": served["peak_in_flight"],
+    }
+
+
+def _check(r: dict[str, Any], args: argparse.Namespace, layout: dict[str, Any]) -> list[str]:
+    problems = []
+    obey = r["mode"] != "none"
+    if obey and r["disallowed_fetched"]:
+        problems.append(f"{r['disallowed_fetched']} disallowed pages fetched")
+    if r["allowed_lost"] or r["allowed_dup"]:
+        problems.append(
+            f"allowed pages: {r['allowed_lost']} never fetched, {r['allowed_dup']} fetched twice+"
+        )
+    want = 1 if obey else 0
+    if r["robots_min"] != want or r["robots_max"] != want:
+        problems.append(
+            f"robots.txt requests per origin {r['robots_min']}..{r['robots_max']}, not {want}"
+        )
+    if r["failed"]:
+        problems.append(f"{r['failed']} requests failed: {r['failures']}")
+    expect_fetched = layout["allowed"] if obey else layout["pages"]
+    if r["fetched"] != expect_fetched or r["dropped"] != layout["pages"] - expect_fetched:
+        problems.append(
+            f"crawl counted {r['fetched']} fetched / {r['dropped']} dropped, expected "
+            f"{expect_fetched} / {layout['pages'] - expect_fetched} ({r['drops']})"
+        )
+    if r["finish_reason"] != "finished":
+        problems.append(f"finish_reason {r['finish_reason']}")
+    return problems
+
+
+def _row(r: dict[str, Any]) -> str:
+    return (
+        f"{LABELS[r['mode']]:<21}{r['seconds']:>8.2f}{r['last_done']:>7.2f}{r['fetched']:>8}"
+        f"{r['dropped']:>8}{r['failed']:>7}{r['robots_total']:>7}{r['served_pages']:>7}"
+        f"{r['disallowed_fetched']:>6}{r['allowed_lost']:>5}{r['allowed_dup']:>5}"
+        f"{r['connections']:>6}{r['peak_in_flight']:>6}{r['cpu_seconds']:>7.2f}"
+        f"{r['max_rss_mib']:>5.0f}M  {'; '.join(r['problems']) or 'ok'}"
+    )
+
+
+def _median(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The run with the median wall time (a real run, not a blend; the lower middle if even)."""
+    return sorted(runs, key=lambda r: r["seconds"])[(len(runs) - 1) // 2]
+
+
+def _table(
+    results: dict[str, list[dict[str, Any]]], args: argparse.Namespace, layout: dict[str, Any]
+) -> None:
+    runs = len(next(iter(results.values())))
+    summary = {mode: _median(rs) for mode, rs in results.items()}
+    none = summary.get("none")
+    print(f"median of {runs} run(s) per mode (by wall time, engine start to spider closed):")
+    print(
+        f"    {'mode':<21}{'seconds':>8}{'x none':>8}{'proc/s':>8}{'robots':>7}{'fetched':>8}"
+        f"{'disal':>6}{'in-flight':>10}{'peak':>6}{'CPU us/req':>11}{'peak RSS':>9}"
+        f"{'spread (s)':>14}"
+    )
+    for mode, r in summary.items():
+        processed = r["fetched"] + r["dropped"]
+        ratio = f"{r['seconds'] / none['seconds']:.3f}" if none else "-"
+        busy = r["robots_total"] * args.robots_latency + r["served_pages"] * args.page_latency
+        times = sorted(x["seconds"] for x in results[mode])
+        spread = f"{times[0]:.2f}-{times[-1]:.2f}"
+        print(
+            f"    {LABELS[mode]:<21}{r['seconds']:>8.2f}{ratio:>8}{processed / r['seconds']:>8.0f}"
+            f"{r['robots_total']:>7}{r['fetched']:>8}{r['disallowed_fetched']:>6}"
+            f"{busy / r['seconds']:>10.1f}{r['peak_in_flight']:>6}"
+            f"{r['cpu_seconds'] / processed * 1e6:>11.0f}{r['max_rss_mib']:>8.0f}M{spread:>14}"
+        )
+    c = args.concurrency
+    latency_only = layout["pages"] * args.page_latency / c
+    robots_part = args.origins * args.robots_latency / c
+    print(
+        f"    latency-only time  P x page_latency / C = {layout['pages']} x "
+        f"{args.page_latency} / {c} = {latency_only:.2f} s"
+        + (
+            f"  (none took {none['seconds']:.2f} s = {none['seconds'] / latency_only:.2f} x: "
+            f"{'latency-bound' if none['seconds'] <= 1.25 * latency_only else 'NOT latency-bound'})"
+            if none and latency_only > 0
+            else ""
+        )
+    )
+    if args.robots_latency > 0 or args.page_latency > 0:
+        allowed_only = layout["allowed"] * args.page_latency / c + robots_part
+        print(
+            f"    ideal (obeying)    (P x page_latency + O x robots_latency) / C = "
+            f"{latency_only:.2f} + {robots_part:.2f} = {latency_only + robots_part:.2f} s; "
+            f"with P' = {layout['allowed']} allowed pages only: {allowed_only:.2f} s"
+        )
+        held = allowed_only + robots_part
+        print(
+            f"    held-place bound   (P' x page_latency + 2 x O x robots_latency) / C = "
+            f"{held:.2f} s (the triggering request waits in a place of its own)"
+        )
+        for mode, r in summary.items():
+            if mode != "none":
+                print(
+                    f"        {LABELS[mode]}: {r['seconds'] / (latency_only + robots_part):.2f} x "
+                    f"ideal, {r['seconds'] / allowed_only:.2f} x the allowed-only ideal, "
+                    f"{r['seconds'] / held:.2f} x the held-place bound"
+                )
+
+
+def _logs(results: dict[str, list[dict[str, Any]]]) -> None:
+    lines = []
+    for mode, runs in results.items():
+        notable: Counter[str] = Counter()
+        for r in runs:
+            notable.update(r["log"]["notable"])
+        stats: Counter[str] = Counter()
+        for r in runs:
+            stats.update({k: v for k, v in r["stats"].items() if k.startswith(_STATS)})
+        if stats:
+            shown = ", ".join(f"{k}={v / len(runs):g}" for k, v in sorted(stats.items()))
+            lines.append(f"    {LABELS[mode]} (mean of stats): {shown}")
+        for message, count in notable.most_common(8):
+            lines.append(f"    {LABELS[mode]}: {count} x {message}")
+    if lines:
+        print("\nstats and log lines (WARNING and above, digits shown as #):")
+        print("\n".join(lines))
+
+
+_STATS = ("retry/", "robotstxt/", "downloader/exception_count", "scheduler/dequeued/memory")
+
+
+if __name__ == "__main__":
+    main()
