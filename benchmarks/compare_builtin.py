@@ -28,7 +28,7 @@ from scrapy.utils.reactor import install_reactor  # noqa: E402
 
 install_reactor("twisted.internet.asyncioreactor.AsyncioSelectorReactor")
 
-from middleware.servers import (  # noqa: E402
+from crawler.servers import (  # noqa: E402
     Hang,
     Huge,
     Redirect,

@@ -1,7 +1,7 @@
 """Fixtures for the end-to-end cache tests: a movable clock, a real redis-server,
 crawls in this process and in separate crawler processes.
 
-The servers and the recording spider come from tests/middleware.
+The servers and the recording spider come from tests/crawler.
 """
 
 from __future__ import annotations

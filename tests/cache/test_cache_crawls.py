@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from middleware.conftest import SETTINGS, RecordingSpider, crawl, spider_of, stats
-from middleware.servers import Reply, SiteServer
+from crawler.conftest import SETTINGS, RecordingSpider, crawl, spider_of, stats
+from crawler.servers import Reply, SiteServer
 from scrapy.http import Request
 from scrapy.utils.defer import deferred_f_from_coro_f
 from scrapy.utils.test import get_crawler

@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from middleware.servers import Reply, SiteServer
+from crawler.servers import Reply, SiteServer
 
 from .conftest import HOUR, RedisServer, run_crawlers
 

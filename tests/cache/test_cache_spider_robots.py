@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from middleware.conftest import SETTINGS, RecordingSpider, crawl, spider_of, stats
-from middleware.servers import Reply, SiteServer
+from crawler.conftest import SETTINGS, RecordingSpider, crawl, spider_of, stats
+from crawler.servers import Reply, SiteServer
 from scrapy.http import Request, Response
 from scrapy.spiders import SitemapSpider
 from scrapy.utils.defer import deferred_f_from_coro_f

@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from middleware.conftest import RecordingSpider, crawl, spider_of, stats
-from middleware.servers import Reply, SiteServer
+from crawler.conftest import RecordingSpider, crawl, spider_of, stats
+from crawler.servers import Reply, SiteServer
 from redis import asyncio as aioredis
 from scrapy.http import Request, Response
 from scrapy.utils.defer import deferred_f_from_coro_f

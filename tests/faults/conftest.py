@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from middleware.conftest import RecordingSpider, crawl
+from crawler.conftest import RecordingSpider, crawl
 from scrapy.crawler import Crawler
 from scrapy.http import Response
 from twisted.python.failure import Failure

@@ -33,7 +33,7 @@ async def test_rfc9309_gzip_bomb_is_inflated_only_up_to_500kib() -> None:
 
 @deferred_f_from_coro_f
 async def test_rfc9309_50mb_chunked_body_cut_at_500kib() -> None:
-    """Like the 50 MB test in tests/middleware, but chunked: no Content-Length to trust."""
+    """Like the 50 MB test in tests/crawler, but chunked: no Content-Length to trust."""
     size = 50_000_000
     run = await run_fault(
         huge(size, b"User-agent: *\nDisallow: /early\n", use_chunked=True), ["/early", "/page"]

@@ -2,7 +2,7 @@
 schemes that must never be fetched. The rules at the end of the chain (or the
 state it ends in) apply to the original origin.
 
-Already covered in tests/middleware: a 5-hop chain over two origins, more than
+Already covered in tests/crawler: a 5-hop chain over two origins, more than
 5 hops, a loop on one origin, the hop limit setting, a 3xx without Location.
 """
 

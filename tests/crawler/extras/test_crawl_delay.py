@@ -13,10 +13,10 @@ from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import pytest
-from middleware.servers import Reply, SiteServer
 from scrapy.http import Request, Response
 from scrapy.utils.defer import deferred_f_from_coro_f
 
+from crawler.servers import Reply, SiteServer
 from scrapy_rep.crawler.crawl_delay import CrawlDelayConfig, clamp, rebase, slot_timing
 from scrapy_rep.crawler.internals import Timing
 from scrapy_rep.crawler.settings import SettingError

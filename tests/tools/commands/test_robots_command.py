@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from middleware.servers import Redirect, Reply, SiteServer
+from crawler.servers import Redirect, Reply, SiteServer
 
 from .conftest import ENTRY_POINT, ROOT, Run, declared_entry_points
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 SPIDERS = ("catalog", "monitor", "news")
 SITES = ("agents", "missing", "down", "redirect", "huge", "sitemaps")
 

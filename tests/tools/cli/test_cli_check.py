@@ -292,7 +292,7 @@ def test_cli_check_imports_no_scrapy(run_cli: Any) -> None:
         ],
         capture_output=True,
         text=True,
-        env={"PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+        env={"PYTHONPATH": str(Path(__file__).resolve().parents[3])},
         check=True,
     )
     assert probe.stdout.strip() == "[]"

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 PROJECT = ROOT / "example_project"
 ENTRY_POINT = "robots = scrapy_rep.tools.commands:RobotsCommand"
 

@@ -1,6 +1,6 @@
 """Crawl helpers for the opt-in extras: crawl-delay and sitemaps from robots.txt.
 
-The servers come from tests/middleware/servers.py. Every crawl here runs real
+The servers come from tests/crawler/servers.py. Every crawl here runs real
 Scrapy against them; timings are read from the server's own request log.
 """
 
@@ -11,11 +11,12 @@ from collections.abc import AsyncIterator, Sequence
 from itertools import pairwise
 from typing import Any
 
-from middleware.servers import Hit, SiteServer
 from scrapy import Spider
 from scrapy.crawler import Crawler
 from scrapy.http import Request, Response
 from scrapy.utils.test import get_crawler
+
+from crawler.servers import Hit, SiteServer
 
 BUILTIN = "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware"
 OURS = "scrapy_rep.RobotsTxtMiddleware"

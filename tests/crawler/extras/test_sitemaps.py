@@ -6,10 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from middleware.servers import Reply, SiteServer
 from scrapy import Spider
 from scrapy.utils.defer import deferred_f_from_coro_f
 
+from crawler.servers import Reply, SiteServer
 from scrapy_rep.crawler.settings import SettingError
 from scrapy_rep.crawler.sitemaps import META_KEY, SitemapConfig
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from cli_server import Site, start, stop
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ import sys
 import uuid
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests/: shared helpers
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # tests/: shared helpers
 from start_barrier import wait_for_the_others
 
 from scrapy_rep.cache.outcome import FetchKind

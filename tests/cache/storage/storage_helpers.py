@@ -12,7 +12,7 @@ from local_redis import free_port as free_port
 from start_barrier import BARRIER_ENV, release_together
 
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent.parent
+ROOT = HERE.parents[2]
 WORKER = HERE / "storage_worker.py"
 
 
