@@ -6,7 +6,7 @@ tests use), run once with the built-in middleware and once with
 requested pages reached the server (``+``) and which did not (``-``), how many
 robots.txt requests were made, and whether that matches SPEC.md.
 
-    cd /work/main && PYTHONPATH=. /work/venv/bin/python benchmarks/compare_builtin.py
+    PYTHONPATH=. .venv/bin/python benchmarks/compare_builtin.py
 """
 
 from __future__ import annotations

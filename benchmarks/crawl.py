@@ -10,9 +10,9 @@ crawler by every robots.txt; obeying runs drop them, the ``none`` run fetches
 them. Throughput is given two ways: requests processed (fetched + dropped)
 per second, and pages fetched per second.
 
-    cd /work/main && /work/venv/bin/python benchmarks/crawl.py
-    cd /work/main && /work/venv/bin/python benchmarks/crawl.py --pages 40000 --origins 400 --runs 3
-    cd /work/main && /work/venv/bin/python benchmarks/crawl.py --profile rep   # cProfile one run
+    .venv/bin/python benchmarks/crawl.py
+    .venv/bin/python benchmarks/crawl.py --pages 40000 --origins 400 --runs 3
+    .venv/bin/python benchmarks/crawl.py --profile rep   # cProfile one run
 
 On a machine with at least 2 CPUs the server is pinned to one CPU and the
 crawler to another, so the two do not fight over a core.

@@ -1,7 +1,7 @@
 """What a cached origin costs: lookup time per backend, event-loop time per
 SQLite call, and memory per origin in the memory backend.
 
-    /work/venv/bin/python benchmarks/storage.py [--origins N] [--lookups N]
+    .venv/bin/python benchmarks/storage.py [--origins N] [--lookups N]
 
 Why it is built this way:
 

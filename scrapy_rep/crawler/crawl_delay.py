@@ -32,7 +32,7 @@ from scrapy.exceptions import NotConfigured
 
 from scrapy_rep import signals
 from scrapy_rep.crawler.internals import Timing, find_slot, read_timing, slot_key, write_timing
-from scrapy_rep.crawler.settings import Config, _read, _Rejected
+from scrapy_rep.crawler.settings import Config, Rejected, read_setting
 from scrapy_rep.engine.agents import user_agent_token
 from scrapy_rep.engine.origin import Origin, origin_of
 
@@ -70,15 +70,17 @@ class CrawlDelayConfig:
     def from_settings(cls, settings: Mapping[str, Any]) -> CrawlDelayConfig:
         defaults = cls()
         return cls(
-            obey=_read(settings, "REP_CRAWL_DELAY", defaults.obey, _to_mode),
-            max_delay=_read(settings, "REP_CRAWL_DELAY_MAX", defaults.max_delay, _to_seconds),
+            obey=read_setting(settings, "REP_CRAWL_DELAY", defaults.obey, _to_mode),
+            max_delay=read_setting(
+                settings, "REP_CRAWL_DELAY_MAX", defaults.max_delay, _to_seconds
+            ),
         )
 
 
 def _to_mode(value: object) -> bool:
     mode = value.strip().lower() if isinstance(value, str) else None
     if mode not in _MODES:
-        raise _Rejected(" or ".join(repr(mode) for mode in _MODES))
+        raise Rejected(" or ".join(repr(mode) for mode in _MODES))
     return mode == "obey"
 
 
@@ -90,7 +92,7 @@ def _to_seconds(value: object) -> float:
             seconds = None
         if seconds is not None and 0 < seconds < float("inf"):
             return seconds
-    raise _Rejected("a number of seconds > 0, e.g. 30 or 2.5")
+    raise Rejected("a number of seconds > 0, e.g. 30 or 2.5")
 
 
 # --- the pure part ---------------------------------------------------------------
@@ -149,7 +151,7 @@ class CrawlDelay:
         config = CrawlDelayConfig.from_settings(crawler.settings)
         if not config.obey:
             raise NotConfigured  # off, as by default: silent (Scrapy warns on a message)
-        rep = Config.from_settings(crawler.settings)
+        rep = Config.of(crawler)
         if not rep.obey:
             logger.warning("REP_CRAWL_DELAY='obey' has no effect: ROBOTSTXT_OBEY is False")
             raise NotConfigured  # the warning above says why

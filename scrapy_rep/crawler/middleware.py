@@ -88,7 +88,7 @@ class RobotsTxtMiddleware:
     """
 
     def __init__(self, crawler: Crawler) -> None:
-        self.config = config = Config.from_settings(crawler.settings)
+        self.config = config = Config.of(crawler)
         if not config.obey:
             raise NotConfigured("ROBOTSTXT_OBEY is False")
         self._crawler = crawler

@@ -37,7 +37,7 @@ class RepRobotParser(RobotParser):
     @classmethod
     def from_crawler(cls, crawler: Crawler | None, robotstxt_body: bytes | str) -> Self:
         """Scrapy's parser contract: ``crawler`` may be None (then the defaults apply)."""
-        config = Config.from_settings(crawler.settings) if crawler is not None else Config()
+        config = Config.of(crawler) if crawler is not None else Config()
         robots = RobotsTxt.parse(robotstxt_body, google_quirks=config.google_quirks)
         return cls(Access(AccessState.RULES, robots), config.default_user_agent)
 

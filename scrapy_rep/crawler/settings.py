@@ -18,9 +18,11 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from importlib import import_module
-from typing import Any, Final, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TypeVar
+from weakref import WeakKeyDictionary
 
-from scrapy_rep.cache.policy import DAY, HOUR, LONG_OUTAGE_VALUES, LongOutage, PolicyConfig
+from scrapy_rep.cache.policy import LONG_OUTAGE_VALUES, LongOutage, PolicyConfig
+from scrapy_rep.cache.storage import STORAGE_KINDS
 from scrapy_rep.engine.agents import configured_token, is_user_agent_string, user_agent_token
 
 __all__ = [
@@ -38,15 +40,21 @@ MIN_BODY_BYTES: Final = 512_000
 _SCHEME: Final = re.compile(r"[a-z][a-z0-9+.-]*")
 _DOTTED: Final = re.compile(r"[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)+")
 
-#: REP_STORAGE's named backends; anything else must be a dotted class path.
-STORAGE_KINDS: Final = ("sqlite", "memory", "redis")
 #: REP_STORAGE_PATH's default, inside Scrapy's project data dir (``.scrapy/``).
 DEFAULT_STORAGE_FILE: Final = "robotstxt.sqlite3"
 #: REP_OUTAGE_RULES presets: Google's current text, and its older edition
 #: ("5xx: full disallow until a retry succeeds; after 30 days the cached copy").
 OUTAGE_RULES: Final = ("google", "google-legacy")
 
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+
 T = TypeVar("T")
+
+#: The policy's defaults are the settings' defaults: one source of truth.
+_POLICY: Final = PolicyConfig()
+#: Config.of: each crawler's settings, read once.
+_BY_CRAWLER: WeakKeyDictionary[Crawler, Config] = WeakKeyDictionary()
 
 
 class SettingError(ValueError):
@@ -100,11 +108,11 @@ class Config:
     #: REP_REDIS_RETRY_INTERVAL: while Redis is lost, how often to try it again.
     redis_retry_interval: float = 5.0
     #: REP_CACHE_TTL / REP_CACHE_MIN_TTL / REP_CACHE_MAX_TTL (SPEC §3.1, §3.2).
-    cache_ttl: float = DAY
-    cache_min_ttl: float = 60.0
-    cache_max_ttl: float = DAY
+    cache_ttl: float = _POLICY.default_ttl
+    cache_min_ttl: float = _POLICY.min_ttl
+    cache_max_ttl: float = _POLICY.max_ttl
     #: REP_CACHE_KEEP: how long a record outlives its last update in storage.
-    cache_keep: float = 31 * DAY
+    cache_keep: float = _POLICY.keep_records
 
     # --- outages (SPEC §2.2) ------------------------------------------------------
     #: REP_OUTAGE_RULES: the preset the three settings below default to.
@@ -119,23 +127,23 @@ class Config:
     #: None -> the preset's ("site"; "cached" for "google-legacy").
     long_outage: LongOutage | None = None
     #: REP_SITE_REACHABLE_WINDOW: how recent a page answer must be for "site".
-    site_reachable_window: float = DAY
+    site_reachable_window: float = _POLICY.site_reachable_window
     #: REP_UNREACHABLE_WAIT: how long requests wait for quick retries during
     #: an origin's first failing fetch; 0 drops them at the first failure.
-    unreachable_wait: float = 10.0
+    unreachable_wait: float = _POLICY.unreachable_wait
     #: REP_RETRY_INITIAL / REP_RETRY_MAX: back-off between retries while unreachable.
-    retry_initial: float = 5.0
-    retry_max: float = HOUR
+    retry_initial: float = _POLICY.retry_initial
+    retry_max: float = _POLICY.retry_max
     #: REP_RETRY_BUSY_INITIAL / REP_RETRY_BUSY_MAX: the same for 503 and 429.
-    retry_busy_initial: float = 2.0
-    retry_busy_max: float = 600.0
+    retry_busy_initial: float = _POLICY.busy_retry_initial
+    retry_busy_max: float = _POLICY.busy_retry_max
     #: REP_RETRY_FACTOR: back-off multiplier per failure (>= 1).
-    retry_factor: float = 2.0
+    retry_factor: float = _POLICY.retry_factor
     #: REP_RETRY_JITTER: each delay is shortened by up to this fraction (0..1).
-    retry_jitter: float = 0.25
+    retry_jitter: float = _POLICY.retry_jitter
     #: REP_RETRY_AFTER_MIN / REP_RETRY_AFTER_MAX: bounds for a Retry-After header.
-    retry_after_min: float = 1.0
-    retry_after_max: float = HOUR
+    retry_after_min: float = _POLICY.retry_after_min
+    retry_after_max: float = _POLICY.retry_after_max
 
     #: REP_CLOCK: a testing hook. The dotted path of (or the object itself) a
     #: zero-argument callable returning seconds since the epoch; every time
@@ -143,14 +151,22 @@ class Config:
     clock: Callable[[], float] = time.time
 
     @classmethod
+    def of(cls, crawler: Crawler) -> Config:
+        """The crawler's settings, read once and shared by its components."""
+        config = _BY_CRAWLER.get(crawler)
+        if config is None:
+            config = _BY_CRAWLER[crawler] = cls.from_settings(crawler.settings)
+        return config
+
+    @classmethod
     def from_settings(cls, settings: Mapping[str, Any]) -> Config:
         """Read and validate; ``settings`` is a Scrapy ``Settings`` or a plain dict."""
         defaults = cls()
         written_tokens = settings.get("ROBOTSTXT_USER_AGENT")
-        user_agent = _read(settings, "USER_AGENT", defaults.default_user_agent, _to_str)
+        user_agent = read_setting(settings, "USER_AGENT", defaults.default_user_agent, _to_str)
         return cls(
-            obey=_read(settings, "ROBOTSTXT_OBEY", defaults.obey, _to_bool),
-            user_agent_tokens=_read(
+            obey=read_setting(settings, "ROBOTSTXT_OBEY", defaults.obey, to_bool),
+            user_agent_tokens=read_setting(
                 settings, "ROBOTSTXT_USER_AGENT", defaults.user_agent_tokens, _to_tokens
             ),
             token_notes=tuple(
@@ -159,17 +175,19 @@ class Config:
                 else _user_agent_notes(user_agent)
             ),
             default_user_agent=user_agent,
-            google_quirks=_read(settings, "REP_GOOGLE_QUIRKS", defaults.google_quirks, _to_bool),
-            max_redirects=_read(
+            google_quirks=read_setting(
+                settings, "REP_GOOGLE_QUIRKS", defaults.google_quirks, to_bool
+            ),
+            max_redirects=read_setting(
                 settings, "REP_FOLLOW_REDIRECTS", defaults.max_redirects, _int_at_least(0)
             ),
-            max_body_bytes=_read(
+            max_body_bytes=read_setting(
                 settings,
                 "REP_MAX_BODY_BYTES",
                 defaults.max_body_bytes,
                 _int_at_least(MIN_BODY_BYTES),
             ),
-            checked_schemes=_read(
+            checked_schemes=read_setting(
                 settings, "REP_CHECKED_SCHEMES", defaults.checked_schemes, _to_schemes
             ),
             **_cache_settings(settings, defaults),
@@ -177,15 +195,16 @@ class Config:
 
     def policy(self) -> PolicyConfig:
         """The pure policy's view of these settings (the preset filled in)."""
-        legacy = self.outage_rules == "google-legacy"
-        disallow = self.unreachable_disallow
-        max_age = self.unreachable_max_age
+        preset = PolicyConfig.older_google() if self.outage_rules == "google-legacy" else _POLICY
+        disallow, max_age, long_outage = (
+            self.unreachable_disallow,
+            self.unreachable_max_age,
+            self.long_outage,
+        )
         return PolicyConfig(
-            disallow_window=(30 * DAY if legacy else 12 * HOUR) if disallow is None else disallow,
-            stale_limit=30 * DAY if max_age is None else max_age,
-            long_outage=("cached" if legacy else "site")
-            if self.long_outage is None
-            else self.long_outage,
+            disallow_window=preset.disallow_window if disallow is None else disallow,
+            stale_limit=preset.stale_limit if max_age is None else max_age,
+            long_outage=preset.long_outage if long_outage is None else long_outage,
             site_reachable_window=self.site_reachable_window,
             default_ttl=self.cache_ttl,
             min_ttl=self.cache_min_ttl,
@@ -237,37 +256,37 @@ def _cache_settings(settings: Mapping[str, Any], defaults: Config) -> dict[str, 
     """The REP_ settings of the cache and outage rules (SPEC §2.2, §3)."""
     seconds = _seconds
     values: dict[str, Any] = {
-        "storage": _read(settings, "REP_STORAGE", defaults.storage, _to_storage),
-        "storage_path": _read(settings, "REP_STORAGE_PATH", defaults.storage_path, _to_path),
-        "memory_max_origins": _read(
+        "storage": read_setting(settings, "REP_STORAGE", defaults.storage, _to_storage),
+        "storage_path": read_setting(settings, "REP_STORAGE_PATH", defaults.storage_path, _to_path),
+        "memory_max_origins": read_setting(
             settings, "REP_MEMORY_MAX_ORIGINS", defaults.memory_max_origins, _int_at_least(1)
         ),
-        "redis_url": _read(
+        "redis_url": read_setting(
             settings,
             "REP_REDIS_URL",
-            _read(settings, "REDIS_URL", defaults.redis_url, _to_redis_url),
+            read_setting(settings, "REDIS_URL", defaults.redis_url, _to_redis_url),
             _to_redis_url,
         ),
-        "redis_prefix": _read(settings, "REP_REDIS_PREFIX", defaults.redis_prefix, _to_str),
-        "outage_rules": _read(
+        "redis_prefix": read_setting(settings, "REP_REDIS_PREFIX", defaults.redis_prefix, _to_str),
+        "outage_rules": read_setting(
             settings, "REP_OUTAGE_RULES", defaults.outage_rules, _choice(OUTAGE_RULES)
         ),
-        "long_outage": _read(
+        "long_outage": read_setting(
             settings, "REP_LONG_OUTAGE", defaults.long_outage, _choice(LONG_OUTAGE_VALUES)
         ),
-        "unreachable_disallow": _read(
+        "unreachable_disallow": read_setting(
             settings, "REP_UNREACHABLE_DISALLOW", defaults.unreachable_disallow, seconds
         ),
-        "unreachable_max_age": _read(
+        "unreachable_max_age": read_setting(
             settings, "REP_UNREACHABLE_MAX_AGE", defaults.unreachable_max_age, seconds
         ),
-        "retry_factor": _read(
+        "retry_factor": read_setting(
             settings, "REP_RETRY_FACTOR", defaults.retry_factor, _number_within(1.0, math.inf)
         ),
-        "retry_jitter": _read(
+        "retry_jitter": read_setting(
             settings, "REP_RETRY_JITTER", defaults.retry_jitter, _number_within(0.0, 1.0)
         ),
-        "clock": _read(settings, "REP_CLOCK", defaults.clock, _to_clock),
+        "clock": read_setting(settings, "REP_CLOCK", defaults.clock, _to_clock),
     }
     durations = {
         "redis_retry_interval": "REP_REDIS_RETRY_INTERVAL",
@@ -285,28 +304,33 @@ def _cache_settings(settings: Mapping[str, Any], defaults: Config) -> dict[str, 
         "retry_after_max": "REP_RETRY_AFTER_MAX",
     }
     for attribute, name in durations.items():
-        values[attribute] = _read(settings, name, getattr(defaults, attribute), seconds)
+        values[attribute] = read_setting(settings, name, getattr(defaults, attribute), seconds)
     return values
 
 
 # --- parsing -----------------------------------------------------------------
-# Each parser returns the parsed value or raises _Rejected(accepted values);
-# _read turns that into a SettingError that names the setting.
+# Each parser returns the parsed value or raises Rejected(accepted values);
+# read_setting turns that into a SettingError that names the setting.
 
 
-class _Rejected(Exception):
+class Rejected(Exception):
+    """A value a setting's parser cannot use; ``accepted`` says what it can."""
+
     def __init__(self, accepted: str) -> None:
         super().__init__(accepted)
         self.accepted = accepted
 
 
-def _read(settings: Mapping[str, Any], name: str, default: T, parse: Callable[[object], T]) -> T:
+def read_setting(
+    settings: Mapping[str, Any], name: str, default: T, parse: Callable[[object], T]
+) -> T:
+    """``settings[name]`` through ``parse``, or ``default``; SettingError names the setting."""
     value = settings.get(name)
     if value is None:
         return default
     try:
         return parse(value)
-    except _Rejected as rejected:
+    except Rejected as rejected:
         raise SettingError(name, value, rejected.accepted) from None
 
 
@@ -314,7 +338,7 @@ _TRUE: Final = frozenset({"1", "true", "yes", "on"})
 _FALSE: Final = frozenset({"0", "false", "no", "off", ""})
 
 
-def _to_bool(value: object) -> bool:
+def to_bool(value: object) -> bool:
     """Scrapy's getbool rules: bools, 0/1 and their spellings."""
     if isinstance(value, bool):
         return value
@@ -322,13 +346,13 @@ def _to_bool(value: object) -> bool:
         return bool(value)
     if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
         return value.strip().lower() in _TRUE
-    raise _Rejected("True or False (or 1/0, 'true'/'false', 'yes'/'no', 'on'/'off')")
+    raise Rejected("True or False (or 1/0, 'true'/'false', 'yes'/'no', 'on'/'off')")
 
 
 def _to_str(value: object) -> str:
     if isinstance(value, str):
         return value
-    raise _Rejected("a string")
+    raise Rejected("a string")
 
 
 def _number_within(low: float, high: float) -> Callable[[object], float]:
@@ -338,13 +362,13 @@ def _number_within(low: float, high: float) -> Callable[[object], float]:
 
     def parse(value: object) -> float:
         if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-            raise _Rejected(accepted)
+            raise Rejected(accepted)
         try:
             number = float(value)
         except ValueError:
-            raise _Rejected(accepted) from None
+            raise Rejected(accepted) from None
         if math.isnan(number) or not low <= number <= high or math.isinf(number):
-            raise _Rejected(accepted)
+            raise Rejected(accepted)
         return number
 
     return parse
@@ -354,8 +378,8 @@ def _seconds(value: object) -> float:
     """A duration in seconds: a number >= 0 (int, float or numeric string)."""
     try:
         return _number_within(0.0, math.inf)(value)
-    except _Rejected:
-        raise _Rejected("a number of seconds >= 0 (e.g. 3600 or '43200')") from None
+    except Rejected:
+        raise Rejected("a number of seconds >= 0 (e.g. 3600 or '43200')") from None
 
 
 def _choice(values: tuple[T, ...]) -> Callable[[object], T]:
@@ -363,7 +387,7 @@ def _choice(values: tuple[T, ...]) -> Callable[[object], T]:
         for accepted in values:
             if value == accepted:
                 return accepted
-        raise _Rejected(" or ".join(repr(v) for v in values))
+        raise Rejected(" or ".join(repr(v) for v in values))
 
     return parse
 
@@ -377,19 +401,19 @@ _STORAGE_ACCEPTED: Final = (
 def _to_storage(value: object) -> str:
     if isinstance(value, str) and (value in STORAGE_KINDS or _DOTTED.fullmatch(value)):
         return value
-    raise _Rejected(_STORAGE_ACCEPTED)
+    raise Rejected(_STORAGE_ACCEPTED)
 
 
 def _to_path(value: object) -> str:
     if isinstance(value, (str, os.PathLike)) and os.fspath(value):
         return str(os.fspath(value))
-    raise _Rejected("a file path (relative paths are inside the project's .scrapy dir)")
+    raise Rejected("a file path (relative paths are inside the project's .scrapy dir)")
 
 
 def _to_redis_url(value: object) -> str:
     if isinstance(value, str) and value.split("://", 1)[0] in ("redis", "rediss", "unix"):
         return value
-    raise _Rejected("a Redis URL: 'redis://host:port/db', 'rediss://...' or 'unix://...'")
+    raise Rejected("a Redis URL: 'redis://host:port/db', 'rediss://...' or 'unix://...'")
 
 
 def _to_clock(value: object) -> Callable[[], float]:
@@ -400,29 +424,29 @@ def _to_clock(value: object) -> Callable[[], float]:
         try:
             value = getattr(import_module(module), name)
         except (ImportError, AttributeError, ValueError):
-            raise _Rejected(accepted) from None
+            raise Rejected(accepted) from None
     if not callable(value):
-        raise _Rejected(accepted)
+        raise Rejected(accepted)
     clock: Callable[[], float] = value
     try:
         now = clock()
     except Exception:
-        raise _Rejected(accepted) from None
+        raise Rejected(accepted) from None
     if isinstance(now, bool) or not isinstance(now, (int, float)):
-        raise _Rejected(accepted)
+        raise Rejected(accepted)
     return clock
 
 
 def _int_at_least(minimum: int) -> Callable[[object], int]:
     def parse(value: object) -> int:
         if isinstance(value, bool):
-            raise _Rejected(f"an integer >= {minimum}")
+            raise Rejected(f"an integer >= {minimum}")
         try:
             number = int(value) if isinstance(value, (int, str)) else None
         except ValueError:
             number = None
         if number is None or number < minimum:
-            raise _Rejected(f"an integer >= {minimum}")
+            raise Rejected(f"an integer >= {minimum}")
         return number
 
     return parse
@@ -438,7 +462,7 @@ def parse_tokens(name: str, value: object) -> tuple[str, ...]:
     """Tokens from a spider attribute or setting ``name``; SettingError names it."""
     try:
         return _to_tokens(value)
-    except _Rejected as rejected:
+    except Rejected as rejected:
         raise SettingError(name, value, rejected.accepted) from None
 
 
@@ -454,7 +478,7 @@ def _to_tokens(value: object) -> tuple[str, ...]:
     items = _token_items(value)
     tokens = tuple(configured_token(item) for item in items if isinstance(item, str))
     if not tokens or len(tokens) != len(items) or not all(tokens):
-        raise _Rejected(_TOKENS_ACCEPTED)
+        raise Rejected(_TOKENS_ACCEPTED)
     return tokens
 
 
@@ -492,11 +516,11 @@ def _to_schemes(value: object) -> frozenset[str]:
     items = value.split(",") if isinstance(value, str) else _as_list(value)
     schemes = frozenset(str(item).strip().lower() for item in items)
     if not all(_SCHEME.fullmatch(scheme) for scheme in schemes):
-        raise _Rejected("a list of URL schemes, e.g. ['http', 'https', 'ftp']")
+        raise Rejected("a list of URL schemes, e.g. ['http', 'https', 'ftp']")
     return schemes
 
 
 def _as_list(value: object) -> list[object]:
     if isinstance(value, (list, tuple, set, frozenset)):
         return list(value)
-    raise _Rejected("a list")
+    raise Rejected("a list")

@@ -19,19 +19,19 @@ from scrapy.exceptions import NotConfigured
 from scrapy.http import Request
 
 from scrapy_rep import signals
-from scrapy_rep.crawler.settings import Config, SettingError, _read, _Rejected, _to_bool
+from scrapy_rep.crawler.settings import Config, Rejected, SettingError, read_setting, to_bool
 
 if TYPE_CHECKING:
     from scrapy import Spider
     from scrapy.crawler import Crawler
     from typing_extensions import Self
 
-__all__ = ["META_KEY", "FollowSitemaps", "SitemapConfig"]
+__all__ = ["SITEMAP_SOURCE_META", "FollowSitemaps", "SitemapConfig"]
 
 logger = logging.getLogger(__name__)
 
 #: Set on each scheduled sitemap request: the robots.txt URL that listed it.
-META_KEY: Final = "rep_sitemap_source"
+SITEMAP_SOURCE_META: Final = "rep_sitemap_source"
 STAT: Final = "robotstxt/sitemaps/scheduled"
 
 _IDENTIFIER: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -50,15 +50,15 @@ class SitemapConfig:
     def from_settings(cls, settings: Mapping[str, Any]) -> SitemapConfig:
         defaults = cls()
         return cls(
-            follow=_read(settings, "REP_FOLLOW_SITEMAPS", defaults.follow, _to_bool),
-            callback=_read(settings, "REP_SITEMAP_CALLBACK", defaults.callback, _to_name),
+            follow=read_setting(settings, "REP_FOLLOW_SITEMAPS", defaults.follow, to_bool),
+            callback=read_setting(settings, "REP_SITEMAP_CALLBACK", defaults.callback, _to_name),
         )
 
 
 def _to_name(value: object) -> str:
     if isinstance(value, str) and _IDENTIFIER.fullmatch(value):
         return value
-    raise _Rejected("the name of a spider method, e.g. 'parse_sitemap'")
+    raise Rejected("the name of a spider method, e.g. 'parse_sitemap'")
 
 
 class FollowSitemaps:
@@ -77,7 +77,7 @@ class FollowSitemaps:
                 f"the name of a method of {name} (REP_FOLLOW_SITEMAPS is on: define "
                 f"{name}.{config.callback}(self, response) or set REP_SITEMAP_CALLBACK)",
             )
-        if not Config.from_settings(crawler.settings).obey:
+        if not Config.of(crawler).obey:
             logger.warning("REP_FOLLOW_SITEMAPS has no effect: ROBOTSTXT_OBEY is False")
             raise NotConfigured  # the warning above says why
         self._crawler = crawler
@@ -102,7 +102,7 @@ class FollowSitemaps:
                 continue
             self._seen.add(url)
             try:
-                request = Request(url, callback=callback, meta={META_KEY: robotstxt_url})
+                request = Request(url, callback=callback, meta={SITEMAP_SOURCE_META: robotstxt_url})
             except ValueError as exc:
                 logger.debug("Skipping sitemap %r of %s: %s", url, robotstxt_url, exc)
                 continue

@@ -224,7 +224,7 @@ class Probe:
                 "(DOWNLOADER_MIDDLEWARES sets it to None?)"
             )
             return
-        config = Config.from_settings(crawler.settings)
+        config = Config.of(crawler)
         request = Request(self.url, dont_filter=True)
         self.tokens = middleware.tokens_for(request)
         if not self.agent_source:

@@ -11,7 +11,7 @@ from scrapy.utils.defer import deferred_f_from_coro_f
 
 from crawler.servers import Reply, SiteServer
 from scrapy_rep.crawler.settings import SettingError
-from scrapy_rep.crawler.sitemaps import META_KEY, SitemapConfig
+from scrapy_rep.crawler.sitemaps import SITEMAP_SOURCE_META, SitemapConfig
 
 from .conftest import crawl, spider_of, stats
 
@@ -54,7 +54,7 @@ async def test_spec_7_2_follow_sitemaps_of_robots_txt_each_through_its_own_robot
     assert sorted(spider.got) == [home.url("/a"), home.url("/b")]
     got = sorted(response.url for response in spider.sitemaps)
     assert got == [home.url("/sitemap.xml"), other.url("/open/sitemap.xml", "localhost")]
-    assert {response.meta[META_KEY] for response in spider.sitemaps} == {home.url("/robots.txt")}
+    assert {response.meta[SITEMAP_SOURCE_META] for response in spider.sitemaps} == {home.url("/robots.txt")}
     assert home.count("/sitemap.xml") == 1
     assert other.count("/sitemap.xml") == 0  # its own robots.txt forbids it: dropped
     assert other.count("/robots.txt") == 1 and other.count("/open/sitemap.xml") == 1
