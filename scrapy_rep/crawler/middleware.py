@@ -91,6 +91,8 @@ class RobotsTxtMiddleware:
         self.config = config = Config.of(crawler)
         if not config.obey:
             raise NotConfigured("ROBOTSTXT_OBEY is False")
+        for note in config.notes:
+            logger.warning(note)
         self._crawler = crawler
         self._tokens = RequestTokens(config)
         self._report = Reporter(crawler, config.default_user_agent)

@@ -21,7 +21,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 from weakref import WeakKeyDictionary
 
-from scrapy_rep.cache.policy import LONG_OUTAGE_VALUES, LongOutage, PolicyConfig
+from scrapy_rep.cache.policy import DAY, LONG_OUTAGE_VALUES, LongOutage, PolicyConfig
 from scrapy_rep.cache.storage import STORAGE_KINDS
 from scrapy_rep.engine.agents import configured_token, is_user_agent_string, user_agent_token
 
@@ -36,6 +36,11 @@ __all__ = [
 
 #: RFC 9309 §2.5: a parsing limit, if any, must be at least 500 KiB.
 MIN_BODY_BYTES: Final = 512_000
+#: RFC 9309 §2.3.1.2: follow at least five redirect hops.
+MIN_REDIRECTS: Final = 5
+#: REP_CACHE_KEEP's bound (10 years): every backend stores expiries this far
+#: out (Redis in integer milliseconds), and timestamps stay finite.
+MAX_KEEP: Final = 10 * 365 * DAY
 
 _SCHEME: Final = re.compile(r"[a-z][a-z0-9+.-]*")
 _DOTTED: Final = re.compile(r"[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)+")
@@ -76,8 +81,9 @@ class Config:
     #: order; empty -> derive from the request's User-Agent header, else from
     #: USER_AGENT (the crawler's name in it, never a browser's).
     user_agent_tokens: tuple[str, ...] = ()
-    #: Warnings for the log at start-up: a token that was cut or not found.
-    token_notes: tuple[str, ...] = ()
+    #: Warnings for the log at start-up: a token that was cut or not found,
+    #: a value RFC 9309 advises against.
+    notes: tuple[str, ...] = ()
     #: USER_AGENT, for when the request has no User-Agent header yet.
     default_user_agent: str = ""
     #: REP_GOOGLE_QUIRKS: parse and match as Google's open-source library does.
@@ -164,23 +170,31 @@ class Config:
         defaults = cls()
         written_tokens = settings.get("ROBOTSTXT_USER_AGENT")
         user_agent = read_setting(settings, "USER_AGENT", defaults.default_user_agent, _to_str)
+        max_redirects = read_setting(
+            settings, "REP_FOLLOW_REDIRECTS", defaults.max_redirects, _int_at_least(0)
+        )
+        notes = (
+            token_notes("ROBOTSTXT_USER_AGENT", written_tokens)
+            if written_tokens is not None
+            else _user_agent_notes(user_agent)
+        )
+        if max_redirects < MIN_REDIRECTS:
+            notes.append(
+                f"REP_FOLLOW_REDIRECTS={max_redirects}: RFC 9309 §2.3.1.2 asks crawlers to "
+                f"follow at least 5 redirect hops for robots.txt; a chain longer than "
+                f"{max_redirects} is treated as no robots.txt (full allow)"
+            )
         return cls(
             obey=read_setting(settings, "ROBOTSTXT_OBEY", defaults.obey, to_bool),
             user_agent_tokens=read_setting(
                 settings, "ROBOTSTXT_USER_AGENT", defaults.user_agent_tokens, _to_tokens
             ),
-            token_notes=tuple(
-                token_notes("ROBOTSTXT_USER_AGENT", written_tokens)
-                if written_tokens is not None
-                else _user_agent_notes(user_agent)
-            ),
+            notes=tuple(notes),
             default_user_agent=user_agent,
             google_quirks=read_setting(
                 settings, "REP_GOOGLE_QUIRKS", defaults.google_quirks, to_bool
             ),
-            max_redirects=read_setting(
-                settings, "REP_FOLLOW_REDIRECTS", defaults.max_redirects, _int_at_least(0)
-            ),
+            max_redirects=max_redirects,
             max_body_bytes=read_setting(
                 settings,
                 "REP_MAX_BODY_BYTES",
@@ -293,7 +307,6 @@ def _cache_settings(settings: Mapping[str, Any], defaults: Config) -> dict[str, 
         "cache_ttl": "REP_CACHE_TTL",
         "cache_min_ttl": "REP_CACHE_MIN_TTL",
         "cache_max_ttl": "REP_CACHE_MAX_TTL",
-        "cache_keep": "REP_CACHE_KEEP",
         "site_reachable_window": "REP_SITE_REACHABLE_WINDOW",
         "unreachable_wait": "REP_UNREACHABLE_WAIT",
         "retry_initial": "REP_RETRY_INITIAL",
@@ -305,6 +318,9 @@ def _cache_settings(settings: Mapping[str, Any], defaults: Config) -> dict[str, 
     }
     for attribute, name in durations.items():
         values[attribute] = read_setting(settings, name, getattr(defaults, attribute), seconds)
+    values["cache_keep"] = read_setting(
+        settings, "REP_CACHE_KEEP", defaults.cache_keep, _number_within(0.0, MAX_KEEP)
+    )
     return values
 
 
@@ -513,10 +529,11 @@ def _user_agent_notes(user_agent: str) -> list[str]:
 
 
 def _to_schemes(value: object) -> frozenset[str]:
+    """At least one scheme: with none, nothing would be checked, silently."""
     items = value.split(",") if isinstance(value, str) else _as_list(value)
-    schemes = frozenset(str(item).strip().lower() for item in items)
-    if not all(_SCHEME.fullmatch(scheme) for scheme in schemes):
-        raise Rejected("a list of URL schemes, e.g. ['http', 'https', 'ftp']")
+    schemes = frozenset(str(item).strip().lower() for item in items) - {""}
+    if not schemes or not all(_SCHEME.fullmatch(scheme) for scheme in schemes):
+        raise Rejected("a list of URL schemes (at least one), e.g. ['http', 'https', 'ftp']")
     return schemes
 
 

@@ -33,6 +33,8 @@ logger = logging.getLogger(__name__)
 #: Set on each scheduled sitemap request: the robots.txt URL that listed it.
 SITEMAP_SOURCE_META: Final = "rep_sitemap_source"
 STAT: Final = "robotstxt/sitemaps/scheduled"
+#: Bound of the set of sitemaps already scheduled (cleared when full).
+_MAX_SEEN: Final = 100_000
 
 _IDENTIFIER: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -45,6 +47,9 @@ class SitemapConfig:
     follow: bool = False
     #: REP_SITEMAP_CALLBACK: the spider method that receives each sitemap.
     callback: str = "parse_sitemap"
+    #: REP_FOLLOW_SITEMAPS_MAX: sitemaps scheduled per robots.txt at most; a
+    #: hostile file may list thousands.
+    max_per_robotstxt: int = 50
 
     @classmethod
     def from_settings(cls, settings: Mapping[str, Any]) -> SitemapConfig:
@@ -52,7 +57,20 @@ class SitemapConfig:
         return cls(
             follow=read_setting(settings, "REP_FOLLOW_SITEMAPS", defaults.follow, to_bool),
             callback=read_setting(settings, "REP_SITEMAP_CALLBACK", defaults.callback, _to_name),
+            max_per_robotstxt=read_setting(
+                settings, "REP_FOLLOW_SITEMAPS_MAX", defaults.max_per_robotstxt, _at_least_one
+            ),
         )
+
+
+def _at_least_one(value: object) -> int:
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
+        return value
+    if isinstance(value, str) and value.strip().isascii() and value.strip().isdigit():
+        number = int(value)
+        if number >= 1:
+            return number
+    raise Rejected("an integer >= 1")
 
 
 def _to_name(value: object) -> str:
@@ -82,6 +100,7 @@ class FollowSitemaps:
             raise NotConfigured  # the warning above says why
         self._crawler = crawler
         self._callback = config.callback
+        self._max = config.max_per_robotstxt
         self._seen: set[str] = set()
         crawler.signals.connect(self._sitemaps_found, signal=signals.sitemaps_found)
 
@@ -97,9 +116,18 @@ class FollowSitemaps:
         if spider is None or engine is None:
             return
         callback = getattr(spider, self._callback)
-        for url in sitemaps:
+        if len(sitemaps) > self._max:
+            logger.info(
+                "%(robots)s lists %(count)d sitemaps; following the first %(max)d "
+                "(REP_FOLLOW_SITEMAPS_MAX)",
+                {"robots": robotstxt_url, "count": len(sitemaps), "max": self._max},
+                extra={"spider": spider},
+            )
+        for url in sitemaps[: self._max]:
             if url in self._seen:
                 continue
+            if len(self._seen) >= _MAX_SEEN:
+                self._seen.clear()  # bounded; a sitemap seen again is filtered by Scrapy
             self._seen.add(url)
             try:
                 request = Request(url, callback=callback, meta={SITEMAP_SOURCE_META: robotstxt_url})

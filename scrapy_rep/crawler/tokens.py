@@ -32,8 +32,6 @@ class RequestTokens:
         self.configured = config.user_agent_tokens
         self._default_user_agent = config.default_user_agent
         self._by_header: dict[bytes, tuple[str, ...]] = {}
-        for note in config.token_notes:
-            logger.warning(note)
 
     def __call__(self, request: Request) -> tuple[str, ...]:
         if self.configured:

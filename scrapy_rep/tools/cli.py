@@ -36,7 +36,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import queue
 import sys
+import threading
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Sequence
@@ -122,12 +125,41 @@ def _get(url: str, timeout: float) -> tuple[int, str, bytes]:
             return error.code, error.headers.get("Location", ""), b""
 
 
+def _within(seconds: float, url: str, budget: float) -> tuple[int, str, bytes]:
+    """``_get(url)``, given up after ``seconds``: a socket timeout bounds each
+    read, and a server dripping its answer could stretch the whole past it.
+
+    The download runs in a daemon thread; past the deadline it is abandoned
+    (the process is about to exit with an error anyway).
+    """
+    answer: queue.Queue[tuple[int, str, bytes] | BaseException] = queue.Queue(maxsize=1)
+
+    def download() -> None:
+        try:
+            answer.put(_get(url, max(seconds, 0.001)))
+        except BaseException as error:  # handed to the caller
+            answer.put(error)
+
+    threading.Thread(target=download, daemon=True).start()
+    try:
+        result = answer.get(timeout=max(seconds, 0.0))
+    except queue.Empty:
+        raise TimeoutError(f"timed out: no complete answer within {budget:g} s") from None
+    if isinstance(result, BaseException):
+        raise result
+    return result
+
+
 def fetch(url: str, timeout: float) -> Source:
-    """Fetch robots.txt as SPEC §2 says a crawler must, or raise ``SourceError``."""
+    """Fetch robots.txt as SPEC §2 says a crawler must, or raise ``SourceError``.
+
+    ``timeout`` bounds the whole fetch, redirects and a slow body included.
+    """
     current, seen = url, {url}
+    deadline = time.monotonic() + timeout
     for hop in range(MAX_REDIRECTS + 1):
         try:
-            status, location, body = _get(current, timeout)
+            status, location, body = _within(deadline - time.monotonic(), current, timeout)
         except (OSError, HTTPException, ValueError) as error:
             reason = getattr(error, "reason", None) or error
             raise SourceError(f"cannot fetch {current}: {reason}{_UNREACHABLE}") from None

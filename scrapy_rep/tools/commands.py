@@ -229,15 +229,17 @@ class Probe:
         self.tokens = middleware.tokens_for(request)
         if not self.agent_source:
             self.agent_source = "ROBOTSTXT_USER_AGENT" if config.user_agent_tokens else "USER_AGENT"
-        origin = origin_of(self.url)
-        if urlsplit(self.url).scheme not in config.checked_schemes or origin is None:
+        if urlsplit(self.url).scheme not in config.checked_schemes:
             self.checked = False
             return
-        self.robotstxt_url = robots_url(origin)
+        origin = origin_of(self.url)  # None: the middleware drops it (no origin)
+        self.robotstxt_url = robots_url(origin) if origin is not None else ""
         try:
             await middleware.process_request(request)
         except RobotsTxtDisallowed as exc:
             self.dropped = exc
+        except Exception as exc:  # anything but a drop is an error, never "allowed"
+            self.error = f"the check failed: {type(exc).__name__}: {exc}"
 
     # --- the answer
 

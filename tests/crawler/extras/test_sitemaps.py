@@ -54,7 +54,8 @@ async def test_spec_7_2_follow_sitemaps_of_robots_txt_each_through_its_own_robot
     assert sorted(spider.got) == [home.url("/a"), home.url("/b")]
     got = sorted(response.url for response in spider.sitemaps)
     assert got == [home.url("/sitemap.xml"), other.url("/open/sitemap.xml", "localhost")]
-    assert {response.meta[SITEMAP_SOURCE_META] for response in spider.sitemaps} == {home.url("/robots.txt")}
+    sources = {response.meta[SITEMAP_SOURCE_META] for response in spider.sitemaps}
+    assert sources == {home.url("/robots.txt")}
     assert home.count("/sitemap.xml") == 1
     assert other.count("/sitemap.xml") == 0  # its own robots.txt forbids it: dropped
     assert other.count("/robots.txt") == 1 and other.count("/open/sitemap.xml") == 1
@@ -131,3 +132,18 @@ async def test_scrapy_follow_sitemaps_without_the_callback_fails_at_start() -> N
         await crawl([site.url("/a")], settings)
     assert "PagesSpider.parse_map" in str(error.value)
     assert site.hits == []
+
+
+@deferred_f_from_coro_f
+async def test_scrapy_follow_sitemaps_bounded_per_robots_txt() -> None:
+    """Issue 13 §8: a robots.txt listing 300 sitemaps schedules REP_FOLLOW_SITEMAPS_MAX."""
+    with SiteServer() as site:
+        listed = [f"Sitemap: {site.url(f'/sitemap-{n}.xml')}" for n in range(300)]
+        site.routes["/robots.txt"] = robots("User-agent: *", "Disallow:", *listed)
+        for n in range(300):
+            site.routes[f"/sitemap-{n}.xml"] = SITEMAP
+        crawler = await crawl([site.url("/a")], {**FOLLOW, "REP_FOLLOW_SITEMAPS_MAX": 7})
+        fetched = [path for path in site.paths() if path.startswith("/sitemap-")]
+    assert sorted(fetched) == sorted(f"/sitemap-{n}.xml" for n in range(7))
+    assert len(spider_of(crawler).sitemaps) == 7
+    assert stats(crawler)["robotstxt/sitemaps/scheduled"] == 7

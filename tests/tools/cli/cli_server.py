@@ -19,6 +19,7 @@ class Answer:
     location: str = ""  # a Location header (for 3xx)
     endless: bool = False  # send 64 KiB chunks until the client goes away (or 1 GB)
     hang: bool = False  # never answer (until the server stops)
+    drip: float = 0.0  # send the body one line at a time, this many seconds apart
 
 
 @dataclass
@@ -54,8 +55,24 @@ class _Handler(BaseHTTPRequestHandler):
             return
         self.send_header("Content-Length", str(len(answer.body)))
         self.end_headers()
+        if answer.drip:
+            self._send_drip(site, answer)
+            return
         self.wfile.write(answer.body)
         site.sent[self.path] = len(answer.body)
+
+    def _send_drip(self, site: Site, answer: Answer) -> None:
+        """Each line in time for any per-read socket timeout, never the whole body."""
+        site.sent[self.path] = 0
+        try:
+            for line in answer.body.splitlines(keepends=True):
+                if site.stopping.wait(answer.drip):
+                    return
+                self.wfile.write(line)
+                self.wfile.flush()
+                site.sent[self.path] += len(line)
+        except OSError:
+            pass
 
     def _send_endless(self, site: Site) -> None:
         chunk = b"Disallow: /x\n" * 5000  # 65,000 bytes

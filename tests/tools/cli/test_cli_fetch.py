@@ -95,6 +95,20 @@ def test_status_timeout_is_fetch_error(site: Site, capsys: pytest.CaptureFixture
     assert "timed out" in err
 
 
+def test_scrapy_timeout_bounds_the_whole_download(
+    site: Site, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 13 §8: a body dripped a line every 0.2 s beats any per-read timeout;
+    --timeout bounds the whole download, so the check gives up long before the end."""
+    body = b"User-agent: *\n" + b"Disallow: /x\n" * 200  # 40 s at 0.2 s a line
+    site.answers["/robots.txt"] = Answer(200, body, drip=0.2)
+    code, out, err = run(capsys, "check", site.url("/robots.txt"), "/a", "--timeout", "1")
+    sent = site.sent["/robots.txt"]
+    assert (code, out) == (2, "")
+    assert "no complete answer within 1 s" in err
+    assert sent < len(body) // 4  # it stopped reading early, not at the end
+
+
 def test_status_redirect_followed(
     site: Site, other_site: Site, capsys: pytest.CaptureFixture[str]
 ) -> None:

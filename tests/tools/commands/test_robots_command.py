@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from crawler.servers import Redirect, Reply, SiteServer
+from scrapy.utils.defer import deferred_f_from_coro_f
 
 from .conftest import ENTRY_POINT, ROOT, Run, declared_entry_points
 
@@ -256,4 +257,29 @@ def test_scrapy_command_entry_point_declared_in_pyproject() -> None:
     assert ENTRY_POINT in declared_entry_points(), (
         'pyproject.toml needs [project.entry-points."scrapy.commands"] '
         'robots = "scrapy_rep.tools.commands:RobotsCommand"'
+    )
+
+
+@deferred_f_from_coro_f
+async def test_scrapy_robots_failure_other_than_a_drop_is_an_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 13 §8: an exception from the check is exit 2 with its message, never "allowed"."""
+    from scrapy.utils.test import get_crawler
+
+    from scrapy_rep.crawler.middleware import RobotsTxtMiddleware
+    from scrapy_rep.tools.commands import EXIT_ERROR, Probe, _probe_spider
+
+    async def broken(*_: object, **__: object) -> None:
+        raise RuntimeError("the store exploded")
+
+    monkeypatch.setattr(RobotsTxtMiddleware, "process_request", broken)
+    probe = Probe("http://127.0.0.1:9/page")
+    settings = {"ADDONS": {"scrapy_rep.Addon": 0}, "ROBOTSTXT_OBEY": True, "REP_STORAGE": "memory"}
+    crawler = get_crawler(_probe_spider({}), settings)
+    probe.connect(crawler)
+    await crawler.crawl_async(probe=probe)
+    assert probe.exit_code() == EXIT_ERROR
+    assert probe.explain() == (
+        "error: http://127.0.0.1:9/page: the check failed: RuntimeError: the store exploded"
     )
