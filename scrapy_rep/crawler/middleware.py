@@ -109,6 +109,8 @@ class RobotsTxtMiddleware:
             # fetch can: one download timeout per hop, and then some.
             lock_ttl=download_timeout * (config.max_redirects + 1) + 30.0,
             max_origins=config.memory_max_origins,
+            max_bytes=config.memory_max_bytes // 4,
+            parsed_max_bytes=config.memory_max_bytes // 2,
         )
         self._storage_opened = False
         self._storage_error: str | None = None
@@ -290,6 +292,7 @@ class RobotsTxtMiddleware:
             prefix=config.redis_prefix,
             clock=config.clock,
             redis_retry_interval=config.redis_retry_interval,
+            max_bytes=config.memory_max_bytes // 4,
         )
 
     async def _spider_closed(self, spider: Spider) -> None:

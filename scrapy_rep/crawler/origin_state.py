@@ -1,4 +1,4 @@
-"""What one process knows of each origin, in a bounded LRU.
+"""What one process knows of each origin, in an LRU bounded in origins and bytes.
 
 An evicted origin is not forgotten: its record is in the store, and the next
 request for it loads it again. A waiter of a flight holds the state the
@@ -80,16 +80,35 @@ class OriginState:
         )
 
 
+    @property
+    def size(self) -> int:
+        """Bytes this state keeps alive: the bodies it holds, and some."""
+        body = self.record.good_body if self.record is not None else None
+        size = _STATE_OVERHEAD + (len(body) if body else 0)
+        kept = self.outcome.body if self.outcome is not None else None
+        if kept and kept is not body:
+            size += len(kept)
+        return size
+
+
+#: What a state costs besides its bodies: the objects around them.
+_STATE_OVERHEAD: Final = 1_024
+
+
 def decision_key(decision: Decision) -> _Key:
     return (decision.state, decision.body, decision.reason)
 
 
 class OriginStates:
-    """Origin -> state, least recently used first, at most ``limit`` of them."""
+    """Origin -> state, least recently used first, at most ``limit`` of them
+    and ``max_bytes`` of bodies (the newest is kept even when alone over it)."""
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, max_bytes: int = 32 * 1024 * 1024) -> None:
         self._limit = limit
+        self._max_bytes = max_bytes
         self._states: OrderedDict[Origin, OriginState] = OrderedDict()
+        self._sizes: dict[Origin, int] = {}
+        self.bytes = 0
 
     def get(self, origin: Origin) -> OriginState | None:
         return self._states.get(origin)
@@ -107,11 +126,18 @@ class OriginStates:
         return self.keep(origin, OriginState(record))
 
     def keep(self, origin: Origin, state: OriginState) -> OriginState:
-        """Keep ``state`` (a flight's, perhaps evicted meanwhile) as the newest."""
+        """Keep ``state`` (a flight's, perhaps evicted meanwhile) as the newest,
+        counting its bodies again (a fetch may have changed them)."""
         self._states[origin] = state
         self._states.move_to_end(origin)
-        while len(self._states) > self._limit:
-            self._states.popitem(last=False)
+        size = state.size
+        self.bytes += size - self._sizes.get(origin, 0)
+        self._sizes[origin] = size
+        while len(self._states) > 1 and (
+            len(self._states) > self._limit or self.bytes > self._max_bytes
+        ):
+            old, _ = self._states.popitem(last=False)
+            self.bytes -= self._sizes.pop(old)
         return state
 
     def __len__(self) -> int:

@@ -107,6 +107,8 @@ class Resolver:
         lock_ttl: float = 600.0,
         poll: float = 0.05,
         max_origins: int = 10_000,
+        max_bytes: int = 32 * 1024 * 1024,
+        parsed_max_bytes: int = 64 * 1024 * 1024,
         random: Callable[[], float] = _random.random,
     ) -> None:
         self._fetch = fetch
@@ -122,11 +124,12 @@ class Resolver:
             poll=poll,
         )
         self._parse = shared_parser(google_quirks)
+        self._parse.max_bytes = parsed_max_bytes  # process-wide: the last crawler's
         self._on_access = on_access
         self._on_fetched = on_fetched
         self._count = count or _ignore
         self._random = random
-        self._states = OriginStates(max_origins)
+        self._states = OriginStates(max_origins, max_bytes)
         self._flights: Flights[Origin, _Landed] = Flights()
         self._closed = False
 
@@ -207,7 +210,9 @@ class Resolver:
             return False
         record = record_outcome(known, outcome, now, self.policy, random=self._random)
         await self._store.save(origin, record)
-        self._states.remember(origin, record).adopt(record, outcome)
+        state = self._states.remember(origin, record)
+        state.adopt(record, outcome)
+        self._states.keep(origin, state)  # its bodies changed: count them again
         return True
 
     async def site_answered(self, origin: Origin) -> None:

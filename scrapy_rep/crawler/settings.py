@@ -36,6 +36,8 @@ __all__ = [
 
 #: RFC 9309 §2.5: a parsing limit, if any, must be at least 500 KiB.
 MIN_BODY_BYTES: Final = 512_000
+#: REP_MEMORY_MAX_BYTES's floor: room for a few origins at the parse limit.
+MIN_MEMORY: Final = 16 * 1024 * 1024
 #: RFC 9309 §2.3.1.2: follow at least five redirect hops.
 MIN_REDIRECTS: Final = 5
 #: REP_CACHE_KEEP's bound (10 years): every backend stores expiries this far
@@ -107,6 +109,10 @@ class Config:
     #: REP_MEMORY_MAX_ORIGINS: origins kept in memory (the memory backend, the
     #: Redis stand-in, and the in-process copy of records), least recent out.
     memory_max_origins: int = 10_000
+    #: REP_MEMORY_MAX_BYTES: bytes of robots.txt kept in this process, parsed
+    #: and raw: half for parsed bodies, a quarter for the per-origin states,
+    #: a quarter for the memory store (or Redis's stand-in).
+    memory_max_bytes: int = 128 * 1024 * 1024
     #: REP_REDIS_URL, else REDIS_URL (scrapy-redis's setting).
     redis_url: str | None = None
     #: REP_REDIS_PREFIX: every Redis key starts with it.
@@ -274,6 +280,9 @@ def _cache_settings(settings: Mapping[str, Any], defaults: Config) -> dict[str, 
         "storage_path": read_setting(settings, "REP_STORAGE_PATH", defaults.storage_path, _to_path),
         "memory_max_origins": read_setting(
             settings, "REP_MEMORY_MAX_ORIGINS", defaults.memory_max_origins, _int_at_least(1)
+        ),
+        "memory_max_bytes": read_setting(
+            settings, "REP_MEMORY_MAX_BYTES", defaults.memory_max_bytes, _int_at_least(MIN_MEMORY)
         ),
         "redis_url": read_setting(
             settings,

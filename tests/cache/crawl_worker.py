@@ -11,6 +11,7 @@ the finish reason.
 from __future__ import annotations
 
 import json
+import resource
 import sys
 import time
 from pathlib import Path
@@ -58,6 +59,7 @@ def main(job: dict[str, Any]) -> None:
         "failed": spider.failed,
         "stats": {k: v for k, v in stats.items() if k.startswith("robotstxt/")},
         "finish_reason": stats.get("finish_reason"),
+        "max_rss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
     }
     print(json.dumps(report))
 

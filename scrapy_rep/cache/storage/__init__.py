@@ -62,7 +62,7 @@ async def open_storage(
     prefix: str = "scrapy_rep:",
     clock: Callable[[], float] = time.time,
     redis_retry_interval: float = 5.0,
-    **extra: Any,
+    max_bytes: int = 32 * 1024 * 1024,
 ) -> Storage:
     """Open the store named by ``REP_STORAGE``; bad values raise naming the setting.
 
@@ -77,14 +77,15 @@ async def open_storage(
             f"REP_MEMORY_MAX_ORIGINS must be a positive integer; got {max_origins!r}"
         )
     if kind == "memory":
-        return MemoryStorage(max_origins, clock=clock)
+        return MemoryStorage(max_origins, clock=clock, max_bytes=max_bytes)
     if kind == "sqlite":
         return await _open_sqlite(path, clock)
     if kind == "redis":
-        return await _open_redis(redis_url, prefix, max_origins, clock, redis_retry_interval)
+        memory = MemoryStorage(max_origins, clock=clock, max_bytes=max_bytes)
+        return await _open_redis(redis_url, prefix, memory, clock, redis_retry_interval)
     if "." not in kind:
         raise StorageError(f"REP_STORAGE must be {ACCEPTED}; got {kind!r}")
-    options = StorageOptions(path, redis_url, max_origins, prefix, clock, extra)
+    options = StorageOptions(path, redis_url, max_origins, prefix, clock)
     return await _open_custom(kind, options)
 
 
@@ -102,7 +103,7 @@ async def _open_sqlite(path: str | os.PathLike[str] | None, clock: Callable[[], 
 async def _open_redis(
     url: str | None,
     prefix: str,
-    max_origins: int,
+    memory: MemoryStorage,
     clock: Callable[[], float],
     retry_interval: float,
 ) -> Storage:
@@ -118,7 +119,7 @@ async def _open_redis(
     primary = await RedisStorage.open(url, prefix=prefix)
     return FallbackStorage(
         primary,
-        MemoryStorage(max_origins, clock=clock),
+        memory,
         name=f"Redis at {safe_url(url)}",
         retry_interval=retry_interval,
         clock=clock,

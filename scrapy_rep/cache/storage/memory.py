@@ -22,14 +22,17 @@ __all__ = ["MemoryStorage"]
 class _BodyPool:
     """One copy of each distinct body, dropped when no record holds it."""
 
-    __slots__ = ("_bodies", "_holders")
+    __slots__ = ("_bodies", "_holders", "bytes")
 
     def __init__(self) -> None:
         self._bodies: dict[bytes, bytes] = {}
         self._holders: dict[bytes, int] = {}
+        self.bytes = 0  # of the distinct bodies held
 
     def hold(self, body: bytes) -> bytes:
         shared = self._bodies.setdefault(body, body)
+        if shared is body and body not in self._holders:
+            self.bytes += len(body)
         self._holders[shared] = self._holders.get(shared, 0) + 1
         return shared
 
@@ -39,6 +42,7 @@ class _BodyPool:
             self._holders[body] = left
         else:
             del self._holders[body], self._bodies[body]
+            self.bytes -= len(body)
 
     def __len__(self) -> int:
         return len(self._bodies)
@@ -48,13 +52,18 @@ class MemoryStorage:
     """``Storage`` in a dict: LRU-bounded, TTL on every entry, in-process locks."""
 
     def __init__(
-        self, max_origins: int = 10_000, *, clock: Callable[[], float] = time.time
+        self,
+        max_origins: int = 10_000,
+        *,
+        clock: Callable[[], float] = time.time,
+        max_bytes: int = 64 * 1024 * 1024,
     ) -> None:
         if max_origins < 1:
             raise ValueError(
                 f"REP_MEMORY_MAX_ORIGINS must be a positive integer, got {max_origins!r}"
             )
         self.max_origins = max_origins
+        self.max_bytes = max_bytes  # of distinct bodies kept
         self._clock = clock
         self._entries: OrderedDict[str, tuple[OriginRecord, float]] = OrderedDict()
         self._bodies = _BodyPool()
@@ -93,7 +102,9 @@ class MemoryStorage:
             if shared is not record.good_body:
                 record = replace(record, good_body=shared)
         self._entries[key] = (record, self._clock() + ttl_seconds)
-        while len(self._entries) > self.max_origins:
+        while len(self._entries) > 1 and (
+            len(self._entries) > self.max_origins or self._bodies.bytes > self.max_bytes
+        ):
             self._remove(next(iter(self._entries)))
 
     def _remove(self, key: str) -> None:
