@@ -76,10 +76,12 @@ class Parking:
     other origin until the timeout. Parking takes such a request out of
     ``active`` while it waits and puts it back before it moves on.
 
-    Only requests that follow a fetch already under way are parked (the first
-    request of an origin keeps its slot, so robots.txt fetches stay within
-    CONCURRENT_REQUESTS), and at most ``PARKED_PER_SLOT`` times
-    CONCURRENT_REQUESTS of them, so the scheduler is not emptied into memory.
+    Every waiting request is parked, the first of an origin too: the
+    robots.txt download itself is in ``active``, so robots.txt fetches stay
+    within CONCURRENT_REQUESTS while no page holds a place for one. At most
+    ``PARKED_PER_SLOT`` times CONCURRENT_REQUESTS are parked, so the scheduler
+    is not emptied into memory; and when the engine stops (a pause), parked
+    requests go back to the scheduler (``stopping``).
     """
 
     PARKED_PER_SLOT: Final = 10
@@ -104,6 +106,12 @@ class Parking:
         if active is not None:
             active.add(request)
         self.count -= 1
+
+    @property
+    def stopping(self) -> bool:
+        """The engine was asked to stop (Ctrl-C, ``crawler.stop()``, CLOSESPIDER_*)."""
+        engine = self._crawler.engine
+        return engine is not None and getattr(engine, "running", True) is False
 
     def _active(self) -> set[Any] | None:
         active = getattr(getattr(self._crawler.engine, "downloader", None), "active", None)

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING, Final
+from collections.abc import Coroutine
+from typing import TYPE_CHECKING, Any, Final
 
 from scrapy import signals as scrapy_signals
 from scrapy.exceptions import CloseSpider, DontCloseSpider, NotConfigured
@@ -53,6 +54,8 @@ logger = logging.getLogger(__name__)
 
 #: Bound of the per-netloc origin memo (cleared when full).
 _MAX_REMEMBERED: Final = 100_000
+#: Seconds between looks at whether the engine is stopping, while requests wait.
+_STOP_POLL: Final = 0.25
 #: A checked request whose URL names no origin (``http:///x``, a host IDNA cannot encode).
 _NO_ORIGIN: Final = "no origin"
 
@@ -90,7 +93,9 @@ class RobotsTxtMiddleware:
     def __init__(self, crawler: Crawler) -> None:
         self.config = config = Config.of(crawler)
         if not config.obey:
-            raise NotConfigured("ROBOTSTXT_OBEY is False")
+            # Not a problem to warn about (Scrapy warns on a message): say it at INFO.
+            logger.info("scrapy_rep's robots.txt middleware is off: ROBOTSTXT_OBEY is False")
+            raise NotConfigured
         for note in config.notes:
             logger.warning(note)
         self._crawler = crawler
@@ -139,7 +144,7 @@ class RobotsTxtMiddleware:
 
     async def process_request(
         self, request: Request, spider: Spider | None = None
-    ) -> Response | None:
+    ) -> Request | Response | None:
         if self._bypass or request.meta.get("dont_obey_robotstxt") or request.meta.get(META_KEY):
             return None
         origin = self._origin(request)
@@ -152,6 +157,9 @@ class RobotsTxtMiddleware:
                 self._report.stats.inc_value("robotstxt/cache/served")
             return answer
         access = self._resolver.current(origin) or await self._access(origin, request)
+        if access is None:  # the crawl stopped while it waited: back to the scheduler
+            self._report.stats.inc_value("robotstxt/requeued_on_stop")
+            return request.replace(dont_filter=True)
         self._check(request, origin, access)
         return None
 
@@ -177,24 +185,40 @@ class RobotsTxtMiddleware:
         assert isinstance(origin, Origin)
         return origin
 
-    async def _access(self, origin: Origin, request: Request) -> Access:
-        """Wait for the origin's access (SPEC §8.3): load or fetch its robots.txt."""
+    async def _access(self, origin: Origin, request: Request) -> Access | None:
+        """Wait for the origin's access (SPEC §8.3): load or fetch its robots.txt.
+
+        None: the crawl is stopping (a pause with JOBDIR), and the request
+        should go back to the scheduler rather than keep the stop waiting.
+        """
         if not self._storage_opened:
             await self._open_storage()
         if self._storage_error is not None:
             error = RobotsTxtStorageUnavailable(self._storage_error, request.url)
             self._report.drop(request, error, "storage_unavailable")
-        # The first request holds its downloader slot for the fetch it starts;
-        # the ones that follow give theirs to other origins while they wait.
-        parked = self._resolver.pending(origin) and self._parking.park(request)
+        # A waiting request gives its place in CONCURRENT_REQUESTS to other
+        # origins: only the robots.txt download holds one (issue 14 §2).
+        parked = self._parking.park(request)
         self._triggers.setdefault(origin, request)
         try:
+            if parked and _loop():
+                return await self._until_stopping(self._resolver.access(origin))
             return await self._resolver.access(origin)
         finally:
             if self._triggers.get(origin) is request:
                 del self._triggers[origin]
             if parked:
                 self._parking.unpark(request)
+
+    async def _until_stopping(self, access: Coroutine[Any, Any, Access]) -> Access | None:
+        """``access``, or None as soon as the engine stops (it is then cancelled)."""
+        waiting = asyncio.ensure_future(access)
+        while not waiting.done():
+            await asyncio.wait({waiting}, timeout=_STOP_POLL)
+            if not waiting.done() and self._parking.stopping:
+                waiting.cancel()
+                return None
+        return waiting.result()
 
     def _check(self, request: Request, origin: Origin, access: Access) -> None:
         """The verdict: pass (return) or drop (raise)."""

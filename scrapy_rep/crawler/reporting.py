@@ -81,11 +81,18 @@ class Reporter:
         else:
             self.stats.inc_value(f"robotstxt/cache/{event}")
 
-    def fetched(self, origin: Origin, outcome: FetchOutcome, access: Access) -> None:
-        """One INFO line per robots.txt fetched (refreshes and retries included)."""
+    def fetched(self, origin: Origin, outcomes: list[FetchOutcome], access: Access) -> None:
+        """One INFO line per flight of fetches: what they came to, retries included."""
+        reason = outcomes[-1].reason
+        if len(outcomes) > 1:
+            earlier = ", ".join(outcome.reason for outcome in outcomes[:-1])
+            retries = len(outcomes) - 1
+            reason = (
+                f"{earlier}, then {reason} ({retries} quick retr{'y' if retries == 1 else 'ies'})"
+            )
         logger.info(
             "robots.txt of %(origin)s: %(reason)s -> %(effect)s",
-            {"origin": origin, "reason": outcome.reason, "effect": effect(access)},
+            {"origin": origin, "reason": reason, "effect": effect(access)},
             extra={"spider": self._crawler.spider},
         )
 

@@ -50,8 +50,9 @@ __all__ = ["Count", "Fetch", "OnAccess", "OnFetched", "Resolver", "shared_parser
 logger = logging.getLogger(__name__)
 
 Fetch = Callable[[Origin], Awaitable[FetchOutcome]]
-#: After each fetch this process makes, with the Access it leads to (logs).
-OnFetched = Callable[[Origin, FetchOutcome, Access], None]
+#: After the fetches of one flight (a first failure and its quick retries,
+#: or one refresh), with the Access they lead to (logs).
+OnFetched = Callable[[Origin, list[FetchOutcome], Access], None]
 #: When an origin's Access is set or changes in this process, before the
 #: requests that asked are answered; ``fetched`` is the fetch behind it, if
 #: this process just made one (signals, stats).
@@ -314,23 +315,45 @@ class Resolver:
         """SPEC §2.2: a first failure is retried soon while requests wait, a little."""
         since = self._clock()
         deadline = time.monotonic() + self.policy.unreachable_wait
-        while True:
-            record = await self._fetch_shared(origin, state)
-            if not quick or self._closed:
-                return
-            now = self._clock()
-            if self._decision(state).state is not AccessState.DISALLOW_ALL:
-                return
-            retry_at = quick_retry_at(record, since, now, self.policy)
-            if retry_at is None:
-                return
-            delay = max(retry_at - now, 0.0)
-            if time.monotonic() + delay > deadline:
-                return
-            await self._sleep(delay)
+        fetched: list[FetchOutcome] = []
+        try:
+            while True:
+                record, outcome = await self._fetch_shared(origin, state)
+                if outcome is not None:
+                    fetched.append(outcome)
+                if not quick or self._closed:
+                    return
+                now = self._clock()
+                if self._decision(state).state is not AccessState.DISALLOW_ALL:
+                    return
+                retry_at = quick_retry_at(record, since, now, self.policy)
+                if retry_at is None:
+                    return
+                delay = max(retry_at - now, 0.0)
+                if time.monotonic() + delay > deadline:
+                    return
+                await self._sleep(delay)
+        finally:
+            if fetched:
+                self._tell_fetched(origin, state, fetched)
 
-    async def _fetch_shared(self, origin: Origin, state: OriginState) -> OriginRecord:
-        """One fetch across every process sharing the store; the record it gives."""
+    def _tell_fetched(
+        self, origin: Origin, state: OriginState, fetched: list[FetchOutcome]
+    ) -> None:
+        """What the flight's fetches came to, once: not a 503 its retry then undid."""
+        if self._on_fetched is None:
+            return
+        try:
+            decision = decide_settled(state.record, self._clock(), self.policy)
+            self._on_fetched(origin, fetched, decision.access(self._parse))
+        except Exception:
+            logger.exception("Handling the robots.txt of %s failed", origin)
+
+    async def _fetch_shared(
+        self, origin: Origin, state: OriginState
+    ) -> tuple[OriginRecord, FetchOutcome | None]:
+        """One fetch across every process sharing the store: the record it gives,
+        and the outcome if this process made the fetch."""
         known = state.record
         done: list[tuple[FetchOutcome, OriginRecord]] = []
 
@@ -350,13 +373,7 @@ class Resolver:
             await self._store.save(origin, record)
         outcome = done[-1][0] if done and done[-1][1] is record else None
         state.adopt(record, outcome)
-        if outcome is not None and self._on_fetched is not None:
-            try:
-                decision = decide_settled(record, self._clock(), self.policy)
-                self._on_fetched(origin, outcome, decision.access(self._parse))
-            except Exception:
-                logger.exception("Handling the robots.txt of %s failed", origin)
-        return record
+        return record, outcome
 
 
 async def _fetch_safely(fetch: Fetch, origin: Origin, clock: Callable[[], float]) -> FetchOutcome:
