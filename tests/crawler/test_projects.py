@@ -9,7 +9,7 @@ import logging
 import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from scrapy import Request, signals
@@ -89,7 +89,7 @@ async def test_scrapy_robotstxt_obey_false_is_info_not_warning(
 
     class Unchecked(RecordingSpider):
         name = "unchecked"
-        custom_settings = {"ROBOTSTXT_OBEY": False}
+        custom_settings: ClassVar[dict[str, Any]] = {"ROBOTSTXT_OBEY": False}
 
     with SiteServer({"/robots.txt": Reply(200, b"User-agent: *\nDisallow: /\n")}) as site:
         crawler = await crawl([site.url("/page")], spidercls=Unchecked)
