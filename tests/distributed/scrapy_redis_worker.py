@@ -1,0 +1,75 @@
+"""One scrapy-redis worker for the distributed test: a RedisSpider whose
+scheduler, dupefilter and start URLs live in Redis, with scrapy_rep's cache
+in the same Redis (REP_STORAGE = "redis", reading REDIS_URL).
+
+Usage: ``scrapy_redis_worker.py <redis url>``; prints a JSON report.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from scrapy import signals
+from scrapy.crawler import AsyncCrawlerProcess
+from scrapy.http import Response
+from scrapy_redis.spiders import RedisSpider
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: shared helpers
+from start_barrier import wait_for_the_others
+
+REDIS_KEY = "dist:start_urls"
+
+
+class DistributedSpider(RedisSpider):
+    name = "dist"
+    redis_key = REDIS_KEY
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.got: list[str] = []
+
+    def parse(self, response: Response) -> None:
+        self.got.append(response.url)
+
+
+def main(redis_url: str) -> None:
+    settings = {
+        "SCHEDULER": "scrapy_redis.scheduler.Scheduler",
+        "DUPEFILTER_CLASS": "scrapy_redis.dupefilter.RFPDupeFilter",
+        "SCHEDULER_PERSIST": False,
+        "REDIS_URL": redis_url,
+        "MAX_IDLE_TIME_BEFORE_CLOSE": 4,
+        "ADDONS": {"scrapy_rep.Addon": 0},
+        "ROBOTSTXT_OBEY": True,
+        "REP_STORAGE": "redis",  # REDIS_URL is scrapy-redis's setting, read too
+        "USER_AGENT": "DistBot/1.0 (+http://127.0.0.1/)",
+        "CONCURRENT_REQUESTS": 8,
+        "RETRY_ENABLED": False,
+        "DOWNLOAD_TIMEOUT": 10,
+        "LOG_LEVEL": "INFO",
+        "TELNETCONSOLE_ENABLED": False,
+    }
+    process = AsyncCrawlerProcess(settings, install_root_handler=True)
+    crawler = process.create_crawler(DistributedSpider)
+    crawler.signals.connect(wait_for_the_others, signal=signals.engine_started)
+    process.crawl(crawler)
+    process.start()
+    spider = crawler.spider
+    assert isinstance(spider, DistributedSpider) and crawler.stats is not None
+    stats = crawler.stats.get_stats()
+    print(
+        json.dumps(
+            {
+                "got": spider.got,
+                "stats": {k: v for k, v in stats.items() if k.startswith("robotstxt/")},
+                "finish_reason": stats.get("finish_reason"),
+            }
+        )
+    )
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])

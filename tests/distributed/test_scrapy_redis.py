@@ -1,0 +1,73 @@
+"""Issue 14 §5: scrapy_rep on the distributed engine Scrapy users run, scrapy-redis.
+
+Three worker processes share scrapy-redis's scheduler, dupefilter and
+start-URL queue in a real redis-server, and scrapy_rep's cache in the same
+Redis: each robots.txt is fetched once across the workers, every allowed page
+once, no disallowed page at all.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import redis
+from local_redis import RedisServer
+from many_hosts import ManyHosts
+from start_barrier import BARRIER_ENV, release_together
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+WORKER = HERE / "scrapy_redis_worker.py"
+ORIGINS = 30
+PAGES = ("/a", "/b", "/private/c")
+ROBOTS = b"User-agent: *\nDisallow: /private\n"
+
+
+def route(host: str, path: str) -> tuple[int, bytes]:
+    return (200, ROBOTS) if path == "/robots.txt" else (200, b"<html>page</html>")
+
+
+def run_workers(redis_url: str, count: int, cwd: Path) -> list[dict[str, object]]:
+    with tempfile.TemporaryDirectory() as barrier:
+        env = {"PYTHONPATH": str(ROOT), "PATH": os.environ.get("PATH", ""), BARRIER_ENV: barrier}
+        workers = [
+            subprocess.Popen(
+                [sys.executable, str(WORKER), redis_url],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                cwd=cwd,
+                env=env,
+            )
+            for _ in range(count)
+        ]
+        release_together(workers, barrier, 60)
+        reports = []
+        for worker in workers:
+            out, err = worker.communicate(timeout=120)
+            assert worker.returncode == 0, err.decode(errors="replace")[-3000:]
+            reports.append(json.loads(out.decode().strip().splitlines()[-1]))
+    return reports
+
+
+def test_scrapy_redis_three_workers_one_robots_txt_per_origin(
+    redis_server: RedisServer, tmp_path: Path
+) -> None:
+    with ManyHosts(ORIGINS, route, delay=0.05) as server:
+        urls = [server.url(i, path) for i in range(ORIGINS) for path in PAGES]
+        client = redis.Redis.from_url(redis_server.url)
+        client.rpush("dist:start_urls", *urls)
+        reports = run_workers(redis_server.url, 3, tmp_path)
+        hits = dict(server.hits)
+    got = [url for report in reports for url in report["got"]]  # type: ignore[union-attr]
+    allowed = [url for url in urls if "/private/" not in url]
+    assert sorted(got) == sorted(allowed)  # every allowed page, once across the workers
+    assert all(n == 1 for (_, path), n in hits.items() if path != "/robots.txt")
+    assert not [key for key in hits if key[1].startswith("/private")]
+    robots = {host: n for (host, path), n in hits.items() if path == "/robots.txt"}
+    assert robots == {host: 1 for host in server.hosts}  # once per origin, across workers
+    assert sum(1 for report in reports if report["got"]) >= 2  # the work was shared
