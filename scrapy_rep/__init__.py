@@ -8,6 +8,7 @@ The engine's names are imported at once; the rest on first use, so that
 
 The dotted paths to write in Scrapy settings are these names:
 ``scrapy_rep.Addon``, ``scrapy_rep.RobotsTxtMiddleware``,
+``scrapy_rep.RobotsTxtSpiderMiddleware``,
 ``scrapy_rep.CrawlDelay``, ``scrapy_rep.FollowSitemaps``,
 ``scrapy_rep.RepRobotParser`` and, for ``REP_STORAGE``, a class
 implementing ``scrapy_rep.Storage``.
@@ -25,6 +26,7 @@ from scrapy_rep.engine.document import RobotsTxt, Rule, Verdict
 _LAZY: dict[str, str] = {
     "Addon": "scrapy_rep.crawler.addon",
     "RobotsTxtMiddleware": "scrapy_rep.crawler.middleware",
+    "RobotsTxtSpiderMiddleware": "scrapy_rep.crawler.early",
     "RobotsTxtDisallowed": "scrapy_rep.crawler.errors",
     "ForbiddenByRobotsTxt": "scrapy_rep.crawler.errors",
     "RobotsTxtUnreachable": "scrapy_rep.crawler.errors",

@@ -30,6 +30,7 @@ def test_scrapy_readme_lists_the_settings_paths() -> None:
         "scrapy_rep.FollowSitemaps",
         "scrapy_rep.RepRobotParser",
         "scrapy_rep.RobotsTxtMiddleware",
+        "scrapy_rep.RobotsTxtSpiderMiddleware",
         "scrapy_rep.Storage",
     ]
 

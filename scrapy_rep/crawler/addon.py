@@ -8,6 +8,10 @@ What it changes, and nothing else:
 - ``EXTENSIONS``: ``scrapy_rep.CrawlDelay`` and ``scrapy_rep.FollowSitemaps``
   at 0; both stay off unless ``REP_CRAWL_DELAY = "obey"`` /
   ``REP_FOLLOW_SITEMAPS = True`` turn them on.
+- ``SPIDER_MIDDLEWARES``: ``scrapy_rep.RobotsTxtSpiderMiddleware`` at 100:
+  requests already known to be forbidden are dropped before the scheduler,
+  and an unknown origin's robots.txt is fetched as soon as its first request
+  is yielded (the downloader middleware still checks every request).
 
 ``ROBOTSTXT_OBEY`` is left as the project set it: the add-on chooses which
 middleware obeys robots.txt, not whether to obey it.
@@ -21,11 +25,15 @@ from scrapy.settings import BaseSettings
 
 from scrapy_rep.crawler.internals import BUILTIN_ROBOTSTXT
 
-__all__ = ["EXTENSIONS", "MIDDLEWARE", "PRIORITY", "Addon"]
+__all__ = ["EXTENSIONS", "MIDDLEWARE", "PRIORITY", "SPIDER_MIDDLEWARE", "Addon"]
 
 MIDDLEWARE: Final = "scrapy_rep.RobotsTxtMiddleware"
 PRIORITY: Final = 100
 EXTENSIONS: Final = ("scrapy_rep.CrawlDelay", "scrapy_rep.FollowSitemaps")
+#: Before the scheduler, after Scrapy's own spider middlewares (depth, URL
+#: length...) have had their say: it sees the requests that get scheduled.
+SPIDER_MIDDLEWARE: Final = "scrapy_rep.RobotsTxtSpiderMiddleware"
+SPIDER_PRIORITY: Final = 100
 
 
 class Addon:
@@ -38,6 +46,7 @@ class Addon:
             settings, "DOWNLOADER_MIDDLEWARES", {BUILTIN_ROBOTSTXT: None, MIDDLEWARE: PRIORITY}
         )
         _set_components(settings, "EXTENSIONS", dict.fromkeys(EXTENSIONS, 0))
+        _set_components(settings, "SPIDER_MIDDLEWARES", {SPIDER_MIDDLEWARE: SPIDER_PRIORITY})
 
 
 def _set_components(settings: BaseSettings, name: str, entries: dict[str, int | None]) -> None:

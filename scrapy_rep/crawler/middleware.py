@@ -37,7 +37,7 @@ from scrapy_rep.crawler.internals import (
     builtin_robotstxt_enabled,
     unplug_builtin_robotstxt,
 )
-from scrapy_rep.crawler.reporting import Reporter
+from scrapy_rep.crawler.reporting import Drop, Reporter
 from scrapy_rep.crawler.resolver import Resolver
 from scrapy_rep.crawler.settings import DEFAULT_STORAGE_FILE, Config, SettingError
 from scrapy_rep.crawler.tokens import RequestTokens
@@ -173,16 +173,20 @@ class RobotsTxtMiddleware:
         parts = urlparse_cached(request)
         if parts.scheme not in self.config.checked_schemes:
             return None
-        key = (parts.scheme, parts.netloc)
+        origin = self._remembered_origin(parts.scheme, parts.netloc, request.url)
+        if origin is None:
+            reason = f"no origin: {request.url} names no host that robots.txt can be asked of"
+            self._report.drop(request, RobotsTxtNoOrigin(reason, request.url), "no_origin")
+        return origin
+
+    def _remembered_origin(self, scheme: str, netloc: str, url: str) -> Origin | None:
+        key = (scheme, netloc)
         origin = self._origins.get(key, _NO_ORIGIN)
         if origin == _NO_ORIGIN:
             if len(self._origins) >= _MAX_REMEMBERED:
                 self._origins.clear()
-            origin = self._origins[key] = origin_of(request.url)
-        if origin is None:
-            reason = f"no origin: {request.url} names no host that robots.txt can be asked of"
-            self._report.drop(request, RobotsTxtNoOrigin(reason, request.url), "no_origin")
-        assert isinstance(origin, Origin)
+            origin = self._origins[key] = origin_of(url)
+        assert origin is None or isinstance(origin, Origin)
         return origin
 
     async def _access(self, origin: Origin, request: Request) -> Access | None:
@@ -222,19 +226,54 @@ class RobotsTxtMiddleware:
 
     def _check(self, request: Request, origin: Origin, access: Access) -> None:
         """The verdict: pass (return) or drop (raise)."""
+        drop = self._verdict(request, origin, access)
+        if drop is not None:
+            self._report.announce(drop, request)
+            raise drop.error
+
+    def _verdict(self, request: Request, origin: Origin, access: Access) -> Drop | None:
+        """None to pass; else why the request is dropped."""
         if access.state is AccessState.ALLOW_ALL:
-            return
+            return None
         if access.state is AccessState.DISALLOW_ALL or access.robots is None:
-            closed = RobotsTxtUnreachable(access.reason, request.url)
-            self._report.drop(request, closed, "unreachable")
+            return Drop(RobotsTxtUnreachable(access.reason, request.url), "unreachable")
         tokens = self._tokens(request)
         if access.robots.allowed(request.url, tokens):
-            return
+            return None
         verdict = access.robots.explain(request.url, tokens)  # why, for the drop
         if verdict.allowed or verdict.rule is None:
-            return
+            return None
         error = ForbiddenByRobotsTxt(verdict.rule, request.url, robots_url(origin))
-        self._report.drop(request, error, "forbidden", agent=verdict.agent, tokens=tokens)
+        return Drop(error, "forbidden", verdict.agent, tokens)
+
+    def announce_early(self, drop: Drop, request: Request) -> None:
+        """A drop decided before the scheduler: counted, logged and signalled here."""
+        self._report.announce(drop, request, early=True)
+
+    def early(self, request: Request) -> Drop | None:
+        """For the spider middleware, before the scheduler (issue 14 §3): the
+        drop this request would get if its origin's access is known already;
+        else start its robots.txt now. None: schedule it (this middleware
+        still checks it when it is downloaded)."""
+        if (
+            self._bypass
+            or self._storage_error is not None
+            or not self._storage_opened
+            or request.meta.get("dont_obey_robotstxt")
+            or request.meta.get(META_KEY)
+        ):
+            return None
+        parts = urlparse_cached(request)
+        if parts.scheme not in self.config.checked_schemes:
+            return None
+        origin = self._remembered_origin(parts.scheme, parts.netloc, request.url)
+        if origin is None or spider_robots.is_robots_url(request):
+            return None  # the download-time check decides these
+        access = self._resolver.peek(origin)
+        if access is None:
+            self._resolver.prefetch(origin)
+            return None
+        return self._verdict(request, origin, access)
 
     async def process_response(
         self, request: Request, response: Response, spider: Spider | None = None

@@ -11,7 +11,7 @@ from __future__ import annotations
 import inspect
 import logging
 from collections.abc import AsyncIterable, Iterable
-from typing import TYPE_CHECKING, Final, NoReturn
+from typing import TYPE_CHECKING, Final, NamedTuple, NoReturn
 
 from scrapy import signals as scrapy_signals
 from scrapy.http import Request
@@ -26,12 +26,21 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.statscollectors import StatsCollector
 
-__all__ = ["Reporter"]
+__all__ = ["Drop", "Reporter"]
 
 logger = logging.getLogger("scrapy_rep.crawler.middleware")  # one logger for the middleware
 
 #: Bound of the sets of origins already announced (cleared when full).
 _MAX_ORIGINS: Final = 100_000
+
+
+class Drop(NamedTuple):
+    """Why a request is dropped: the exception, its stat, the group and tokens."""
+
+    error: RobotsTxtDisallowed
+    stat: str
+    agent: str | None = None
+    tokens: tuple[str, ...] = ()
 
 
 class Reporter:
@@ -57,12 +66,25 @@ class Reporter:
         tokens: tuple[str, ...] = (),
     ) -> NoReturn:
         """Count, log and announce a drop, then raise it (SPEC §2.4, §8.1)."""
+        self.announce(Drop(error, stat, agent, tokens), request)
+        raise error
+
+    def announce(self, drop: Drop, request: Request, early: bool = False) -> None:
+        """Count, log and signal a drop; ``early``: before the scheduler."""
         spider = self._crawler.spider
-        self.stats.inc_value(f"robotstxt/{stat}")
-        group = f" (group {agent}, as {'/'.join(tokens) or '*'})" if agent else ""
+        error = drop.error
+        self.stats.inc_value(f"robotstxt/{drop.stat}")
+        if early:
+            self.stats.inc_value("robotstxt/dropped_early")
+        group = f" (group {drop.agent}, as {'/'.join(drop.tokens) or '*'})" if drop.agent else ""
         logger.debug(
-            "Dropped %(request)s: %(reason)s%(group)s",
-            {"request": request, "reason": error.reason, "group": group},
+            "Dropped %(request)s%(where)s: %(reason)s%(group)s",
+            {
+                "request": request,
+                "where": " before scheduling" if early else "",
+                "reason": error.reason,
+                "group": group,
+            },
             extra={"spider": spider},
         )
         self._crawler.signals.send_catch_log(
@@ -72,7 +94,6 @@ class Reporter:
             spider=spider,
             exception=error,
         )
-        raise error
 
     def count(self, event: str) -> None:
         """robotstxt/cache/<hit|miss|expired|stale_used>, robotstxt/unreachable/<state>."""

@@ -159,6 +159,23 @@ class Resolver:
         self._note_use(origin, state, decision, HIT)
         return state.access
 
+    def peek(self, origin: Origin) -> Access | None:
+        """The answer if it is known and still applies: nothing counted or started."""
+        state = self._states.get(origin)
+        if state is None:
+            return None
+        decision = self._decision(state)
+        if decision.action is Action.FETCH or not state.holds(decision):
+            return None
+        return state.access
+
+    def prefetch(self, origin: Origin) -> None:
+        """Start loading (or fetching) the origin's robots.txt now, if nothing
+        is known or under way; the requests that come later join that flight."""
+        if self._closed or self._flights.pending(origin) or self.peek(origin) is not None:
+            return
+        self._flights.launch(origin, lambda: self._fly(origin))
+
     async def access(self, origin: Origin) -> Access:
         """The access for ``origin``, loading or fetching its robots.txt if needed."""
         state = self._states.get(origin)

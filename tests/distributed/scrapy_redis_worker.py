@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from scrapy import signals
 from scrapy.crawler import AsyncCrawlerProcess
-from scrapy.http import Response
+from scrapy.http import Request, Response
 from scrapy_redis.spiders import RedisSpider
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: shared helpers
@@ -31,8 +32,10 @@ class DistributedSpider(RedisSpider):
         super().__init__(*args, **kwargs)
         self.got: list[str] = []
 
-    def parse(self, response: Response) -> None:
+    def parse(self, response: Response) -> Iterator[Request]:
         self.got.append(response.url)
+        if response.url.endswith("/a"):  # a link the origin's robots.txt forbids
+            yield Request(response.url[: -len("/a")] + "/private/linked", callback=self.parse)
 
 
 def main(redis_url: str) -> None:

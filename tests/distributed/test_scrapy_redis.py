@@ -3,7 +3,8 @@
 Three worker processes share scrapy-redis's scheduler, dupefilter and
 start-URL queue in a real redis-server, and scrapy_rep's cache in the same
 Redis: each robots.txt is fetched once across the workers, every allowed page
-once, no disallowed page at all.
+once, no disallowed page at all, and links to disallowed pages are dropped
+before they enter the shared queue.
 """
 
 from __future__ import annotations
@@ -71,3 +72,6 @@ def test_scrapy_redis_three_workers_one_robots_txt_per_origin(
     robots = {host: n for (host, path), n in hits.items() if path == "/robots.txt"}
     assert robots == {host: 1 for host in server.hosts}  # once per origin, across workers
     assert sum(1 for report in reports if report["got"]) >= 2  # the work was shared
+    # Each /a links /private/linked: dropped before scrapy-redis's shared queue.
+    early = sum(report["stats"].get("robotstxt/dropped_early", 0) for report in reports)  # type: ignore[union-attr]
+    assert early == ORIGINS

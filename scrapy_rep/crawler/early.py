@@ -1,0 +1,162 @@
+"""Robots-aware scheduling: a spider middleware in front of the scheduler.
+
+The downloader middleware stays the authority and checks every request when
+it is downloaded. This one sees each request the spider yields, before the
+scheduler does:
+
+- a request whose origin already has a verdict that forbids it is dropped
+  there (same exception, log line, signal and stats as in the downloader,
+  plus ``robotstxt/dropped_early``), so the scheduler, JOBDIR's disk queues
+  and scrapy-redis's shared queue never hold URLs that will be dropped; the
+  request's errback is called as for any drop;
+- the first request of an origin nobody has asked about starts that origin's
+  robots.txt fetch at once, so the verdict is usually known before the
+  request leaves the scheduler.
+
+It never delays, reorders or loses a request it does not drop, and starts a
+robots.txt fetch only for a request the downloader would check: not one that
+Scrapy's offsite filter will drop.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections.abc import AsyncIterator, Iterable, Iterator
+from typing import TYPE_CHECKING, Any
+
+from scrapy.downloadermiddlewares.offsite import OffsiteMiddleware
+from scrapy.http import Request
+from twisted.python.failure import Failure
+
+from scrapy_rep.crawler.middleware import RobotsTxtMiddleware
+from scrapy_rep.crawler.reporting import Drop
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response
+    from typing_extensions import Self
+
+__all__ = ["RobotsTxtSpiderMiddleware"]
+
+logger = logging.getLogger(__name__)
+
+
+class RobotsTxtSpiderMiddleware:
+    """Drop known-forbidden requests before the scheduler; fetch robots.txt early."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        self._crawler = crawler
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        return cls(crawler)
+
+    async def process_start(self, start: AsyncIterator[Any]) -> AsyncIterator[Any]:
+        async for item in start:
+            async for kept in self._sift(item):
+                yield kept
+
+    async def process_spider_output_async(
+        self, response: Response, result: AsyncIterator[Any]
+    ) -> AsyncIterator[Any]:
+        async for item in result:
+            async for kept in self._sift(item):
+                yield kept
+
+    def process_spider_output(
+        self, response: Response, result: Iterable[Any]
+    ) -> Iterator[Any]:
+        """The same for callbacks that are plain generators; a drop whose errback
+        is a coroutine is left to the downloader (it cannot be awaited here)."""
+        for item in result:
+            drop = self._early(item) if isinstance(item, Request) else None
+            errback = item.errback if drop is not None else None
+            if drop is None or _is_async(errback):
+                yield item
+                continue
+            self._announce(drop, item)
+            if errback is not None:
+                try:
+                    yield from _sync_outputs(errback(_failure(drop, item)))
+                except Exception:
+                    logger.exception("The errback of %s failed", item)
+
+    async def _sift(self, item: Any) -> AsyncIterator[Any]:
+        """The item itself, or for a dropped request what its errback gives."""
+        drop = self._early(item) if isinstance(item, Request) else None
+        if drop is None:
+            yield item
+            return
+        self._announce(drop, item)
+        if item.errback is None:
+            return
+        try:
+            async for produced in _outputs(item.errback(_failure(drop, item))):
+                yield produced
+        except Exception:
+            logger.exception("The errback of %s failed", item)
+
+    def _announce(self, drop: Drop, request: Request) -> None:
+        middleware = self._middleware()
+        assert middleware is not None
+        middleware.announce_early(drop, request)
+
+    def _early(self, request: Request) -> Drop | None:
+        middleware = self._middleware()
+        if middleware is None or self._offsite(request):
+            return None
+        return middleware.early(request)
+
+    def _middleware(self) -> RobotsTxtMiddleware | None:
+        engine = self._crawler.engine
+        if engine is None:
+            return None
+        return self._crawler.get_downloader_middleware(RobotsTxtMiddleware)
+
+    def _offsite(self, request: Request) -> bool:
+        """Would Scrapy's offsite filter drop it? Then it is none of our business."""
+        if request.dont_filter or request.meta.get("allow_offsite"):
+            return False
+        offsite = self._crawler.get_downloader_middleware(OffsiteMiddleware)
+        spider = self._crawler.spider
+        return offsite is not None and spider is not None and not offsite.should_follow(
+            request, spider
+        )
+
+
+def _failure(drop: Drop, request: Request) -> Failure:
+    """The failure an errback gets for a drop, as Scrapy makes it (``.request`` set)."""
+    failure = Failure(drop.error)  # type: ignore[no-untyped-call]
+    failure.request = request  # type: ignore[attr-defined]
+    return failure
+
+
+def _is_async(function: object) -> bool:
+    return inspect.iscoroutinefunction(function) or inspect.isasyncgenfunction(function)
+
+
+def _sync_outputs(result: object) -> Iterator[Any]:
+    """What a plain errback gave: None, one object, or an iterable of them."""
+    if result is None:
+        return
+    if isinstance(result, Iterable) and not isinstance(result, (str, bytes, dict)):
+        yield from result
+    else:
+        yield result
+
+
+async def _outputs(result: object) -> AsyncIterator[Any]:
+    """What an errback gave: None, one object, or a (async) iterable of them."""
+    if inspect.isawaitable(result):
+        result = await result
+    if result is None:
+        return
+    if hasattr(result, "__aiter__"):
+        async for item in result:
+            yield item
+    elif isinstance(result, Iterable) and not isinstance(result, (str, bytes, dict)):
+        for item in result:
+            yield item
+    else:
+        yield result
