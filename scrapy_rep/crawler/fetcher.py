@@ -65,15 +65,18 @@ class Fetcher:
         crawler.signals.connect(self._bytes_received, signal=signals.bytes_received)
         crawler.signals.connect(self._downloaded, signal=signals.response_downloaded)
 
-    async def fetch(self, origin: Origin) -> FetchOutcome:
+    async def fetch(self, origin: Origin, via: Request | None = None) -> FetchOutcome:
+        """``via``: the origin's first request, whose proxy the robots.txt
+        request takes too (``meta["proxy"]``, its credentials included)."""
         start = robots_url(origin)
+        proxy = via.meta.get("proxy") if via is not None else None
         stats = self._crawler.stats
         assert stats is not None
         stats.inc_value("robotstxt/request_count")
         url, seen = start, {start}
         while True:
             try:
-                response = await self._download(url)
+                response = await self._download(url, proxy)
             except Exception as exc:
                 stats.inc_value(f"robotstxt/exception_count/{type(exc)}")
                 reason = describe_error(exc)
@@ -99,7 +102,7 @@ class Fetcher:
             seen.add(target)
             url = target
 
-    async def _download(self, url: str) -> Response:
+    async def _download(self, url: str, proxy: object = None) -> Response:
         request = Request(
             url,
             callback=NO_CALLBACK,
@@ -117,8 +120,13 @@ class Fetcher:
                 "download_maxsize": 0,
                 "download_warnsize": 0,
                 "download_fail_on_dataloss": True,
+                # Our own cache replaces Scrapy's: a cached 503 must not keep
+                # an origin closed, run after run (HTTPCACHE_ENABLED).
+                "dont_cache": True,
             },
         )
+        if proxy is not None:
+            request.meta["proxy"] = proxy
         engine = self._crawler.engine
         assert engine is not None
         response = await engine.download_async(request)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Coroutine
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Final
 
 from scrapy import signals as scrapy_signals
@@ -19,8 +20,9 @@ from scrapy.exceptions import CloseSpider, DontCloseSpider, NotConfigured
 from scrapy.http import Request, Response
 from scrapy.utils.httpobj import urlparse_cached
 from scrapy.utils.project import data_path
+from twisted.internet.defer import DeferredSemaphore
 
-from scrapy_rep.cache.outcome import Access, AccessState, FetchOutcome
+from scrapy_rep.cache.outcome import Access, AccessState, FetchKind, FetchOutcome
 from scrapy_rep.cache.storage import Storage, open_storage
 from scrapy_rep.crawler import spider_robots
 from scrapy_rep.crawler.errors import (
@@ -32,6 +34,7 @@ from scrapy_rep.crawler.errors import (
     RobotsTxtUnreachable,
 )
 from scrapy_rep.crawler.fetcher import META_KEY, Fetcher
+from scrapy_rep.crawler.flights import wait
 from scrapy_rep.crawler.internals import (
     Parking,
     builtin_robotstxt_enabled,
@@ -54,6 +57,8 @@ logger = logging.getLogger(__name__)
 
 #: Bound of the per-netloc origin memo (cleared when full).
 _MAX_REMEMBERED: Final = 100_000
+#: Bound of the first-request-per-origin memo (a request each: kept small).
+_MAX_FIRST_REQUESTS: Final = 10_000
 #: Seconds between looks at whether the engine is stopping, while requests wait.
 _STOP_POLL: Final = 0.25
 #: A checked request whose URL names no origin (``http:///x``, a host IDNA cannot encode).
@@ -102,8 +107,14 @@ class RobotsTxtMiddleware:
         self._tokens = RequestTokens(config)
         self._report = Reporter(crawler, config.default_user_agent)
         download_timeout = crawler.settings.getfloat("DOWNLOAD_TIMEOUT", 180.0)
+        self._fetcher = Fetcher(crawler, config, clock=config.clock)
+        #: robots.txt downloads at once: within CONCURRENT_REQUESTS, like any
+        #: download (they count in it too, so pages wait while they run).
+        self._robots_places = DeferredSemaphore(
+            max(1, crawler.settings.getint("CONCURRENT_REQUESTS", 16))
+        )
         self._resolver = Resolver(
-            Fetcher(crawler, config, clock=config.clock).fetch,
+            self._fetch,
             policy=config.policy(),
             google_quirks=config.google_quirks,
             clock=config.clock,
@@ -121,6 +132,9 @@ class RobotsTxtMiddleware:
         self._storage_error: str | None = None
         self._parking = Parking(crawler)
         self._triggers: dict[Origin, Request] = {}  # the first waiting request per origin
+        #: The first request seen per origin, until its robots.txt fetch
+        #: starts: that fetch goes through the same proxy.
+        self._first_requests: dict[Origin, Request] = {}
         self._origins: dict[tuple[str, str], Origin | None] = {}  # (scheme, netloc) -> origin
         self._builtin_beside = builtin_robotstxt_enabled(crawler.settings)
         self._bypass = False
@@ -204,11 +218,13 @@ class RobotsTxtMiddleware:
         # origins: only the robots.txt download holds one (issue 14 §2).
         parked = self._parking.park(request)
         self._triggers.setdefault(origin, request)
+        self._remember_first(origin, request)
         try:
             if parked and _loop():
                 return await self._until_stopping(self._resolver.access(origin))
             return await self._resolver.access(origin)
         finally:
+            self._first_requests.pop(origin, None)
             if self._triggers.get(origin) is request:
                 del self._triggers[origin]
             if parked:
@@ -223,6 +239,34 @@ class RobotsTxtMiddleware:
                 waiting.cancel()
                 return None
         return waiting.result()
+
+    async def _fetch(self, origin: Origin) -> FetchOutcome:
+        """Fetch through the first request's proxy; a redirect that ended at
+        another origin's own /robots.txt answered for that origin too."""
+        via = self._first_requests.pop(origin, None)
+        await wait(self._robots_places.acquire())
+        try:
+            outcome = await self._fetcher.fetch(origin, via=via)
+        finally:
+            self._robots_places.release()
+        target = origin_of(outcome.final_url) if outcome.final_url else None
+        if (
+            target is not None
+            and target != origin
+            and outcome.final_url == robots_url(target)
+            and outcome.status is not None
+            and 200 <= outcome.status < 500
+            and outcome.kind is not FetchKind.UNREACHABLE
+        ):
+            own = replace(outcome, url=robots_url(target), final_url=None)
+            await self._resolver.seed(target, own)
+        return outcome
+
+    def _remember_first(self, origin: Origin, request: Request) -> None:
+        if origin not in self._first_requests:
+            if len(self._first_requests) >= _MAX_FIRST_REQUESTS:
+                self._first_requests.clear()
+            self._first_requests[origin] = request
 
     def _check(self, request: Request, origin: Origin, access: Access) -> None:
         """The verdict: pass (return) or drop (raise)."""
@@ -271,8 +315,10 @@ class RobotsTxtMiddleware:
             return None  # the download-time check decides these
         access = self._resolver.peek(origin)
         if access is None:
+            self._remember_first(origin, request)
             self._resolver.prefetch(origin)
             return None
+        self._first_requests.pop(origin, None)
         return self._verdict(request, origin, access)
 
     async def process_response(

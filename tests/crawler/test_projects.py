@@ -8,6 +8,7 @@ import asyncio
 import logging
 import threading
 from collections.abc import AsyncIterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -17,7 +18,7 @@ from scrapy.utils.defer import deferred_f_from_coro_f
 from scrapy.utils.test import get_crawler
 
 from .conftest import SETTINGS, RecordingSpider, crawl, spider_of, stats
-from .servers import Reply, SiteServer
+from .servers import Redirect, Reply, SiteServer
 
 ROBOTS = b"User-agent: *\nDisallow: /private\n"
 
@@ -118,3 +119,91 @@ async def test_scrapy_log_says_a_503_was_retried_into_rules(
         f"robots.txt of http://127.0.0.1:{site.port}: HTTP 503, then HTTP 200 "
         "(1 quick retry) -> 1 rules for 1 agents, 0 sitemaps"
     ]
+
+
+# --- the HTTP cache and per-request proxies (issue 19 §1, §2) -------------------
+
+
+@deferred_f_from_coro_f
+async def test_scrapy_http_cache_never_keeps_a_robots_txt_answer(tmp_path: Path) -> None:
+    """HTTPCACHE_ENABLED with a 503 once, then 200: the 503 is not stored and
+    replayed to the retries (the origin stayed closed, run after run)."""
+    answers = iter([Reply(503, b"busy")])
+
+    def flaky(host: str) -> Reply:
+        return next(answers, Reply(200, ROBOTS))
+
+    settings = {
+        "HTTPCACHE_ENABLED": True,
+        "HTTPCACHE_DIR": str(tmp_path / "httpcache"),
+        "REP_UNREACHABLE_WAIT": 10,
+        "REP_RETRY_BUSY_INITIAL": 0.05,
+    }
+    with SiteServer({"/robots.txt": flaky}) as site:
+        urls = [site.url("/p1"), site.url("/p2"), site.url("/private/no")]
+        first = await crawl(urls, settings)
+        second = await crawl(urls, settings)  # a later run, the HTTP cache kept
+        robots_hits = site.count("/robots.txt")
+    for crawler in (first, second):
+        assert sorted(spider_of(crawler).got) == [site.url("/p1"), site.url("/p2")]
+        assert list(spider_of(crawler).dropped) == [site.url("/private/no")]
+    assert robots_hits == 3  # 503 and its retry, then the second run's own fetch
+
+
+class _Proxy(BaseHTTPRequestHandler):
+    """A forward proxy that answers itself and records the absolute URLs asked."""
+
+    seen: ClassVar[list[str]] = []
+
+    def do_GET(self) -> None:
+        type(self).seen.append(self.path)
+        body = ROBOTS if self.path.endswith("/robots.txt") else b"via proxy"
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *_: Any) -> None:
+        pass
+
+
+@deferred_f_from_coro_f
+async def test_scrapy_robots_txt_goes_through_the_requests_own_proxy() -> None:
+    """meta["proxy"] set by the spider: robots.txt takes the same proxy."""
+    _Proxy.seen = []
+    proxy = ThreadingHTTPServer(("127.0.0.1", 0), _Proxy)
+    thread = threading.Thread(target=proxy.serve_forever, args=(0.05,), daemon=True)
+    thread.start()
+    proxy_url = f"http://127.0.0.1:{proxy.server_address[1]}"
+    try:
+        with SiteServer({"/robots.txt": Reply(200, b"User-agent: *\nDisallow:\n")}) as site:
+            requests = [
+                Request(site.url(path), meta={"proxy": proxy_url}) for path in ("/p", "/private/x")
+            ]
+            crawler = await crawl(requests)
+            direct = site.paths()
+    finally:
+        proxy.shutdown()
+        proxy.server_close()
+    assert direct == []  # nothing went around the proxy
+    assert sorted(_Proxy.seen) == sorted([site.url("/robots.txt"), site.url("/p")])
+    assert list(spider_of(crawler).dropped) == [site.url("/private/x")]  # the proxy's rules
+
+
+@deferred_f_from_coro_f
+async def test_scrapy_redirect_to_another_origins_own_robots_txt_is_fetched_once(
+    tmp_path: Path,
+) -> None:
+    """http -> https style: A's robots.txt redirects to B's /robots.txt. That
+    answer is B's own, so B's pages need no fetch of their own (issue 19 §4)."""
+    store = {"REP_STORAGE": "sqlite", "REP_STORAGE_PATH": str(tmp_path / "robots.sqlite3")}
+    with SiteServer() as b_site, SiteServer() as a_site:
+        b_site.routes["/robots.txt"] = Reply(200, b"User-agent: *\nDisallow: /b-private\n")
+        a_site.routes["/robots.txt"] = Redirect(b_site.url("/robots.txt"))
+        first = await crawl([a_site.url("/a"), a_site.url("/b-private/1")], store)
+        second = await crawl([b_site.url("/b"), b_site.url("/b-private/2")], store)
+        b_robots = b_site.count("/robots.txt")
+    assert spider_of(first).got == [a_site.url("/a")]  # A follows B's rules (SPEC §2.1)
+    assert spider_of(second).got == [b_site.url("/b")]
+    assert list(spider_of(second).dropped) == [b_site.url("/b-private/2")]
+    assert b_robots == 1  # through A's redirect only
