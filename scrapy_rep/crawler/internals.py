@@ -30,6 +30,10 @@ from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 from scrapy.utils.conf import build_component_list
 from scrapy.utils.misc import load_object
+from twisted.internet.defer import Deferred
+from twisted.internet.task import LoopingCall
+
+from scrapy_rep.crawler.flights import wait
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -37,6 +41,8 @@ if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
 
 BUILTIN_ROBOTSTXT: Final = "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware"
+#: Seconds between looks for a free place while robots.txt downloads wait.
+PLACE_POLL: Final = 0.02
 
 
 def builtin_robotstxt_enabled(settings: BaseSettings) -> bool:
@@ -67,6 +73,12 @@ def unplug_builtin_robotstxt(crawler: Crawler) -> bool:
     return bool(found)
 
 
+class _Reserved:
+    """A place in the downloader's ``active`` set held for a waiting download."""
+
+    __slots__ = ()
+
+
 class Parking:
     """Let requests that wait for a robots.txt not count against CONCURRENT_REQUESTS.
 
@@ -89,6 +101,56 @@ class Parking:
     def __init__(self, crawler: Crawler) -> None:
         self._crawler = crawler
         self.count = 0
+        #: Requests waiting for robots.txt that could not be parked: in
+        #: ``active``, but not downloading, so not counted as a place taken.
+        self.holding = 0
+        self._place_waiters: list[tuple[Deferred[None], _Reserved]] = []
+        self._reserved = 0
+        self._watcher: LoopingCall | None = None
+
+    async def place(self) -> None:
+        """Wait for a free place in CONCURRENT_REQUESTS: a robots.txt download
+        is a download like any other, and does not crowd the pages out.
+
+        A waiting download reserves its place in ``active`` at once, so the
+        engine pulls no page into it: robots.txt goes first. Scrapy frees a
+        place after every middleware has seen the response, with no signal
+        then, so one timer looks for free places while downloads wait.
+        """
+        active = self._active()
+        if active is None or (self._free() > 0 and not self._place_waiters):
+            return
+        reserved = _Reserved()
+        active.add(reserved)
+        self._reserved += 1
+        waiter: Deferred[None] = Deferred()
+        self._place_waiters.append((waiter, reserved))
+        if self._watcher is None:
+            self._watcher = LoopingCall(self._release)
+            self._watcher.start(PLACE_POLL, now=False)
+        await wait(waiter)
+
+    def _free(self) -> int:
+        active = self._active()
+        limit = getattr(getattr(self._crawler.engine, "downloader", None), "total_concurrency", 0)
+        if active is None or not limit:
+            return 1
+        return int(limit) - (len(active) - self.holding - self._reserved)
+
+    def _release(self) -> None:
+        free = self._free()
+        active = self._active()
+        while self._place_waiters and (free > 0 or self.stopping):
+            waiter, reserved = self._place_waiters.pop(0)
+            if active is not None:
+                active.discard(reserved)
+            self._reserved -= 1
+            if not waiter.called:
+                waiter.callback(None)  # its download enters ``active`` now
+                free -= 1
+        if not self._place_waiters and self._watcher is not None:
+            self._watcher.stop()
+            self._watcher = None
 
     def park(self, request: Request) -> bool:
         active = self._active()

@@ -20,7 +20,6 @@ from scrapy.exceptions import CloseSpider, DontCloseSpider, NotConfigured
 from scrapy.http import Request, Response
 from scrapy.utils.httpobj import urlparse_cached
 from scrapy.utils.project import data_path
-from twisted.internet.defer import DeferredSemaphore
 
 from scrapy_rep.cache.outcome import Access, AccessState, FetchKind, FetchOutcome
 from scrapy_rep.cache.storage import Storage, open_storage
@@ -34,7 +33,6 @@ from scrapy_rep.crawler.errors import (
     RobotsTxtUnreachable,
 )
 from scrapy_rep.crawler.fetcher import META_KEY, Fetcher
-from scrapy_rep.crawler.flights import wait
 from scrapy_rep.crawler.internals import (
     Parking,
     builtin_robotstxt_enabled,
@@ -108,11 +106,6 @@ class RobotsTxtMiddleware:
         self._report = Reporter(crawler, config.default_user_agent)
         download_timeout = crawler.settings.getfloat("DOWNLOAD_TIMEOUT", 180.0)
         self._fetcher = Fetcher(crawler, config, clock=config.clock)
-        #: robots.txt downloads at once: within CONCURRENT_REQUESTS, like any
-        #: download (they count in it too, so pages wait while they run).
-        self._robots_places = DeferredSemaphore(
-            max(1, crawler.settings.getint("CONCURRENT_REQUESTS", 16))
-        )
         self._resolver = Resolver(
             self._fetch,
             policy=config.policy(),
@@ -217,6 +210,8 @@ class RobotsTxtMiddleware:
         # A waiting request gives its place in CONCURRENT_REQUESTS to other
         # origins: only the robots.txt download holds one (issue 14 §2).
         parked = self._parking.park(request)
+        if not parked:
+            self._parking.holding += 1
         self._triggers.setdefault(origin, request)
         self._remember_first(origin, request)
         try:
@@ -229,6 +224,8 @@ class RobotsTxtMiddleware:
                 del self._triggers[origin]
             if parked:
                 self._parking.unpark(request)
+            else:
+                self._parking.holding -= 1
 
     async def _until_stopping(self, access: Coroutine[Any, Any, Access]) -> Access | None:
         """``access``, or None as soon as the engine stops (it is then cancelled)."""
@@ -244,11 +241,8 @@ class RobotsTxtMiddleware:
         """Fetch through the first request's proxy; a redirect that ended at
         another origin's own /robots.txt answered for that origin too."""
         via = self._first_requests.pop(origin, None)
-        await wait(self._robots_places.acquire())
-        try:
-            outcome = await self._fetcher.fetch(origin, via=via)
-        finally:
-            self._robots_places.release()
+        await self._parking.place()
+        outcome = await self._fetcher.fetch(origin, via=via)
         target = origin_of(outcome.final_url) if outcome.final_url else None
         if (
             target is not None
