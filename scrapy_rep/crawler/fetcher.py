@@ -50,6 +50,8 @@ _UNDECODABLE: Final = "rep_undecodable"
 #: Only what can be inflated a piece at a time, within a bound.
 _ACCEPT_ENCODING: Final = b"gzip, deflate"
 _REDIRECTS: Final = frozenset({301, 302, 303, 307, 308})
+#: Bound of the first-request-per-origin memo (a request each: kept small).
+_MAX_FIRST: Final = 10_000
 _FOLLOWED_SCHEMES: Final = frozenset({"http", "https", "ftp"})
 
 
@@ -62,13 +64,27 @@ class Fetcher:
         self._crawler = crawler
         self._config = config
         self._clock = clock
+        #: The first request seen per origin, until its robots.txt fetch
+        #: starts: that fetch goes through the same proxy.
+        self._first: dict[Origin, Request] = {}
         crawler.signals.connect(self._bytes_received, signal=signals.bytes_received)
         crawler.signals.connect(self._downloaded, signal=signals.response_downloaded)
 
-    async def fetch(self, origin: Origin, via: Request | None = None) -> FetchOutcome:
-        """``via``: the origin's first request, whose proxy the robots.txt
-        request takes too (``meta["proxy"]``, its credentials included)."""
+    def remember_first(self, origin: Origin, request: Request) -> None:
+        """The origin's first request: its proxy is the robots.txt request's."""
+        if origin not in self._first:
+            if len(self._first) >= _MAX_FIRST:
+                self._first.clear()
+            self._first[origin] = request
+
+    def forget_first(self, origin: Origin) -> None:
+        self._first.pop(origin, None)
+
+    async def fetch(self, origin: Origin) -> FetchOutcome:
+        """Through the proxy of the origin's first request (``meta["proxy"]``,
+        its credentials included), if ``remember_first`` was told of one."""
         start = robots_url(origin)
+        via = self._first.pop(origin, None)
         proxy = via.meta.get("proxy") if via is not None else None
         stats = self._crawler.stats
         assert stats is not None

@@ -26,6 +26,7 @@ Facts relied on (Scrapy 2.13 to 2.19):
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 from scrapy.utils.conf import build_component_list
@@ -36,9 +37,12 @@ from twisted.internet.task import LoopingCall
 from scrapy_rep.crawler.flights import wait
 
 if TYPE_CHECKING:
+    from scrapy import Spider
     from scrapy.crawler import Crawler
     from scrapy.http import Request
     from scrapy.settings import BaseSettings
+
+logger = logging.getLogger("scrapy_rep.crawler.middleware")  # said as the middleware
 
 BUILTIN_ROBOTSTXT: Final = "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware"
 #: Seconds between looks for a free place while robots.txt downloads wait.
@@ -57,11 +61,33 @@ def builtin_robotstxt_enabled(settings: BaseSettings) -> bool:
     return False
 
 
-def unplug_builtin_robotstxt(crawler: Crawler) -> bool:
+def unplug_builtin_robotstxt(crawler: Crawler, spider: Spider) -> bool:
     """Take the built-in middleware's ``process_request`` out of the chain.
 
-    Returns False if it could not be found (nothing was changed).
+    Returns False if it could not be found (nothing was changed). Either way
+    a WARNING says what happened and how to configure it right.
     """
+    unplugged = _unplug_builtin(crawler)
+    fix = "Set it to None in DOWNLOADER_MIDDLEWARES or use ADDONS = {'scrapy_rep.Addon': 0}."
+    if unplugged:
+        logger.warning(
+            "Scrapy's built-in RobotsTxtMiddleware is enabled beside scrapy_rep's; "
+            "the built-in one is disabled for this crawl so that robots.txt is not "
+            "fetched twice. %s",
+            fix,
+            extra={"spider": spider},
+        )
+    else:
+        logger.warning(
+            "Scrapy's built-in RobotsTxtMiddleware is enabled beside scrapy_rep's and "
+            "could not be disabled; scrapy_rep's middleware is disabled for this crawl. %s",
+            fix,
+            extra={"spider": spider},
+        )
+    return unplugged
+
+
+def _unplug_builtin(crawler: Crawler) -> bool:
     builtin = load_object(BUILTIN_ROBOTSTXT)
     manager = getattr(getattr(crawler.engine, "downloader", None), "middleware", None)
     methods = getattr(manager, "methods", {}).get("process_request")

@@ -19,10 +19,8 @@ from scrapy import signals as scrapy_signals
 from scrapy.exceptions import CloseSpider, DontCloseSpider, NotConfigured
 from scrapy.http import Request, Response
 from scrapy.utils.httpobj import urlparse_cached
-from scrapy.utils.project import data_path
 
 from scrapy_rep.cache.outcome import Access, AccessState, FetchKind, FetchOutcome
-from scrapy_rep.cache.storage import Storage, open_storage
 from scrapy_rep.crawler import spider_robots
 from scrapy_rep.crawler.errors import (
     SETTING_CLOSE_REASON,
@@ -40,7 +38,8 @@ from scrapy_rep.crawler.internals import (
 )
 from scrapy_rep.crawler.reporting import Drop, Reporter
 from scrapy_rep.crawler.resolver import Resolver
-from scrapy_rep.crawler.settings import DEFAULT_STORAGE_FILE, Config, SettingError
+from scrapy_rep.crawler.settings import Config, SettingError
+from scrapy_rep.crawler.store import open_configured_storage
 from scrapy_rep.crawler.tokens import RequestTokens
 from scrapy_rep.engine.origin import Origin, origin_of, robots_url
 
@@ -55,8 +54,6 @@ logger = logging.getLogger(__name__)
 
 #: Bound of the per-netloc origin memo (cleared when full).
 _MAX_REMEMBERED: Final = 100_000
-#: Bound of the first-request-per-origin memo (a request each: kept small).
-_MAX_FIRST_REQUESTS: Final = 10_000
 #: Seconds between looks at whether the engine is stopping, while requests wait.
 _STOP_POLL: Final = 0.25
 #: A checked request whose URL names no origin (``http:///x``, a host IDNA cannot encode).
@@ -74,17 +71,8 @@ class RobotsTxtMiddleware:
     closed with ``finish_reason = "robotstxt_storage_unavailable"`` before any
     request is sent.
 
-    Stats, besides the built-in's five keys and ``robotstxt/origins``,
-    ``robotstxt/unreachable``, ``robotstxt/forbidden``: per checked request
-    one of ``robotstxt/cache/hit`` (answered from a record, in this process or
-    in the store), ``robotstxt/cache/miss`` (no record: it waited for a
-    fetch) or ``robotstxt/cache/expired`` (the record had expired: it waited
-    for the refresh); ``robotstxt/cache/stale_used`` when an expired copy's
-    rules applied (SPEC §2.2's last good copy); ``robotstxt/unreachable/<state>``
-    per request answered during an outage streak, ``<state>`` being
-    ``disallow``, ``cached_copy`` or ``allow``; ``robotstxt/cache/served`` per
-    robots.txt request of the spider answered from the cache;
-    ``robotstxt/no_origin`` per checked request whose URL names no origin.
+    Its stats are the README's "Stats" table (the built-in's five keys, and
+    ``robotstxt/*`` for each drop and each cache answer).
 
     For other components: ``crawler.get_downloader_middleware(RobotsTxtMiddleware)``
     gives the instance, ``.config`` its settings (a ``Config``), and
@@ -125,9 +113,6 @@ class RobotsTxtMiddleware:
         self._storage_error: str | None = None
         self._parking = Parking(crawler)
         self._triggers: dict[Origin, Request] = {}  # the first waiting request per origin
-        #: The first request seen per origin, until its robots.txt fetch
-        #: starts: that fetch goes through the same proxy.
-        self._first_requests: dict[Origin, Request] = {}
         self._origins: dict[tuple[str, str], Origin | None] = {}  # (scheme, netloc) -> origin
         self._builtin_beside = builtin_robotstxt_enabled(crawler.settings)
         self._bypass = False
@@ -213,13 +198,13 @@ class RobotsTxtMiddleware:
         if not parked:
             self._parking.holding += 1
         self._triggers.setdefault(origin, request)
-        self._remember_first(origin, request)
+        self._fetcher.remember_first(origin, request)
         try:
             if parked and _loop():
                 return await self._until_stopping(self._resolver.access(origin))
             return await self._resolver.access(origin)
         finally:
-            self._first_requests.pop(origin, None)
+            self._fetcher.forget_first(origin)
             if self._triggers.get(origin) is request:
                 del self._triggers[origin]
             if parked:
@@ -240,9 +225,8 @@ class RobotsTxtMiddleware:
     async def _fetch(self, origin: Origin) -> FetchOutcome:
         """Fetch through the first request's proxy; a redirect that ended at
         another origin's own /robots.txt answered for that origin too."""
-        via = self._first_requests.pop(origin, None)
         await self._parking.place()
-        outcome = await self._fetcher.fetch(origin, via=via)
+        outcome = await self._fetcher.fetch(origin)
         target = origin_of(outcome.final_url) if outcome.final_url else None
         if (
             target is not None
@@ -255,12 +239,6 @@ class RobotsTxtMiddleware:
             own = replace(outcome, url=robots_url(target), final_url=None)
             await self._resolver.seed(target, own)
         return outcome
-
-    def _remember_first(self, origin: Origin, request: Request) -> None:
-        if origin not in self._first_requests:
-            if len(self._first_requests) >= _MAX_FIRST_REQUESTS:
-                self._first_requests.clear()
-            self._first_requests[origin] = request
 
     def _check(self, request: Request, origin: Origin, access: Access) -> None:
         """The verdict: pass (return) or drop (raise)."""
@@ -309,10 +287,10 @@ class RobotsTxtMiddleware:
             return None  # the download-time check decides these
         access = self._resolver.peek(origin)
         if access is None:
-            self._remember_first(origin, request)
+            self._fetcher.remember_first(origin, request)
             self._resolver.prefetch(origin)
             return None
-        self._first_requests.pop(origin, None)
+        self._fetcher.forget_first(origin)
         return self._verdict(request, origin, access)
 
     async def process_response(
@@ -368,7 +346,7 @@ class RobotsTxtMiddleware:
             return
         self._storage_opened = True
         try:
-            self._resolver.storage = await self._make_storage()
+            self._resolver.storage = await open_configured_storage(self.config)
         except Exception as exc:
             self._storage_error = f"robots.txt cache unavailable: {exc}"
             logger.error(
@@ -379,50 +357,12 @@ class RobotsTxtMiddleware:
                 extra={"spider": self._crawler.spider},
             )
 
-    async def _make_storage(self) -> Storage:
-        config = self.config
-        if config.storage != "memory" and not _loop():
-            raise RuntimeError(
-                f"REP_STORAGE={config.storage!r} needs Scrapy's asyncio reactor "
-                "(TWISTED_REACTOR = 'twisted.internet.asyncioreactor.AsyncioSelectorReactor'); "
-                "with another reactor set REP_STORAGE = 'memory'"
-            )
-        return await open_storage(
-            config.storage,
-            path=data_path(config.storage_path or DEFAULT_STORAGE_FILE),
-            redis_url=config.redis_url,
-            max_origins=config.memory_max_origins,
-            prefix=config.redis_prefix,
-            clock=config.clock,
-            redis_retry_interval=config.redis_retry_interval,
-            max_bytes=config.memory_max_bytes // 4,
-        )
-
     async def _spider_closed(self, spider: Spider) -> None:
         await self._resolver.close()
 
     def _unplug_builtin(self, spider: Spider) -> None:
-        if not self._builtin_beside:
-            return
-        fix = (
-            "Set it to None in DOWNLOADER_MIDDLEWARES or use ADDONS = {'scrapy_rep.Addon': 0}."
-        )
-        if unplug_builtin_robotstxt(self._crawler):
-            logger.warning(
-                "Scrapy's built-in RobotsTxtMiddleware is enabled beside scrapy_rep's; "
-                "the built-in one is disabled for this crawl so that robots.txt is not "
-                "fetched twice. %s",
-                fix,
-                extra={"spider": spider},
-            )
-        else:
-            self._bypass = True
-            logger.warning(
-                "Scrapy's built-in RobotsTxtMiddleware is enabled beside scrapy_rep's and "
-                "could not be disabled; scrapy_rep's middleware is disabled for this crawl. %s",
-                fix,
-                extra={"spider": spider},
-            )
+        if self._builtin_beside and not unplug_builtin_robotstxt(self._crawler, spider):
+            self._bypass = True  # both would fetch: ours steps aside, loudly
 
     def _spider_idle(self, spider: Spider) -> None:
         """A parked request, or a robots.txt fetch or retry under way, is still work to do."""
