@@ -59,12 +59,38 @@ _INNER_DOLLAR: Final = re.compile(r"\$(?!\n|\Z)")
 
 
 def match_path(url: str) -> str:
-    """``normalise(path_params_query(url))``, with one regex match for most URLs."""
+    """``normalise(path_params_query(url))`` without dot segments, with one
+    regex match for most URLs."""
     plain = _PLAIN_WEB_URL.match(url)
-    if plain is not None:
-        return plain[1]
-    path = path_params_query(url)
-    return normalise_path(path) if NEEDS_NORMALISING.search(path) else path
+    path = plain[1] if plain is not None else path_params_query(url)
+    if plain is None and NEEDS_NORMALISING.search(path):
+        path = normalise_path(path)
+    return without_dot_segments(path) if "/." in path else path
+
+
+def without_dot_segments(path: str) -> str:
+    """RFC 3986 §5.2.4 on the path before ``?`` (SPEC §6.5.1): servers serve
+    ``/private/x`` for ``/a/../private/x``, so the rules must see it so too.
+    Run after escapes are decoded, so ``%2E%2E`` counts as ``..``."""
+    query_at = path.find("?")
+    head, tail = (path, "") if query_at < 0 else (path[:query_at], path[query_at:])
+    if "/." not in head:
+        return path
+    kept: list[str] = []
+    segments = head.split("/")[1:]
+    for index, segment in enumerate(segments):
+        last = index == len(segments) - 1
+        if segment == "..":
+            if kept:
+                kept.pop()
+            if last:
+                kept.append("")  # "/a/.." is the directory "/"
+        elif segment == ".":
+            if last:
+                kept.append("")  # "/a/." is "/a/"
+        else:
+            kept.append(segment)
+    return "/" + "/".join(kept) + tail
 
 
 class Rule(NamedTuple):

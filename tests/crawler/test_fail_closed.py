@@ -68,3 +68,18 @@ async def test_rfc9309_follow_redirects_below_five_warning_is_logged(
     await crawl([], {"REP_FOLLOW_REDIRECTS": 1})
     warnings = [r for r in caplog.records if "REP_FOLLOW_REDIRECTS=1" in r.getMessage()]
     assert len(warnings) == 1 and warnings[0].levelno == logging.WARNING
+
+
+@deferred_f_from_coro_f
+async def test_spec_6_5_1_dot_segments_in_a_crawl() -> None:
+    """Scrapy sends /a/../private/x as written; servers answer it as /private/x."""
+    from .servers import Reply, SiteServer
+
+    with SiteServer({"/robots.txt": Reply(200, b"User-agent: *\nDisallow: /private\n")}) as site:
+        urls = [site.url("/a/../private/x"), site.url("/./private/y"), site.url("/a/../open")]
+        crawler = await crawl(urls)
+        paths = site.paths()
+    spider = spider_of(crawler)
+    assert sorted(spider.dropped) == sorted(urls[:2])
+    assert [p for p in paths if "private" in p] == []
+    assert len(spider.got) == 1

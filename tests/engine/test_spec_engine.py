@@ -463,3 +463,25 @@ def test_rfc9309_request_rate_is_reported_not_obeyed(line: str, seconds: float |
 @pytest.mark.parametrize("value", ["inf", "nan", "-1", "1e400", "soon"])
 def test_rfc9309_crawl_delay_bad_values_ignored(value: str) -> None:
     assert RobotsTxt.parse(f"User-agent: *\nCrawl-delay: {value}\n").crawl_delay("x") is None
+
+
+@pytest.mark.parametrize(
+    ("path", "allowed_"),
+    [
+        ("/a/../private/x", False),
+        ("/./private/y", False),
+        ("/a/b/../../private/z", False),
+        ("/a/%2E%2E/private/w", False),  # an escaped dot is a dot
+        ("/private/../public", True),
+        ("/a/./b", True),
+        ("/.well-known/x", True),  # a segment that starts with a dot is kept
+        ("/public?next=/../private", True),  # the query is not a path
+    ],
+)
+def test_spec_6_5_1_dot_segments_removed_before_matching(path: str, allowed_: bool) -> None:
+    assert allowed("User-agent: *\nDisallow: /private\n", path) is allowed_
+
+
+def test_google_dot_segments_kept_in_google_mode() -> None:
+    """Google's library compares the path as sent."""
+    assert allowed("User-agent: *\nDisallow: /private\n", "/a/../private/x", google_quirks=True)
