@@ -47,6 +47,10 @@ class RobotsTxtSpiderMiddleware:
 
     def __init__(self, crawler: Crawler) -> None:
         self._crawler = crawler
+        # Found once the engine exists (every request would look them up).
+        self._rep: RobotsTxtMiddleware | None = None
+        self._offsite_filter: OffsiteMiddleware | None = None
+        self._looked_up = False
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -109,16 +113,17 @@ class RobotsTxtSpiderMiddleware:
         return middleware.early(request)
 
     def _middleware(self) -> RobotsTxtMiddleware | None:
-        engine = self._crawler.engine
-        if engine is None:
-            return None
-        return self._crawler.get_downloader_middleware(RobotsTxtMiddleware)
+        if not self._looked_up and self._crawler.engine is not None:
+            self._looked_up = True
+            self._rep = self._crawler.get_downloader_middleware(RobotsTxtMiddleware)
+            self._offsite_filter = self._crawler.get_downloader_middleware(OffsiteMiddleware)
+        return self._rep
 
     def _offsite(self, request: Request) -> bool:
         """Would Scrapy's offsite filter drop it? Then it is none of our business."""
         if request.dont_filter or request.meta.get("allow_offsite"):
             return False
-        offsite = self._crawler.get_downloader_middleware(OffsiteMiddleware)
+        offsite = self._offsite_filter
         spider = self._crawler.spider
         return offsite is not None and spider is not None and not offsite.should_follow(
             request, spider
