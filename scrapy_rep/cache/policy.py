@@ -21,6 +21,7 @@ import email.utils
 import json
 import math
 import random as _random
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, fields, replace
@@ -315,16 +316,17 @@ def retry_after_delay(value: str | None, now: float, config: PolicyConfig) -> fl
         return None
     value = value.strip()
     seconds: float
-    if value.isdigit():
-        seconds = float(value)
+    delta = _delta_seconds(value)
+    if delta is not None:
+        seconds = delta
     else:
         try:
             when = email.utils.parsedate_to_datetime(value)
-        except (TypeError, ValueError, IndexError):
+            if when.tzinfo is None:  # "-0000" means UTC too
+                return None
+            seconds = when.timestamp() - now
+        except (TypeError, ValueError, IndexError, OverflowError, OSError):
             return None
-        if when.tzinfo is None:  # "-0000" means UTC too
-            return None
-        seconds = when.timestamp() - now
     return min(max(seconds, config.retry_after_min), config.retry_after_max)
 
 
@@ -360,9 +362,14 @@ def _cache_directives(header: str | None) -> dict[str, str | None]:
 
 
 def _delta_seconds(value: str | None) -> float | None:
-    if value is None or not value.isdigit():
+    """A delta-seconds value: ASCII digits only (``str.isdigit`` takes "²",
+    which ``float`` refuses), so any header byte gives a number or None."""
+    if value is None or _ASCII_DIGITS.fullmatch(value) is None:
         return None
-    return float(value)
+    return float(value)  # huge values are inf, clamped by the callers
+
+
+_ASCII_DIGITS = re.compile(r"[0-9]{1,400}")
 
 
 def note_site_answer(

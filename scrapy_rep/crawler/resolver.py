@@ -24,6 +24,7 @@ import logging
 import random as _random
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from typing import Final
 
 from scrapy_rep.cache.outcome import Access, AccessState, FetchKind, FetchOutcome
@@ -366,6 +367,26 @@ class Resolver:
         except Exception:
             logger.exception("Handling the robots.txt of %s failed", origin)
 
+    def _recorded(self, known: OriginRecord | None, outcome: FetchOutcome) -> OriginRecord:
+        """``record_outcome``, which must not raise; if it does anyway, the
+        answer still counts (issue 13 §1): without its headers, else as
+        unreachable with the usual back-off. Never a store failure, never a
+        fetch again at once."""
+        now = self._clock()
+        try:
+            return record_outcome(known, outcome, now, self.policy, random=self._random)
+        except Exception:
+            logger.exception("Recording %s failed; its headers are ignored", outcome.url)
+        try:
+            plain = replace(outcome, cache_control=None, retry_after=None, headers={})
+            return record_outcome(known, plain, now, self.policy, random=self._random)
+        except Exception:
+            logger.exception("Recording %s failed; it counts as unreachable", outcome.url)
+        broken = FetchOutcome(
+            FetchKind.UNREACHABLE, outcome.url, now, reason="an answer that could not be recorded"
+        )
+        return record_outcome(known, broken, now, self.policy, random=self._random)
+
     async def _fetch_shared(
         self, origin: Origin, state: OriginState
     ) -> tuple[OriginRecord, FetchOutcome | None]:
@@ -376,7 +397,7 @@ class Resolver:
 
         async def fetch() -> OriginRecord:
             outcome = await _fetch_safely(self._fetch, origin, self._clock)
-            record = record_outcome(known, outcome, self._clock(), self.policy, random=self._random)
+            record = self._recorded(known, outcome)
             done.append((outcome, record))
             return record
 
