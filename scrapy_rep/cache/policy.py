@@ -186,29 +186,87 @@ class OriginRecord:
 
     @classmethod
     def from_bytes(cls, data: bytes) -> OriginRecord:
-        """The inverse of ``to_bytes``; raises ``ValueError`` on anything else."""
+        """The inverse of ``to_bytes``; raises ``ValueError`` on anything else.
+
+        A store row may be tampered with or foreign (issue 13 §6): every field
+        is checked for its type, finiteness and range, so that a bad row is
+        absent (fetched again), never a crash or an origin open forever.
+        """
         head, sep, body = data.partition(b"\n")
         try:
             header = json.loads(head)
-            if not sep or header.get("v") != 1:
+            if not sep or not isinstance(header, dict) or header.get("v") != 1:
                 raise ValueError("not a version-1 record")
+            if not isinstance(header["b"], bool) or not isinstance(header["ns"], bool):
+                raise ValueError("flags are not booleans")
+            if header["b"] is False and body:
+                raise ValueError("a body where none was recorded")
             return cls(
                 kind=FetchKind(header["k"]),
-                status=header["s"],
-                reason=header["r"],
-                fetched_at=float(header["f"]),
-                expires_at=float(header["e"]),
+                status=_status(header["s"]),
+                reason=_text(header["r"]),
+                fetched_at=_time(header["f"]),
+                expires_at=_time(header["e"]),
                 good_body=bytes(body) if header["b"] else None,
-                good_at=header["g"],
-                good_status=header["gs"],
-                streak_started_at=header["st"],
-                next_retry_at=header["n"],
-                failures=int(header["c"]),
-                site_reachable_at=header["sr"],
-                no_store=bool(header["ns"]),
+                good_at=_time(header["g"], optional=True),
+                good_status=_status(header["gs"]),
+                streak_started_at=_time(header["st"], optional=True),
+                next_retry_at=_time(header["n"], optional=True),
+                failures=_count(header["c"]),
+                site_reachable_at=_time(header["sr"], optional=True),
+                no_store=header["ns"],
             )
         except (KeyError, TypeError, AttributeError, UnicodeDecodeError) as exc:
             raise ValueError(f"malformed origin record: {exc!r}") from exc
+
+
+#: Timestamps a record may hold, finite and from 1970 to about the year
+#: 5000 (anything else is not ours); how far an expiry may reach is the
+#: policy's to cap when a record is loaded (``loaded_record``).
+_TIMES = (0.0, 1e11)
+
+
+def _time(value: object, optional: bool = False) -> Any:
+    if value is None and optional:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"not a timestamp: {value!r}")
+    if not (math.isfinite(value) and _TIMES[0] <= value <= _TIMES[1]):
+        raise ValueError(f"timestamp out of range: {value!r}")
+    return float(value)
+
+
+def _status(value: object) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 100 <= value <= 999:
+        raise ValueError(f"not an HTTP status: {value!r}")
+    return value
+
+
+def _count(value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 1_000_000:
+        raise ValueError(f"not a failure count: {value!r}")
+    return value
+
+
+def _text(value: object) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"not a reason: {value!r}")
+    return value[:1_000]
+
+
+def loaded_record(record: OriginRecord, now: float, config: PolicyConfig) -> OriginRecord | None:
+    """A record read from a store, as far as this policy trusts it: None if
+    it claims a fetch in the future; its expiry capped at the fetch time plus
+    the longest life this policy gives (a row cannot keep an origin's rules,
+    or its allow-all, forever)."""
+    if record.fetched_at > now + 3_600:
+        return None
+    longest = record.fetched_at + config.max_ttl
+    if record.expires_at > longest:
+        return replace(record, expires_at=longest)
+    return record
 
 
 class Action(str, Enum):

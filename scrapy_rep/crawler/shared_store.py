@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 
-from scrapy_rep.cache.policy import OriginRecord, PolicyConfig, retention
+from scrapy_rep.cache.policy import OriginRecord, PolicyConfig, loaded_record, retention
 from scrapy_rep.cache.storage import Storage, single_flight
 from scrapy_rep.crawler.flights import sleep as reactor_sleep
 from scrapy_rep.engine.origin import Origin
@@ -42,13 +42,15 @@ class SharedStore:
         self._lock_ttl = lock_ttl
         self._poll = poll
         self._warned = False
+        self._warned_invalid = False
 
     async def load(self, origin: Origin) -> OriginRecord | None:
         try:
-            return await self.storage.get(str(origin))
+            record = await self.storage.get(str(origin))
         except Exception as exc:
             self.failed(exc)
             return None
+        return self._trusted(record)
 
     async def save(self, origin: Origin, record: OriginRecord) -> None:
         try:
@@ -65,7 +67,7 @@ class SharedStore:
         """One fetch across every process sharing the store (SPEC §3.5): the
         record this or another process fetched; None if the store failed."""
         try:
-            return await single_flight(
+            found = await single_flight(
                 self.storage,
                 str(origin),
                 fetch,
@@ -78,6 +80,7 @@ class SharedStore:
         except Exception as exc:
             self.failed(exc)
             return None
+        return self._trusted(found)
 
     async def close(self) -> None:
         try:
@@ -94,6 +97,20 @@ class SharedStore:
                 exc,
                 exc_info=exc,
             )
+
+    def _trusted(self, record: OriginRecord | None) -> OriginRecord | None:
+        """Expiry capped by the policy; a record from the future is absent."""
+        if record is None:
+            return None
+        trusted = loaded_record(record, self._clock(), self._policy)
+        if trusted is None and not self._warned_invalid:
+            self._warned_invalid = True
+            logger.warning(
+                "The robots.txt cache holds a record fetched in the future (%s); "
+                "records like it are ignored and fetched again",
+                record.reason,
+            )
+        return trusted
 
     def _keep(self, record: OriginRecord) -> float:
         return retention(record, self._clock(), self._policy)

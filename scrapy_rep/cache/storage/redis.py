@@ -9,6 +9,7 @@ robots.txt. Connection failures surface as ``StorageUnavailable``; the
 from __future__ import annotations
 
 import contextlib
+import logging
 import uuid
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -46,10 +47,14 @@ def safe_url(url: str) -> str:
     return urlunsplit(parts._replace(netloc=f"{user}:***@{host}{port}"))
 
 
+logger = logging.getLogger(__name__)
+
+
 class RedisStorage:
     """``Storage`` in Redis; open it with ``await RedisStorage.open(url)``."""
 
     def __init__(self, client: aioredis.Redis, *, url: str, prefix: str = "scrapy_rep:") -> None:
+        self._warned_unreadable = False
         self._client = client
         self.url = url
         self.prefix = prefix
@@ -99,8 +104,16 @@ class RedisStorage:
             return None
         try:
             return OriginRecord.from_bytes(data)
-        except ValueError:
-            return None  # written by something else under our prefix: treat as absent
+        except ValueError as exc:  # tampered, or something else under our prefix
+            if not self._warned_unreadable:
+                self._warned_unreadable = True
+                logger.warning(
+                    "Ignoring an unreadable cached record for %s in Redis (%s); records "
+                    "like it are treated as absent and fetched again",
+                    key,
+                    exc,
+                )
+            return None
 
     async def put(self, key: str, record: OriginRecord, ttl_seconds: float) -> None:
         ttl_ms = max(int(ttl_seconds * 1000), 1)
