@@ -28,6 +28,7 @@ from scrapy.http.request import NO_CALLBACK
 from w3lib.url import safe_url_string
 
 from scrapy_rep.cache.outcome import FetchKind, FetchOutcome, kind_of_status
+from scrapy_rep.crawler.ftp import download_ftp
 from scrapy_rep.crawler.settings import Config
 from scrapy_rep.engine.origin import Origin, robots_url
 
@@ -119,6 +120,10 @@ class Fetcher:
             url = target
 
     async def _download(self, url: str, proxy: object = None) -> Response:
+        if url.startswith("ftp:"):  # Scrapy's FTP handler has no byte cap
+            settings = self._crawler.settings
+            timeout = settings.getfloat("DOWNLOAD_TIMEOUT", 180.0)
+            return await download_ftp(url, self._config.max_body_bytes, settings, timeout)
         request = Request(
             url,
             callback=NO_CALLBACK,
@@ -225,6 +230,15 @@ class Fetcher:
         if decoded is not None:
             request.meta[_DECODED] = decoded
             del response.headers[b"Content-Encoding"]
+        elif not all(value.isascii() for value in encodings):
+            # HttpCompressionMiddleware names an encoding it does not know by
+            # decoding it as UTF-8, which fails on "\xb2" and loses the answer
+            # (issue 13 §1): escaped, it is an unknown encoding like any other.
+            response.headers.setlist(b"Content-Encoding", [_ascii(v) for v in encodings])
+
+
+def _ascii(value: bytes) -> bytes:
+    return value.decode("latin-1").encode("ascii", "backslashreplace")
 
 
 def inflate_prefix(body: bytes, encodings: list[bytes], limit: int) -> bytes | None:

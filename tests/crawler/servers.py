@@ -300,7 +300,7 @@ def ftp_server(root: Path) -> Iterator[tuple[int, list[str]]]:
             retrieved.append(Path(file).name)
 
         def on_incomplete_file_sent(self, file: str) -> None:
-            retrieved.append(Path(file).name)
+            retrieved.append(Path(file).name + " (incomplete)")
 
     authorizer = DummyAuthorizer()
     authorizer.add_anonymous(str(root))

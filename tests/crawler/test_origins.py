@@ -99,3 +99,26 @@ async def test_spec_1_6_schemes_without_server_pass_unchecked() -> None:
     crawler = await crawl(["data:text/plain,hello"])
     assert spider_of(crawler).got == ["data:text/plain,hello"]
     assert "robotstxt/request_count" not in stats(crawler)
+
+
+@no_asyncore_warning
+@deferred_f_from_coro_f
+async def test_spec_4_3_ftp_robots_txt_read_up_to_the_cap(tmp_path: Path) -> None:
+    """Issue 13 §5: a 50 MB robots.txt over FTP is not read whole."""
+    head = b"User-agent: *\nDisallow: /secret\n"
+    filler = b"# " + b"x" * 1021 + b"\n"  # 1 KiB lines
+    with (tmp_path / "robots.txt").open("wb") as file:
+        file.write(head)
+        for _ in range(50 * 1024):
+            file.write(filler)
+        file.write(b"Disallow: /public\n")  # past 500 KiB: never read
+    (tmp_path / "public.txt").write_bytes(b"public")
+    (tmp_path / "secret.txt").write_bytes(b"secret")
+    with ftp_server(tmp_path) as (port, retrieved):
+        base = f"ftp://127.0.0.1:{port}"
+        crawler = await crawl([f"{base}/public.txt", f"{base}/secret.txt"])
+    spider = spider_of(crawler)
+    assert spider.got == [f"{base}/public.txt"]
+    assert isinstance(spider.dropped[f"{base}/secret.txt"], ForbiddenByRobotsTxt)
+    assert "robots.txt (incomplete)" in retrieved  # the transfer was cut, not finished
+    assert "robots.txt" not in retrieved
