@@ -19,7 +19,7 @@ from typing import Any, Generic, TypeVar
 
 from twisted.internet.defer import Deferred
 
-__all__ = ["Flights", "sleep", "wait"]
+__all__ = ["Flights", "asyncio_running", "sleep", "wait"]
 
 K = TypeVar("K")
 R = TypeVar("R")
@@ -122,17 +122,24 @@ def _forget(tasks: _Tasks) -> Callable[[asyncio.Task[None]], None]:
     return done
 
 
-async def sleep(seconds: float) -> None:
-    """Sleep on asyncio if a loop runs, else on the Twisted reactor."""
+def asyncio_running() -> bool:
+    """Is this code running on an asyncio loop (Scrapy's asyncio reactor)?"""
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        from twisted.internet import reactor
-        from twisted.internet.task import deferLater
+        return False
+    return True
 
-        await deferLater(reactor, seconds)
+
+async def sleep(seconds: float) -> None:
+    """Sleep on asyncio if a loop runs, else on the Twisted reactor."""
+    if asyncio_running():
+        await asyncio.sleep(seconds)
         return
-    await asyncio.sleep(seconds)
+    from twisted.internet import reactor
+    from twisted.internet.task import deferLater
+
+    await deferLater(reactor, seconds)
 
 
 def wait(waiter: Deferred[T]) -> Awaitable[T]:

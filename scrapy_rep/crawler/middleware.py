@@ -31,6 +31,7 @@ from scrapy_rep.crawler.errors import (
     RobotsTxtUnreachable,
 )
 from scrapy_rep.crawler.fetcher import META_KEY, Fetcher
+from scrapy_rep.crawler.flights import asyncio_running
 from scrapy_rep.crawler.internals import (
     Parking,
     builtin_robotstxt_enabled,
@@ -200,7 +201,7 @@ class RobotsTxtMiddleware:
         self._triggers.setdefault(origin, request)
         self._fetcher.remember_first(origin, request)
         try:
-            if parked and _loop():
+            if parked and asyncio_running():
                 return await self._until_stopping(self._resolver.access(origin))
             return await self._resolver.access(origin)
         finally:
@@ -372,11 +373,3 @@ class RobotsTxtMiddleware:
             raise DontCloseSpider
         if self._parking.count or self._triggers:
             raise DontCloseSpider
-
-
-def _loop() -> bool:
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return False
-    return True

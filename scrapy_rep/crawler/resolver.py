@@ -151,24 +151,26 @@ class Resolver:
         May start a background retry (a streak) and counts the lookup, like
         ``access``; None means "call ``access``".
         """
-        state = self._states.get(origin)
-        if state is None:
+        known = self._known(origin)
+        if known is None:
             return None
-        decision = self._decision(state)
-        if decision.action is Action.FETCH or not state.holds(decision):
-            return None
+        state, decision = known
         self._note_use(origin, state, decision, HIT)
         return state.access
 
     def peek(self, origin: Origin) -> Access | None:
         """The answer if it is known and still applies: nothing counted or started."""
+        known = self._known(origin)
+        return known[0].access if known is not None else None
+
+    def _known(self, origin: Origin) -> tuple[OriginState, Decision] | None:
         state = self._states.get(origin)
         if state is None:
             return None
         decision = self._decision(state)
         if decision.action is Action.FETCH or not state.holds(decision):
             return None
-        return state.access
+        return state, decision
 
     def prefetch(self, origin: Origin) -> None:
         """Start loading (or fetching) the origin's robots.txt now, if nothing

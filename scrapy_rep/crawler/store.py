@@ -6,11 +6,10 @@ The cache layer knows the backends; this is where the crawl's ``Config``
 
 from __future__ import annotations
 
-import asyncio
-
 from scrapy.utils.project import data_path
 
 from scrapy_rep.cache.storage import Storage, open_storage
+from scrapy_rep.crawler.flights import asyncio_running
 from scrapy_rep.crawler.settings import DEFAULT_STORAGE_FILE, Config
 
 __all__ = ["open_configured_storage"]
@@ -18,7 +17,7 @@ __all__ = ["open_configured_storage"]
 
 async def open_configured_storage(config: Config) -> Storage:
     """The store ``config`` names; raises with a message naming the setting."""
-    if config.storage != "memory" and not _loop():
+    if config.storage != "memory" and not asyncio_running():
         raise RuntimeError(
             f"REP_STORAGE={config.storage!r} needs Scrapy's asyncio reactor "
             "(TWISTED_REACTOR = 'twisted.internet.asyncioreactor.AsyncioSelectorReactor'); "
@@ -34,11 +33,3 @@ async def open_configured_storage(config: Config) -> Storage:
         redis_retry_interval=config.redis_retry_interval,
         max_bytes=config.memory_max_bytes // 4,
     )
-
-
-def _loop() -> bool:
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return False
-    return True

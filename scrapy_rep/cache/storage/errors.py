@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-__all__ = ["StorageError", "StorageUnavailable"]
+import logging
+
+__all__ = ["StorageError", "StorageUnavailable", "UnreadableRecords"]
+
+logger = logging.getLogger("scrapy_rep.cache.storage")
 
 
 class StorageError(Exception):
@@ -11,3 +15,23 @@ class StorageError(Exception):
 
 class StorageUnavailable(StorageError):
     """The store's server cannot be reached (now); a fallback may take over."""
+
+
+class UnreadableRecords:
+    """Says once per store that it holds records this version cannot trust
+    (tampered, foreign, or another version's): they count as absent."""
+
+    def __init__(self, where: str) -> None:
+        self.where = where
+        self.warned = False
+
+    def seen(self, key: str, error: Exception) -> None:
+        if not self.warned:
+            self.warned = True
+            logger.warning(
+                "Ignoring an unreadable cached record for %s in %s (%s); records like it "
+                "are treated as absent and fetched again",
+                key,
+                self.where,
+                error,
+            )

@@ -9,7 +9,6 @@ robots.txt. Connection failures surface as ``StorageUnavailable``; the
 from __future__ import annotations
 
 import contextlib
-import logging
 import uuid
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -22,7 +21,7 @@ from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from scrapy_rep.cache.policy import OriginRecord
-from scrapy_rep.cache.storage.errors import StorageUnavailable
+from scrapy_rep.cache.storage.errors import StorageUnavailable, UnreadableRecords
 
 __all__ = ["RedisStorage", "safe_url"]
 
@@ -47,14 +46,12 @@ def safe_url(url: str) -> str:
     return urlunsplit(parts._replace(netloc=f"{user}:***@{host}{port}"))
 
 
-logger = logging.getLogger(__name__)
-
 
 class RedisStorage:
     """``Storage`` in Redis; open it with ``await RedisStorage.open(url)``."""
 
     def __init__(self, client: aioredis.Redis, *, url: str, prefix: str = "scrapy_rep:") -> None:
-        self._warned_unreadable = False
+        self._unreadable = UnreadableRecords("Redis")
         self._client = client
         self.url = url
         self.prefix = prefix
@@ -105,14 +102,7 @@ class RedisStorage:
         try:
             return OriginRecord.from_bytes(data)
         except ValueError as exc:  # tampered, or something else under our prefix
-            if not self._warned_unreadable:
-                self._warned_unreadable = True
-                logger.warning(
-                    "Ignoring an unreadable cached record for %s in Redis (%s); records "
-                    "like it are treated as absent and fetched again",
-                    key,
-                    exc,
-                )
+            self._unreadable.seen(key, exc)
             return None
 
     async def put(self, key: str, record: OriginRecord, ttl_seconds: float) -> None:

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from scrapy_rep.cache.policy import OriginRecord
+from scrapy_rep.cache.storage.errors import UnreadableRecords
 
 __all__ = ["SqliteStorage"]
 
@@ -49,8 +50,8 @@ class SqliteStorage:
     """``Storage`` in one SQLite file; open it with ``await SqliteStorage.open(path)``."""
 
     def __init__(self, path: str | os.PathLike[str], *, clock: Callable[[], float] = time.time):
-        self._warned_unreadable = False
         self.path = Path(path)
+        self._unreadable = UnreadableRecords(str(self.path))
         self._clock = clock
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="scrapy_rep-sqlite")
         self._db: sqlite3.Connection | None = None  # used in the worker thread only
@@ -173,15 +174,7 @@ class SqliteStorage:
         try:
             return OriginRecord.from_bytes(data)
         except ValueError as exc:
-            if not self._warned_unreadable:  # once per store: a tampered file has many
-                self._warned_unreadable = True
-                logger.warning(
-                    "Ignoring an unreadable cached record for %s in %s (%s); records like "
-                    "it are treated as absent and fetched again",
-                    key,
-                    self.path,
-                    exc,
-                )
+            self._unreadable.seen(key, exc)
             return None
 
     def _upsert(self, key: str, record: OriginRecord, expires_at: float, now: float) -> None:
