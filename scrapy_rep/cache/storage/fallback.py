@@ -17,7 +17,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
-from scrapy_rep.cache.policy import OriginRecord
+from scrapy_rep.cache.policy import OriginRecord, PolicyConfig
 from scrapy_rep.cache.storage.errors import StorageUnavailable
 from scrapy_rep.cache.storage.memory import MemoryStorage
 from scrapy_rep.cache.storage.protocol import Storage
@@ -28,7 +28,8 @@ logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-_KEEP = 31 * 24 * 3600.0  # how long memory keeps a record read from the primary
+#: How long memory keeps a record read from the primary: as long as the store would.
+_KEEP = PolicyConfig().keep_records
 
 
 class FallbackStorage:
@@ -81,13 +82,18 @@ class FallbackStorage:
         dirty, self._dirty = self._dirty, {}
         for key, ttl in dirty.items():
             record = self.fallback.get_now(key)
-            if record is not None:
-                try:
+            if record is None:
+                continue
+            try:
+                # Another worker may have written a newer record meanwhile:
+                # never write an older one over it (issue 13 §8).
+                there = await self.primary.get(key)
+                if there is None or there.fetched_at < record.fetched_at:
                     await self.primary.put(key, record, ttl)
-                except StorageUnavailable as exc:
-                    self._dirty.update(dirty)
-                    self._degrade(exc)
-                    return
+            except StorageUnavailable as exc:
+                self._dirty.update(dirty)
+                self._degrade(exc)
+                return
         logger.info("%s is back: %d record(s) written back", self.name, len(dirty))
 
     async def get(self, key: str) -> OriginRecord | None:

@@ -13,10 +13,12 @@ from storage_helpers import FakeClock
 from scrapy_rep.cache.outcome import FetchKind
 from scrapy_rep.cache.policy import OriginRecord
 from scrapy_rep.cache.storage import (
+    FallbackStorage,
     MemoryStorage,
     ParsedBodies,
     Storage,
     StorageError,
+    StorageUnavailable,
     open_storage,
     single_flight,
 )
@@ -251,3 +253,40 @@ async def test_storage_sqlite_path_that_cannot_be_created(tmp_path: Path) -> Non
     blocker.write_text("not a directory")
     with pytest.raises(StorageError, match="REP_STORAGE_PATH"):
         await open_storage("sqlite", path=blocker / "robots.sqlite3")
+
+
+class _Flaky(MemoryStorage):
+    """A primary store that can be taken down and brought back."""
+
+    down = False
+
+    async def get(self, key: str) -> OriginRecord | None:
+        if self.down:
+            raise StorageUnavailable("down")
+        return await super().get(key)
+
+    async def put(self, key: str, record: OriginRecord, ttl_seconds: float) -> None:
+        if self.down:
+            raise StorageUnavailable("down")
+        await super().put(key, record, ttl_seconds)
+
+
+@deferred_f_from_coro_f
+async def test_storage_fallback_write_back_never_overwrites_a_newer_record() -> None:
+    """Issue 13 §8: written while Redis was away, older than what another worker
+    wrote meanwhile: the write-back leaves the newer record alone."""
+    clock = FakeClock()
+    primary = _Flaky(clock=clock)
+    store = FallbackStorage(primary, MemoryStorage(clock=clock), name="flaky", clock=clock)
+    now = clock()
+    older = OriginRecord(FetchKind.SUCCESS, 200, "ours", now - 100, 9e9, b"User-agent: *\n")
+    newer = OriginRecord(FetchKind.SUCCESS, 200, "theirs", now - 50, 9e9, b"User-agent: *\n")
+    primary.down = True
+    await store.put("k", older, 86_400)  # degraded: kept to write back
+    primary.down = False
+    await primary.put("k", newer, 86_400)  # another worker, meanwhile
+    clock.advance(store.retry_interval)
+    await store.get("other")  # the primary answers: write back now
+    stored = await primary.get("k")
+    assert stored is not None and stored.reason == "theirs"
+    assert not store.degraded
