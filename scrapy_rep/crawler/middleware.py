@@ -264,7 +264,9 @@ class RobotsTxtMiddleware:
         return Drop(error, "forbidden", verdict.agent, tokens)
 
     def announce_early(self, drop: Drop, request: Request) -> None:
-        """A drop decided before the scheduler: counted, logged and signalled here."""
+        """A drop decided before the scheduler: counted (its origin's answer was
+        known: a cache hit, as the downloader would count it), logged, signalled."""
+        self._report.count("hit")
         self._report.announce(drop, request, early=True)
 
     def early(self, request: Request) -> Drop | None:
