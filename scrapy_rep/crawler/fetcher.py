@@ -86,7 +86,7 @@ class Fetcher:
         its credentials included), if ``remember_first`` was told of one."""
         start = robots_url(origin)
         via = self._first.pop(origin, None)
-        proxy = via.meta.get("proxy") if via is not None else None
+        proxy = _proxy_of(via) if via is not None else None
         stats = self._crawler.stats
         assert stats is not None
         stats.inc_value("robotstxt/request_count")
@@ -119,7 +119,9 @@ class Fetcher:
             seen.add(target)
             url = target
 
-    async def _download(self, url: str, proxy: object = None) -> Response:
+    async def _download(
+        self, url: str, proxy: tuple[object, bytes | None] | None = None
+    ) -> Response:
         if url.startswith("ftp:"):  # Scrapy's FTP handler has no byte cap
             settings = self._crawler.settings
             timeout = settings.getfloat("DOWNLOAD_TIMEOUT", 180.0)
@@ -147,7 +149,9 @@ class Fetcher:
             },
         )
         if proxy is not None:
-            request.meta["proxy"] = proxy
+            request.meta["proxy"], authorization = proxy
+            if authorization is not None:
+                request.headers[b"Proxy-Authorization"] = authorization
         engine = self._crawler.engine
         assert engine is not None
         response = await engine.download_async(request)
@@ -365,3 +369,12 @@ def _causes(exc: BaseException) -> Iterator[BaseException]:
 def _is_tls(exc: BaseException) -> bool:
     module = type(exc).__module__.lower()
     return "ssl" in module or "tls" in module or type(exc).__name__.startswith("SSL")
+
+
+def _proxy_of(request: Request) -> tuple[object, bytes | None] | None:
+    """The proxy a request goes through (``meta["proxy"]``, credentials in its
+    URL included) and a Proxy-Authorization header the spider set itself."""
+    proxy = request.meta.get("proxy")
+    if proxy is None:
+        return None
+    return proxy, request.headers.get(b"Proxy-Authorization")

@@ -154,9 +154,11 @@ class _Proxy(BaseHTTPRequestHandler):
     """A forward proxy that answers itself and records the absolute URLs asked."""
 
     seen: ClassVar[list[str]] = []
+    authorizations: ClassVar[dict[str, str | None]] = {}
 
     def do_GET(self) -> None:
         type(self).seen.append(self.path)
+        type(self).authorizations[self.path] = self.headers.get("Proxy-Authorization")
         body = ROBOTS if self.path.endswith("/robots.txt") else b"via proxy"
         self.send_response(200)
         self.send_header("Content-Length", str(len(body)))
@@ -207,3 +209,29 @@ async def test_scrapy_redirect_to_another_origins_own_robots_txt_is_fetched_once
     assert spider_of(second).got == [b_site.url("/b")]
     assert list(spider_of(second).dropped) == [b_site.url("/b-private/2")]
     assert b_robots == 1  # through A's redirect only
+
+
+@pytest.mark.parametrize(
+    ("in_url", "header"),
+    [(True, None), (False, "Basic dXNlcjpwYXNz")],
+    ids=["credentials in the proxy URL", "a Proxy-Authorization header"],
+)
+@deferred_f_from_coro_f
+async def test_scrapy_robots_txt_takes_the_proxy_credentials_too(
+    in_url: bool, header: str | None
+) -> None:
+    _Proxy.seen, _Proxy.authorizations = [], {}
+    proxy = ThreadingHTTPServer(("127.0.0.1", 0), _Proxy)
+    thread = threading.Thread(target=proxy.serve_forever, args=(0.05,), daemon=True)
+    thread.start()
+    port = proxy.server_address[1]
+    proxy_url = f"http://user:pass@127.0.0.1:{port}" if in_url else f"http://127.0.0.1:{port}"
+    headers = {"Proxy-Authorization": header} if header else {}
+    try:
+        with SiteServer() as site:
+            request = Request(site.url("/p"), meta={"proxy": proxy_url}, headers=headers)
+            await crawl([request])
+    finally:
+        proxy.shutdown()
+        proxy.server_close()
+    assert _Proxy.authorizations[site.url("/robots.txt")] == "Basic dXNlcjpwYXNz"
