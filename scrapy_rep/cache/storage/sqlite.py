@@ -38,6 +38,7 @@ CREATE TABLE IF NOT EXISTS locks (
 ) WITHOUT ROWID;
 """
 _BUSY_TIMEOUT_MS = 30_000  # other processes' writes are short; wait for them
+_OPEN_RETRY_S = 0.01  # between tries to open a file another process is converting
 _PURGE_EVERY = 1_000  # puts between two sweeps of expired rows
 
 
@@ -124,6 +125,19 @@ class SqliteStorage:
             self._db = self._open_db()
 
     def _open_db(self) -> sqlite3.Connection:
+        """Open, retrying "locked": SQLite skips the busy handler while
+        another process turns a new file to WAL, so two crawls starting at
+        once could otherwise fail on a healthy file."""
+        deadline = time.monotonic() + _BUSY_TIMEOUT_MS / 1000
+        while True:
+            try:
+                return self._open_db_once()
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() >= deadline:
+                    raise
+                time.sleep(_OPEN_RETRY_S)
+
+    def _open_db_once(self) -> sqlite3.Connection:
         db = sqlite3.connect(self.path, timeout=_BUSY_TIMEOUT_MS / 1000, isolation_level=None)
         try:
             db.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")

@@ -193,3 +193,42 @@ async def test_storage_sqlite_contention_is_not_damage(tmp_path: Path) -> None:
         assert not list(tmp_path.glob("*.corrupt-*"))
     finally:
         await storage.close()
+
+
+@deferred_f_from_coro_f
+async def test_storage_sqlite_open_retries_a_file_another_process_is_converting(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # SQLite answers "locked" without waiting while another process turns a
+    # new file to WAL (seen in CI: 2 of 1,800 simultaneous opens failed).
+    real = SqliteStorage._open_db_once
+    tries: list[int] = []
+
+    def locked_twice(self: SqliteStorage) -> sqlite3.Connection:
+        tries.append(1)
+        if len(tries) <= 2:
+            raise sqlite3.OperationalError("database is locked")
+        return real(self)
+
+    monkeypatch.setattr(SqliteStorage, "_open_db_once", locked_twice)
+    storage = await SqliteStorage.open(tmp_path / "robots.sqlite3")
+    await storage.put("https://a.example:443", sample(), 300)
+    assert (await storage.get("https://a.example:443")) is not None
+    await storage.close()
+    assert len(tries) == 3
+
+
+@deferred_f_from_coro_f
+async def test_storage_sqlite_open_does_not_retry_other_errors(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tries: list[int] = []
+
+    def unwritable(self: SqliteStorage) -> sqlite3.Connection:
+        tries.append(1)
+        raise sqlite3.OperationalError("attempt to write a readonly database")
+
+    monkeypatch.setattr(SqliteStorage, "_open_db_once", unwritable)
+    with pytest.raises(sqlite3.OperationalError, match="readonly"):
+        await SqliteStorage.open(tmp_path / "robots.sqlite3")
+    assert tries == [1]
