@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import email.utils
 import json
+import logging
 import math
 import random as _random
 import re
@@ -26,7 +27,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, fields, replace
 from enum import Enum
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from scrapy_rep.cache.outcome import Access, AccessState, FetchKind, FetchOutcome
 from scrapy_rep.engine.document import RobotsTxt
@@ -47,6 +48,9 @@ __all__ = [
     "retention",
     "retry_after_delay",
 ]
+
+logger = logging.getLogger(__name__)
+_T = TypeVar("_T")
 
 HOUR = 3600.0
 DAY = 24 * HOUR
@@ -201,7 +205,7 @@ class OriginRecord:
                 raise ValueError("flags are not booleans")
             if header["b"] is False and body:
                 raise ValueError("a body where none was recorded")
-            return cls(
+            record = cls(
                 kind=FetchKind(header["k"]),
                 status=_status(header["s"]),
                 reason=_text(header["r"]),
@@ -218,6 +222,7 @@ class OriginRecord:
             )
         except (KeyError, TypeError, AttributeError, UnicodeDecodeError) as exc:
             raise ValueError(f"malformed origin record: {exc!r}") from exc
+        return _consistent(record)
 
 
 #: Timestamps a record may hold, finite and from 1970 to about the year
@@ -234,6 +239,22 @@ def _time(value: object, optional: bool = False) -> Any:
     if not (math.isfinite(value) and _TIMES[0] <= value <= _TIMES[1]):
         raise ValueError(f"timestamp out of range: {value!r}")
     return float(value)
+
+
+#: How far apart the clocks of processes sharing a store may be (seconds).
+_SKEW = 3_600.0
+
+
+def _consistent(record: OriginRecord) -> OriginRecord:
+    """A record as the policy writes it: a streak starts, and a good answer
+    comes, at one of its fetches, so not after the last one. A streak "from
+    the future" reads as an early refresh that failed, and with no copy it
+    allowed everything until the row expired."""
+    for name in ("streak_started_at", "good_at"):
+        value = getattr(record, name)
+        if value is not None and value > record.fetched_at + _SKEW:
+            raise ValueError(f"{name} {value!r} is after the last fetch {record.fetched_at!r}")
+    return record
 
 
 def _status(value: object) -> int | None:
@@ -258,14 +279,22 @@ def _text(value: object) -> str:
 
 def loaded_record(record: OriginRecord, now: float, config: PolicyConfig) -> OriginRecord | None:
     """A record read from a store, as far as this policy trusts it: None if
-    it claims a fetch in the future; its expiry capped at the fetch time plus
-    the longest life this policy gives (a row cannot keep an origin's rules,
-    or its allow-all, forever)."""
-    if record.fetched_at > now + 3_600:
+    it claims a fetch (or a site answer) in the future; its expiry capped at
+    the fetch time plus the longest life this policy gives, its next retry at
+    the fetch time plus the longest back-off (a row cannot keep an origin's
+    rules, or its allow-all, forever, nor stop the retries of a streak)."""
+    if record.fetched_at > now + _SKEW:
+        return None
+    if record.site_reachable_at is not None and record.site_reachable_at > now + _SKEW:
         return None
     longest = record.fetched_at + config.max_ttl
     if record.expires_at > longest:
-        return replace(record, expires_at=longest)
+        record = replace(record, expires_at=longest)
+    retry = record.next_retry_at
+    back_off = max(config.retry_max, config.busy_retry_max, config.retry_after_max)
+    latest = record.fetched_at + back_off
+    if retry is not None and retry > latest:
+        record = replace(record, next_retry_at=latest)
     return record
 
 
@@ -318,7 +347,12 @@ def record_outcome(
     """
     if outcome.kind is FetchKind.UNREACHABLE:
         return _record_failure(record, outcome, now, config, random)
-    ttl, no_store = freshness(outcome.cache_control, config)
+    ttl, no_store = _read_header(
+        "Cache-Control",
+        outcome.cache_control,
+        lambda: freshness(outcome.cache_control, config),
+        lambda: (min(max(config.default_ttl, config.min_ttl), config.max_ttl), False),
+    )
     success = outcome.kind is FetchKind.SUCCESS
     return OriginRecord(
         kind=outcome.kind,
@@ -341,7 +375,12 @@ def _record_failure(
     random: Callable[[], float],
 ) -> OriginRecord:
     failures = (record.failures if record is not None and record.in_streak else 0) + 1
-    delay = retry_after_delay(outcome.retry_after, now, config)
+    delay = _read_header(
+        "Retry-After",
+        outcome.retry_after,
+        lambda: retry_after_delay(outcome.retry_after, now, config),
+        lambda: None,
+    )
     if delay is None:
         delay = _backoff(outcome.status, failures, config, random())
     if record is None:
@@ -356,6 +395,29 @@ def _record_failure(
         next_retry_at=now + delay,
         failures=failures,
     )
+
+
+#: Headers whose reading failed once already in this process (said once).
+_UNREADABLE_HEADERS: set[str] = set()
+
+
+def _read_header(
+    name: str, value: str | None, read: Callable[[], _T], default: Callable[[], _T]
+) -> _T:
+    """``read()``; if it raises anyway (no header value should make it), the
+    header costs its meaning, never the answer: ``default()`` (issue 13 §1)."""
+    try:
+        return read()
+    except Exception as exc:
+        if name not in _UNREADABLE_HEADERS:
+            _UNREADABLE_HEADERS.add(name)
+            logger.warning(
+                "Ignoring a %s header that could not be read (%r: %r); its default applies",
+                name,
+                value,
+                exc,
+            )
+        return default()
 
 
 def _backoff(status: int | None, failures: int, config: PolicyConfig, draw: float) -> float:

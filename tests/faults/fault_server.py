@@ -408,3 +408,72 @@ def _read_head(conn: socket.socket, stopping: threading.Event) -> tuple[str, str
         if name.strip().lower() == b"host":
             host = value.strip().decode("latin-1").rsplit(":", 1)[0]
     return parts[1].decode("latin-1"), host
+
+
+# --- FTP -------------------------------------------------------------------------------
+
+
+class FtpServer:
+    """``with FtpServer(root) as ftp:`` an anonymous, read-only pyftpdlib server
+    on 127.0.0.1 serving the directory ``root``; ``ftp.url("/robots.txt")``.
+
+    ``retrieved`` lists the files sent (" (incomplete)" when the client hung
+    up first); ``bytes_sent`` counts the data bytes pyftpdlib sent, all
+    transfers together, so a test can say how much of a file left the server
+    whatever the client kept.
+    """
+
+    def __init__(self, root: str) -> None:
+        import logging
+        import os
+
+        from pyftpdlib.authorizers import DummyAuthorizer
+        from pyftpdlib.handlers import DTPHandler, FTPHandler
+        from pyftpdlib.servers import FTPServer
+
+        quiet = logging.getLogger("pyftpdlib")  # else it installs a console handler
+        if not quiet.handlers:
+            quiet.addHandler(logging.NullHandler())
+        quiet.setLevel(logging.WARNING)
+        self.retrieved: list[str] = []
+        self.bytes_sent = 0
+        ftp = self
+
+        class Counting(DTPHandler):  # type: ignore[misc]
+            def close(self) -> None:
+                if not self._closed:
+                    ftp.bytes_sent += self.tot_bytes_sent
+                super().close()
+
+        class Handler(FTPHandler):  # type: ignore[misc]
+            dtp_handler = Counting
+            passive_ports = None
+            authorizer = DummyAuthorizer()
+
+            def on_file_sent(self, file: str) -> None:
+                ftp.retrieved.append(os.path.basename(file))
+
+            def on_incomplete_file_sent(self, file: str) -> None:
+                ftp.retrieved.append(os.path.basename(file) + " (incomplete)")
+
+        Handler.authorizer.add_anonymous(root)
+        self._server = FTPServer(("127.0.0.1", 0), Handler)
+        self.port: int = self._server.socket.getsockname()[1]
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+
+    def url(self, path: str = "/") -> str:
+        return f"ftp://127.0.0.1:{self.port}{path}"
+
+    def __enter__(self) -> FtpServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._stop.set()
+        self._thread.join(5)
+
+    def _serve(self) -> None:
+        while not self._stop.is_set():
+            self._server.ioloop.loop(0.05, blocking=False)
+        self._server.close_all()
