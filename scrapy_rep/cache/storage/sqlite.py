@@ -33,6 +33,7 @@ _SCHEMA = """
 CREATE TABLE IF NOT EXISTS origins (
     key TEXT PRIMARY KEY, data BLOB NOT NULL, expires_at REAL NOT NULL
 ) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS origins_by_expiry ON origins (expires_at);
 CREATE TABLE IF NOT EXISTS locks (
     key TEXT PRIMARY KEY, token TEXT NOT NULL, expires_at REAL NOT NULL
 ) WITHOUT ROWID;
@@ -40,6 +41,10 @@ CREATE TABLE IF NOT EXISTS locks (
 _BUSY_TIMEOUT_MS = 30_000  # other processes' writes are short; wait for them
 _OPEN_RETRY_S = 0.01  # between tries to open a file another process is converting
 _PURGE_EVERY = 1_000  # puts between two sweeps of expired rows
+#: Expired rows one sweep deletes at most: twice what the puts between two
+#: sweeps can add, so the file shrinks back, and short enough that a reader
+#: queued behind a sweep of a million expired rows waits milliseconds.
+_PURGE_BATCH = 2 * _PURGE_EVERY
 
 
 def _is_corruption(exc: sqlite3.Error) -> bool:
@@ -201,7 +206,11 @@ class SqliteStorage:
         )
         self._puts += 1
         if self._puts % _PURGE_EVERY == 0:
-            db.execute("DELETE FROM origins WHERE expires_at <= ?", (now,))
+            db.execute(
+                "DELETE FROM origins WHERE key IN "
+                "(SELECT key FROM origins WHERE expires_at <= ? LIMIT ?)",
+                (now, _PURGE_BATCH),
+            )
             db.execute("DELETE FROM locks WHERE expires_at <= ?", (now,))
 
     def _acquire(self, key: str, token: str, now: float, ttl: float) -> bool:

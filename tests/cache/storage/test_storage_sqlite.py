@@ -232,3 +232,36 @@ async def test_storage_sqlite_open_does_not_retry_other_errors(
     with pytest.raises(sqlite3.OperationalError, match="readonly"):
         await SqliteStorage.open(tmp_path / "robots.sqlite3")
     assert tries == [1]
+
+
+@deferred_f_from_coro_f
+async def test_storage_sqlite_sweeps_expired_rows_in_bounded_batches(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A sweep of a million expired rows in one statement kept every reader
+    # waiting behind it for seconds; a sweep now deletes a bounded batch.
+    from scrapy_rep.cache.storage import sqlite as backend
+
+    monkeypatch.setattr(backend, "_PURGE_EVERY", 10)
+    monkeypatch.setattr(backend, "_PURGE_BATCH", 20)
+    clock = FakeClock()
+    path = tmp_path / "robots.sqlite3"
+    storage = await SqliteStorage.open(path, clock=clock)
+    for i in range(49):  # the 50th put would sweep
+        await storage.put(f"https://old{i}.example:443", sample(clock.now), 60)
+    clock.advance(120)
+    await storage.put("https://old49.example:443", sample(clock.now - 120), -1)
+    for i in range(9):  # no second sweep
+        await storage.put(f"https://new{i}.example:443", sample(clock.now), 60)
+    await storage.close()
+    with sqlite3.connect(path) as db:
+        old = db.execute("SELECT count(*) FROM origins WHERE key LIKE '%old%'").fetchone()[0]
+        new = db.execute("SELECT count(*) FROM origins WHERE key LIKE '%new%'").fetchone()[0]
+        plan = " ".join(
+            row[-1]
+            for row in db.execute(
+                "EXPLAIN QUERY PLAN SELECT key FROM origins WHERE expires_at <= 0 LIMIT 1"
+            )
+        )
+    assert (old, new) == (50 - 20, 9)
+    assert "origins_by_expiry" in plan
