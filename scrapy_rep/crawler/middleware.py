@@ -103,9 +103,9 @@ class RobotsTxtMiddleware:
             on_access=self._resolved,
             on_fetched=self._report.fetched,
             count=self._report.count,
-            # Another process holding the fetch lock may take as long as a
-            # fetch can: one download timeout per hop, and then some.
-            lock_ttl=download_timeout * (config.max_redirects + 1) + 30.0,
+            # The longest a fetch can take (one download timeout per hop, and
+            # then some): how long to wait on another process's live fetch.
+            max_wait=download_timeout * (config.max_redirects + 1) + 30.0,
             max_origins=config.memory_max_origins,
             max_bytes=config.memory_max_bytes // 4,
             parsed_max_bytes=config.memory_max_bytes // 2,

@@ -39,7 +39,7 @@ from scrapy_rep.cache.policy import (
     quick_retry_at,
     record_outcome,
 )
-from scrapy_rep.cache.storage import MemoryStorage, ParsedBodies, Storage
+from scrapy_rep.cache.storage import MAX_WAIT, MemoryStorage, ParsedBodies, Storage
 from scrapy_rep.crawler.flights import Flights
 from scrapy_rep.crawler.flights import sleep as reactor_sleep
 from scrapy_rep.crawler.origin_state import REUSE, OriginState, OriginStates, decision_key
@@ -106,7 +106,7 @@ class Resolver:
         on_fetched: OnFetched | None = None,
         count: Count | None = None,
         sleep: Sleep | None = None,
-        lock_ttl: float = 600.0,
+        max_wait: float = MAX_WAIT,
         poll: float = 0.05,
         max_origins: int = 10_000,
         max_bytes: int = 32 * 1024 * 1024,
@@ -122,7 +122,7 @@ class Resolver:
             self.policy,
             clock,
             sleep=self._sleep,
-            lock_ttl=lock_ttl,
+            max_wait=max_wait,
             poll=poll,
         )
         self._parse = shared_parser(google_quirks)

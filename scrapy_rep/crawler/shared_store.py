@@ -2,7 +2,9 @@
 
 A store error costs sharing and persistence, never a request: it is logged
 once, and the process goes on with what it knows (a load gives nothing, a
-write is skipped, a shared fetch becomes a local one).
+write is skipped, a shared fetch becomes a local one). Nor does another
+process's fetch stall this one: its lock is a short lease (a dead holder
+frees it within seconds), and a wait for a live one is bounded.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import logging
 from collections.abc import Awaitable, Callable
 
 from scrapy_rep.cache.policy import OriginRecord, PolicyConfig, loaded_record, retention
-from scrapy_rep.cache.storage import Storage, single_flight
+from scrapy_rep.cache.storage import MAX_WAIT, Storage, single_flight
 from scrapy_rep.crawler.flights import sleep as reactor_sleep
 from scrapy_rep.engine.origin import Origin
 
@@ -32,17 +34,18 @@ class SharedStore:
         clock: Callable[[], float],
         *,
         sleep: Sleep | None = None,
-        lock_ttl: float = 600.0,
+        max_wait: float = MAX_WAIT,
         poll: float = 0.05,
     ) -> None:
         self.storage = storage
         self._policy = policy
         self._clock = clock
         self._sleep = sleep or reactor_sleep
-        self._lock_ttl = lock_ttl
+        self._max_wait = max_wait
         self._poll = poll
         self._warned = False
         self._warned_invalid = False
+        self._told_waiting = False
 
     async def load(self, origin: Origin) -> OriginRecord | None:
         try:
@@ -73,9 +76,11 @@ class SharedStore:
                 fetch,
                 self._keep,
                 newer_than=newer_than,
-                lock_ttl=self._lock_ttl,
+                max_wait=self._max_wait,
                 poll=self._poll,
                 sleep=_growing(self._sleep, self._poll),
+                clock=self._clock,
+                on_wait=self._waiting,
             )
         except Exception as exc:
             self.failed(exc)
@@ -87,6 +92,18 @@ class SharedStore:
             await self.storage.close()
         except Exception:
             logger.exception("Closing the robots.txt cache failed")
+
+    def _waiting(self, key: str) -> None:
+        """Say why requests wait: at INFO the first time, then at DEBUG."""
+        level = logging.DEBUG if self._told_waiting else logging.INFO
+        self._told_waiting = True
+        logger.log(
+            level,
+            "Another process is fetching the robots.txt of %s: waiting for its result "
+            "(at most %.0f s, then fetching it here)",
+            key,
+            self._max_wait,
+        )
 
     def failed(self, exc: Exception) -> None:
         """Say once that the store failed; the crawl goes on."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from scrapy.utils.defer import deferred_f_from_coro_f
@@ -12,6 +13,7 @@ from scrapy.utils.defer import deferred_f_from_coro_f
 from scrapy_rep.cache.outcome import Access, AccessState, FetchKind, FetchOutcome
 from scrapy_rep.cache.policy import HOUR, OriginRecord, PolicyConfig
 from scrapy_rep.cache.storage import MemoryStorage
+from scrapy_rep.cache.storage.sqlite import SqliteStorage
 from scrapy_rep.crawler.resolver import Resolver
 from scrapy_rep.engine.origin import Origin, robots_url
 
@@ -185,3 +187,48 @@ async def test_storage_errors_cost_sharing_never_a_verdict(
     assert [a.allowed("/private", "bot") for a in accesses] == [False] * 3
     assert len(server.calls) == 2
     assert len(caplog.records) == 1 and "disk on fire" in caplog.records[0].getMessage()
+
+
+@deferred_f_from_coro_f
+async def test_storage_3_5_waiting_on_another_process_is_said_once(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Two processes (two resolvers, one sqlite file): the second waits for the
+    first's fetches, saying so at INFO the first time, then at DEBUG."""
+    clock = ManualClock()
+    server = Server(clock, OK)
+    server.gate = asyncio.Event()
+    path = tmp_path / "robots.sqlite3"
+
+    async def poll(_: float) -> None:
+        await asyncio.sleep(0.005)  # polling the other process's result, not a time rule
+
+    stores = [await SqliteStorage.open(path, clock=clock) for _ in range(2)]
+    first, second = (
+        Resolver(server, storage=store, clock=clock, sleep=poll)  # type: ignore[arg-type]
+        for store in stores
+    )
+
+    async def until(done: Callable[[], bool]) -> None:
+        while not done():
+            await poll(0)
+
+    def told() -> list[logging.LogRecord]:
+        return [r for r in caplog.records if "Another process" in r.getMessage()]
+
+    caplog.set_level(logging.DEBUG, "scrapy_rep.crawler.resolver")
+    try:
+        fetching = [asyncio.ensure_future(first.access(origin)) for origin in (A, B)]
+        await asyncio.wait_for(until(lambda: len(server.calls) == 2), 10)
+        waiting = [asyncio.ensure_future(second.access(origin)) for origin in (A, B)]
+        await asyncio.wait_for(until(lambda: len(told()) == 2), 10)
+        assert not any(task.done() for task in fetching + waiting)
+        server.gate.set()
+        accesses = await asyncio.gather(*fetching, *waiting)
+    finally:
+        await first.close()
+        await second.close()
+    assert len(server.calls) == 2
+    assert all(not access.allowed("/private", "bot") for access in accesses)
+    assert [r.levelno for r in told()] == [logging.INFO, logging.DEBUG]
+    assert str(A) in told()[0].getMessage() and str(B) in told()[1].getMessage()

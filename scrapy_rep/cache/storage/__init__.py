@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import logging
 import os
 import time
 from collections.abc import Awaitable, Callable
@@ -20,11 +21,14 @@ from typing import Any
 from scrapy_rep.cache.policy import OriginRecord
 from scrapy_rep.cache.storage.errors import StorageError, StorageUnavailable
 from scrapy_rep.cache.storage.fallback import FallbackStorage
+from scrapy_rep.cache.storage.leases import LOCK_TTL
 from scrapy_rep.cache.storage.memory import MemoryStorage
 from scrapy_rep.cache.storage.parsed import ParsedBodies
 from scrapy_rep.cache.storage.protocol import Storage
 
 __all__ = [
+    "LOCK_TTL",
+    "MAX_WAIT",
     "STORAGE_KINDS",
     "FallbackStorage",
     "MemoryStorage",
@@ -37,7 +41,11 @@ __all__ = [
     "single_flight",
 ]
 
+logger = logging.getLogger(__name__)
+
 STORAGE_KINDS = ("memory", "sqlite", "redis")
+#: The longest a process waits for another's fetch before fetching itself.
+MAX_WAIT = 600.0
 ACCEPTED = "'memory', 'sqlite', 'redis' or the dotted path of a Storage class"
 
 
@@ -152,35 +160,57 @@ async def single_flight(
     ttl_seconds: Callable[[OriginRecord], float],
     *,
     newer_than: float | None = None,
-    lock_ttl: float = 60.0,
+    lock_ttl: float = LOCK_TTL,
+    max_wait: float = MAX_WAIT,
     poll: float = 0.05,
     sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
+    clock: Callable[[], float] = time.monotonic,
+    on_wait: Callable[[str], object] | None = None,
 ) -> OriginRecord:
     """Fetch ``key`` once across every process sharing ``storage`` (SPEC §3.5).
 
-    The process that wins the lock runs ``fetch`` and stores the record; the
-    others poll until a record fetched after ``newer_than`` appears, and take
-    over if the lock is freed without one (the winner died). Pass the stale
-    record's ``fetched_at`` as ``newer_than`` when refreshing; with None any
-    stored record will do. Within one process, callers should share one call
-    of this per key.
+    The process that wins the lock runs ``fetch`` and stores the record (the
+    store renews the lock meanwhile); the others poll until a record fetched
+    after ``newer_than`` appears, and take over if the lock is freed or
+    lapses without one (the winner died). No one waits more than
+    ``max_wait`` by ``clock``: then it fetches too, a duplicate fetch being
+    cheaper than a stalled crawl. ``on_wait(key)`` is called when waiting on
+    another holder starts. Pass the stale record's ``fetched_at`` as
+    ``newer_than`` when refreshing; with None any stored record will do.
+    Within one process, callers should share one call of this per key.
     """
 
     def fresh(found: OriginRecord | None) -> bool:
         return found is not None and (newer_than is None or found.fetched_at > newer_than)
 
+    async def fetch_and_put() -> OriginRecord:
+        record = await fetch()
+        await storage.put(key, record, ttl_seconds(record))
+        return record
+
+    since: float | None = None
     while True:
         if await storage.lock(key, lock_ttl):
             try:
                 found = await storage.get(key)  # another process may have just finished
                 if found is not None and fresh(found):
                     return found
-                record = await fetch()
-                await storage.put(key, record, ttl_seconds(record))
-                return record
+                return await fetch_and_put()
             finally:
                 await storage.release(key)
         found = await storage.get(key)
         if found is not None and fresh(found):
             return found
+        if since is None:
+            since = clock()
+            if on_wait is not None:
+                on_wait(key)
+        elif clock() - since >= max_wait:
+            logger.warning(
+                "Waited %.0f s for another process to fetch the robots.txt of %s; "
+                "fetching it here too",
+                max_wait,
+                key,
+            )
+            return await fetch_and_put()
         await sleep(poll)

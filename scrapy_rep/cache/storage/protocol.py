@@ -16,9 +16,14 @@ class Storage(Protocol):
     Keys are origins (``"https://example.com:443"``). ``put`` keeps a record
     for ``ttl_seconds`` at most (the policy's ``retention``). ``lock`` is a
     try-lock for single flight across processes: True when this store
-    instance now holds ``key`` for ``ttl`` seconds (or until ``release``),
-    False when someone else does; it never waits. Coroutines of one process
-    share one instance and should agree among themselves before locking.
+    instance now holds ``key``, False when someone else does; it never waits.
+    ``ttl`` is short (``LOCK_TTL``): a store shared across processes should
+    renew the lock while it holds it (the built-in ones do, every third of
+    ``ttl``), so that a process that dies frees it within ``ttl``; one that
+    does not renew risks a duplicate fetch, never a stall. ``release`` (and a
+    renewal) touches the lock only while this instance holds it; ``close``
+    releases what it holds. Coroutines of one process share one instance and
+    should agree among themselves before locking.
     """
 
     async def get(self, key: str) -> OriginRecord | None: ...

@@ -2,14 +2,17 @@
 
 Every key lives under one prefix and carries an expiry. ``lock`` is a
 ``SET NX PX`` so that of ten workers meeting a new origin, one fetches its
-robots.txt. Connection failures surface as ``StorageUnavailable``; the
+robots.txt; the holder renews it while it fetches (``leases``), and every
+change to a held lock is a script that first checks the owner's token.
+Connection failures surface as ``StorageUnavailable``; the
 ``FallbackStorage`` wrapper turns them into an in-process stand-in.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
-import uuid
+from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -22,10 +25,40 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from scrapy_rep.cache.policy import OriginRecord
 from scrapy_rep.cache.storage.errors import StorageUnavailable, UnreadableRecords
+from scrapy_rep.cache.storage.leases import Leases, holder_gone, new_token
 
 __all__ = ["RedisStorage", "safe_url"]
 
-# Compare-and-delete: release only the lock we hold, not a successor's.
+# Take a free lock; else cut one that would outlive a TTL (no expiry: an older
+# version crashed, or a tampered key) down to it, and name its holder.
+_ACQUIRE = """
+if redis.call('type', KEYS[1]).ok ~= 'string' then
+    redis.call('del', KEYS[1])
+end
+if redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+    return {1, ''}
+end
+local left = redis.call('pttl', KEYS[1])
+if left == -1 or left > tonumber(ARGV[2]) then
+    redis.call('pexpire', KEYS[1], ARGV[2])
+end
+return {0, redis.call('get', KEYS[1])}
+"""
+# Compare-and-set: take the lock of a holder that is gone, unless it changed meanwhile.
+_TAKE_OVER = """
+if redis.call('get', KEYS[1]) == ARGV[1] then
+    redis.call('set', KEYS[1], ARGV[2], 'PX', ARGV[3])
+    return 1
+end
+return 0
+"""
+# Compare-and-extend, compare-and-delete: only the lock we hold, never a successor's.
+_RENEW = """
+if redis.call('get', KEYS[1]) == ARGV[1] then
+    return redis.call('pexpire', KEYS[1], ARGV[2])
+end
+return 0
+"""
 _RELEASE = """
 if redis.call('get', KEYS[1]) == ARGV[1] then
     return redis.call('del', KEYS[1])
@@ -46,20 +79,31 @@ def safe_url(url: str) -> str:
     return urlunsplit(parts._replace(netloc=f"{user}:***@{host}{port}"))
 
 
-
 class RedisStorage:
     """``Storage`` in Redis; open it with ``await RedisStorage.open(url)``."""
 
-    def __init__(self, client: aioredis.Redis, *, url: str, prefix: str = "scrapy_rep:") -> None:
+    def __init__(
+        self,
+        client: aioredis.Redis,
+        *,
+        url: str,
+        prefix: str = "scrapy_rep:",
+        sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
+    ) -> None:
         self._unreadable = UnreadableRecords("Redis")
         self._client = client
         self.url = url
         self.prefix = prefix
-        self._held: dict[str, str] = {}
+        self._leases = Leases(self._extend, sleep=sleep)
 
     @classmethod
     async def open(
-        cls, url: str, *, prefix: str = "scrapy_rep:", timeout: float = 2.0
+        cls,
+        url: str,
+        *,
+        prefix: str = "scrapy_rep:",
+        timeout: float = 2.0,
+        sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
     ) -> RedisStorage:
         """Connect and ping; a server that does not answer is an error naming the URL."""
         try:
@@ -79,7 +123,7 @@ class RedisStorage:
                 f"Redis at {safe_url(url)} is not reachable ({exc}); start it, or fix "
                 f"REP_REDIS_URL / REDIS_URL, or choose another REP_STORAGE"
             ) from exc
-        return cls(client, url=url, prefix=prefix)
+        return cls(client, url=url, prefix=prefix, sleep=sleep)
 
     def _record_key(self, key: str) -> str:
         return f"{self.prefix}origin:{key}"
@@ -110,18 +154,41 @@ class RedisStorage:
         await self._call("set", self._record_key(key), record.to_bytes(), px=ttl_ms)
 
     async def lock(self, key: str, ttl: float) -> bool:
-        token = uuid.uuid4().hex
-        ttl_ms = max(int(ttl * 1000), 1)
-        won = bool(await self._call("set", self._lock_key(key), token, nx=True, px=ttl_ms))
+        token, ttl_ms, lock_key = new_token(), _ms(ttl), self._lock_key(key)
+        won, holder = await self._call("eval", _ACQUIRE, 1, lock_key, token, ttl_ms)
+        taken_from = None
+        if not won and isinstance(holder, bytes):
+            held_by = holder.decode("utf-8", "replace")
+            if holder_gone(held_by):
+                won = await self._call("eval", _TAKE_OVER, 1, lock_key, holder, token, ttl_ms)
+                taken_from = held_by if won else None
         if won:
-            self._held[key] = token
-        return won
+            self._leases.hold(key, token, ttl)
+        if taken_from is not None:
+            self._leases.took_over(key, taken_from)
+        return bool(won)
+
+    async def renew(self, key: str, ttl: float) -> bool:
+        """Extend our lock on ``key`` by ``ttl``; False if it is not ours (any more)."""
+        token = self._leases.token(key)
+        return token is not None and await self._extend(key, token, ttl)
 
     async def release(self, key: str) -> None:
-        token = self._held.pop(key, None)
+        token = self._leases.drop(key)
         if token is not None:
             await self._call("eval", _RELEASE, 1, self._lock_key(key), token)
 
     async def close(self) -> None:
+        """Release our locks first: the next process need not wait for them to lapse."""
+        for key, token in self._leases.drop_all().items():
+            with contextlib.suppress(RedisError, *_LOST):  # they lapse anyway
+                await self._client.eval(_RELEASE, 1, self._lock_key(key), token)
         with contextlib.suppress(*_LOST):
             await self._client.aclose()
+
+    async def _extend(self, key: str, token: str, ttl: float) -> bool:
+        return bool(await self._call("eval", _RENEW, 1, self._lock_key(key), token, _ms(ttl)))
+
+
+def _ms(seconds: float) -> int:
+    return max(int(seconds * 1000), 1)

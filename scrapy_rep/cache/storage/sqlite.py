@@ -5,23 +5,26 @@ query runs in one worker thread that owns the connection, so the event loop
 only hands work over and picks results up (benchmarks/storage.py measures
 it). A file that is not a database, or is damaged, is moved aside with one
 warning and a new one is started: a lost cache costs refetches, never a crawl.
+Fetch locks are rows with their owner's token, renewed while held (``leases``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import math
 import os
 import sqlite3
 import time
-import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TypeVar
 
 from scrapy_rep.cache.policy import OriginRecord
 from scrapy_rep.cache.storage.errors import UnreadableRecords
+from scrapy_rep.cache.storage.leases import Leases, holder_gone, new_token
 
 __all__ = ["SqliteStorage"]
 
@@ -47,6 +50,11 @@ _PURGE_EVERY = 1_000  # puts between two sweeps of expired rows
 _PURGE_BATCH = 2 * _PURGE_EVERY
 
 
+def _lapses_after(expires_at: object, now: float) -> bool:
+    """A lock row's expiry is still ahead; one that is not a number never is."""
+    return isinstance(expires_at, (int, float)) and not math.isnan(expires_at) and expires_at > now
+
+
 def _is_corruption(exc: sqlite3.Error) -> bool:
     """Damage, not contention: "file is not a database", "malformed"."""
     return isinstance(exc, sqlite3.DatabaseError) and not isinstance(exc, sqlite3.OperationalError)
@@ -55,20 +63,30 @@ def _is_corruption(exc: sqlite3.Error) -> bool:
 class SqliteStorage:
     """``Storage`` in one SQLite file; open it with ``await SqliteStorage.open(path)``."""
 
-    def __init__(self, path: str | os.PathLike[str], *, clock: Callable[[], float] = time.time):
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        clock: Callable[[], float] = time.time,
+        sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
+    ):
         self.path = Path(path)
         self._unreadable = UnreadableRecords(str(self.path))
         self._clock = clock
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="scrapy_rep-sqlite")
         self._db: sqlite3.Connection | None = None  # used in the worker thread only
-        self._held: dict[str, str] = {}
+        self._leases = Leases(self._extend, sleep=sleep)
         self._puts = 0
 
     @classmethod
     async def open(
-        cls, path: str | os.PathLike[str], *, clock: Callable[[], float] = time.time
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        clock: Callable[[], float] = time.time,
+        sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
     ) -> SqliteStorage:
-        storage = cls(path, clock=clock)
+        storage = cls(path, clock=clock, sleep=sleep)
         try:
             await storage._run(storage._connect)
         except BaseException:
@@ -86,22 +104,37 @@ class SqliteStorage:
         await self._run(self._upsert, key, record, now + ttl_seconds, now)
 
     async def lock(self, key: str, ttl: float) -> bool:
-        token = uuid.uuid4().hex
-        won = await self._run(self._acquire, key, token, self._clock(), ttl)
+        token = new_token()
+        won, taken_from = await self._run(self._acquire, key, token, self._clock(), ttl)
         if won:
-            self._held[key] = token
+            self._leases.hold(key, token, ttl)
+        if taken_from is not None:
+            self._leases.took_over(key, taken_from)
         return won
 
+    async def renew(self, key: str, ttl: float) -> bool:
+        """Extend our lock on ``key`` by ``ttl``; False if it is not ours (any more)."""
+        token = self._leases.token(key)
+        return token is not None and await self._extend(key, token, ttl)
+
     async def release(self, key: str) -> None:
-        token = self._held.pop(key, None)
+        token = self._leases.drop(key)
         if token is not None:
             await self._run(self._release, key, token)
 
     async def close(self) -> None:
+        """Release our locks first: the next process need not wait for them to lapse."""
+        held = self._leases.drop_all()
         try:
+            if held:
+                with contextlib.suppress(sqlite3.Error, RuntimeError):  # they lapse anyway
+                    await self._run(self._release_all, held)
             await self._run(self._disconnect)
         finally:
             self._executor.shutdown(wait=False)
+
+    async def _extend(self, key: str, token: str, ttl: float) -> bool:
+        return await self._run(self._prolong, key, token, self._clock() + ttl)
 
     # --- the worker thread ------------------------------------------------------
 
@@ -213,24 +246,46 @@ class SqliteStorage:
             )
             db.execute("DELETE FROM locks WHERE expires_at <= ?", (now,))
 
-    def _acquire(self, key: str, token: str, now: float, ttl: float) -> bool:
+    def _acquire(self, key: str, token: str, now: float, ttl: float) -> tuple[bool, str | None]:
+        """Take the lock unless a live holder has it: (won, the dead holder taken over).
+
+        A lock that would outlive one ``ttl`` (an older version's, a tampered
+        row) is cut down to it: outlived, not stolen.
+        """
         db = self._conn()
         db.execute("BEGIN IMMEDIATE")
         try:
-            db.execute("DELETE FROM locks WHERE key = ? AND expires_at <= ?", (key, now))
-            cursor = db.execute(
-                "INSERT OR IGNORE INTO locks (key, token, expires_at) VALUES (?, ?, ?)",
-                (key, token, now + ttl),
-            )
-            won = cursor.rowcount == 1
+            row = db.execute("SELECT token, expires_at FROM locks WHERE key = ?", (key,)).fetchone()
+            held = row is not None and _lapses_after(row[1], now)
+            gone = held and holder_gone(str(row[0]))
+            if held and not gone:
+                db.execute(
+                    "UPDATE locks SET expires_at = ? WHERE key = ? AND NOT expires_at <= ?",
+                    (now + ttl, key, now + ttl),
+                )
+            else:
+                db.execute(
+                    "INSERT OR REPLACE INTO locks (key, token, expires_at) VALUES (?, ?, ?)",
+                    (key, token, now + ttl),
+                )
         except BaseException:
             db.execute("ROLLBACK")
             raise
         db.execute("COMMIT")
-        return won
+        return not held or gone, str(row[0]) if gone else None
+
+    def _prolong(self, key: str, token: str, expires_at: float) -> bool:
+        cursor = self._conn().execute(
+            "UPDATE locks SET expires_at = ? WHERE key = ? AND token = ?", (expires_at, key, token)
+        )
+        return cursor.rowcount == 1
 
     def _release(self, key: str, token: str) -> None:
         self._conn().execute("DELETE FROM locks WHERE key = ? AND token = ?", (key, token))
+
+    def _release_all(self, held: dict[str, str]) -> None:
+        for key, token in held.items():
+            self._release(key, token)
 
     def _disconnect(self) -> None:
         if self._db is not None:

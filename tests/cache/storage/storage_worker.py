@@ -4,7 +4,11 @@ Usage: storage_worker.py <kind> <path-or-url> <command> [args...]
 
 - ``write <prefix> <n>``: put n records ``<prefix><i>``, print "ok"
 - ``read <prefix> <n>``: print how many of ``<prefix><i>`` are found
-- ``lock <key>``: try the lock once, print "won" or "lost"
+- ``lock <key> <tried-dir> <n>``: try the lock once, then hold it until all
+  ``n`` workers have tried (a holder that ends frees its lock), print "won"
+  or "lost"
+- ``hold <key> <ttl> <marker>``: take the lock, create ``marker``, then hold
+  it until killed (a fetch that never ends)
 - ``fetch-once <key> <marker-dir>``: ``single_flight``; the fetch writes one
   file in marker-dir, print the record's reason
 """
@@ -14,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+import time
 import uuid
 from pathlib import Path
 
@@ -45,7 +50,16 @@ async def main(kind: str, where: str, command: str, *args: str) -> str:
             found = [await storage.get(f"{args[0]}{i}") for i in range(int(args[1]))]
             return str(sum(1 for record in found if record is not None))
         if command == "lock":
-            return "won" if await storage.lock(args[0], 30) else "lost"
+            won = await storage.lock(args[0], 30)
+            tried = Path(args[1])
+            (tried / str(os.getpid())).touch()
+            while len(list(tried.iterdir())) < int(args[2]):
+                time.sleep(0.005)  # a barrier, not a time rule
+            return "won" if won else "lost"
+        if command == "hold":
+            assert await storage.lock(args[0], float(args[1]))
+            Path(args[2]).touch()
+            await asyncio.Event().wait()
         if command == "fetch-once":
             marker = Path(args[1]) / f"{os.getpid()}-{uuid.uuid4().hex}"
 

@@ -52,9 +52,14 @@ async def test_storage_redis_keys_under_prefix_all_expire(redis_server: RedisSer
         await raw.aclose()
 
 
-def test_storage_redis_lock_one_winner_across_10_processes(redis_server: RedisServer) -> None:
+def test_storage_redis_lock_one_winner_across_10_processes(
+    redis_server: RedisServer, tmp_path: Path
+) -> None:
     results = run_workers(
-        *(["redis", redis_server.url, "lock", "https://new.example:443"] for _ in range(10))
+        *(
+            ["redis", redis_server.url, "lock", "https://new.example:443", str(tmp_path), "10"]
+            for _ in range(10)
+        )
     )
     assert sorted(results) == ["lost"] * 9 + ["won"]
 

@@ -40,7 +40,11 @@ def test_storage_sqlite_two_processes_share_one_file(tmp_path: Path) -> None:
 def test_storage_sqlite_lock_one_winner_across_10_processes(tmp_path: Path) -> None:
     path = str(tmp_path / "robots.sqlite3")
     run_workers(["sqlite", path, "read", "x", "0"])  # create the file first
-    results = run_workers(*(["sqlite", path, "lock", "https://new.example:443"] for _ in range(10)))
+    tried = tmp_path / "tried"
+    tried.mkdir()
+    results = run_workers(
+        *(["sqlite", path, "lock", "https://new.example:443", str(tried), "10"] for _ in range(10))
+    )
     assert sorted(results) == ["lost"] * 9 + ["won"]
 
 

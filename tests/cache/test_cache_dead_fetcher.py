@@ -1,0 +1,157 @@
+"""Issue 13 §4, SPEC §3.5 across real crawler processes: a fetcher that dies
+holding an origin's fetch lock never blocks the next run.
+
+The first crawler's robots.txt request hangs on the test server, so it holds
+the lock when it is killed with SIGKILL (no spider_closed, no release). The
+old lock lived DOWNLOAD_TIMEOUT x (hops + 1) + 30 s (18.5 minutes by
+default); now the next run, on the same store, sends its pages within seconds.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+from crawler.servers import Behaviour, Hang, Reply, SiteServer
+from reactor_choice import REACTOR_ENV, chosen_reactor
+from redis import Redis
+
+from .conftest import ROOT, WORKER, RedisServer
+
+DISALLOW_PRIVATE = b"User-agent: *\nDisallow: /private\n"
+#: Seconds from the next run's start to its first page: a crawler process
+#: starts in one or two; the old lock kept it waiting 1110.
+FEW_SECONDS = 10.0
+
+
+class FirstRobotsHangs:
+    """The first robots.txt request never gets an answer; later ones do at once."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.asked = 0
+
+    def __call__(self, host: str) -> Behaviour:
+        with self._lock:
+            self.asked += 1
+            first = self.asked == 1
+        return Hang() if first else Reply(200, DISALLOW_PRIVATE)
+
+
+def start_crawler(job: dict[str, Any], cwd: Path) -> subprocess.Popen[bytes]:
+    env = {
+        "PYTHONPATH": str(ROOT),
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        REACTOR_ENV: chosen_reactor(),
+    }
+    return subprocess.Popen(
+        [sys.executable, str(WORKER), json.dumps(job)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=cwd,
+        env=env,
+    )
+
+
+def finish(process: subprocess.Popen[bytes], timeout: float = 90) -> dict[str, Any]:
+    """The worker's report; one still running after ``timeout`` is killed (a failure)."""
+    try:
+        out, err = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        _, err = process.communicate()
+        pytest.fail(f"the crawl was still running after {timeout:.0f} s:\n{err.decode()[-3000:]}")
+    assert process.returncode == 0, err.decode(errors="replace")[-3000:]
+    report: dict[str, Any] = json.loads(out.decode().strip().splitlines()[-1])
+    report["log"] = err.decode(errors="replace")
+    return report
+
+
+def kill_mid_fetch(site: SiteServer, job: dict[str, Any], cwd: Path) -> None:
+    """Start a crawler, wait until its robots.txt request hangs, then SIGKILL it."""
+    first = start_crawler(job, cwd)
+    try:
+        deadline = time.monotonic() + 60
+        while site.count("/robots.txt") == 0:
+            assert first.poll() is None, first.communicate()[1].decode(errors="replace")[-3000:]
+            assert time.monotonic() < deadline, "the first crawler never asked for robots.txt"
+            time.sleep(0.01)  # waiting for a process to start, not a time rule
+    finally:
+        first.kill()
+        first.communicate()  # reaped, as a shell or a supervisor would
+    assert first.returncode == -9
+
+
+def next_run(site: SiteServer, job: dict[str, Any], cwd: Path) -> tuple[dict[str, Any], float]:
+    """Run the next crawler to its end: its report, and seconds from its start to its page."""
+    started = time.monotonic()
+    report = finish(start_crawler(job, cwd))
+    public = [hit for hit in site.hits if hit.path == "/public"]
+    assert len(public) == 1 and report["got"] == [site.url("/public")]
+    assert set(report["dropped"]) == {site.url("/private")}  # the rules, fetched anew
+    assert site.count("/private") == 0
+    return report, public[0].at - started
+
+
+def killed_then_next(settings: dict[str, Any], cwd: Path) -> dict[str, Any]:
+    with SiteServer({"/robots.txt": FirstRobotsHangs()}) as site:
+        job = {
+            "urls": [site.url("/public"), site.url("/private")],
+            # The default timeout: the old lock lived 180 s x (5 hops + 1) + 30 s.
+            "settings": {**settings, "DOWNLOAD_TIMEOUT": 180},
+        }
+        kill_mid_fetch(site, job, cwd)
+        report, delay = next_run(site, job, cwd)
+        assert site.count("/robots.txt") == 2  # the killed fetch, then the next run's own
+    print(f"next run's first page {delay:.2f} s after its start")
+    assert delay < FEW_SECONDS, report["log"][-3000:]
+    assert report["stats"]["robotstxt/request_count"] == 1
+    origin = f"http://127.0.0.1:{site.port}"
+    taken = [line for line in report["log"].splitlines() if "fetch lock of" in line]
+    assert len(taken) == 1 and origin in taken[0] and "taken over" in taken[0]
+    return report
+
+
+def test_storage_3_5_sqlite_fetcher_killed_mid_fetch_next_run_within_seconds(
+    tmp_path: Path,
+) -> None:
+    """The default store: the sqlite file in the project's data dir."""
+    killed_then_next({}, tmp_path)
+    assert (tmp_path / ".scrapy" / "robotstxt.sqlite3").is_file()
+
+
+def test_storage_3_5_redis_fetcher_killed_mid_fetch_next_run_within_seconds(
+    redis_server: RedisServer, tmp_path: Path
+) -> None:
+    killed_then_next({"REP_STORAGE": "redis", "REDIS_URL": redis_server.url}, tmp_path)
+
+
+def test_storage_3_5_redis_lock_of_another_machine_lapses_and_the_wait_is_said_once(
+    redis_server: RedisServer, tmp_path: Path
+) -> None:
+    """A crawler on another machine died holding the lock: nothing here can tell,
+    so its lease decides; the next run says once that it waits, then crawls."""
+    with SiteServer({"/robots.txt": Reply(200, DISALLOW_PRIVATE)}) as site:
+        origin = f"http://127.0.0.1:{site.port}"
+        token = f"elsewhere|pid:[1]|4242|{uuid.uuid4().hex}"
+        with Redis.from_url(redis_server.url) as raw:  # its last renewal, 2 s of lease left
+            raw.set(f"scrapy_rep:lock:{origin}", token, px=2000)
+            lapsed_at = time.monotonic() + 2.0
+        job = {
+            "urls": [site.url("/public"), site.url("/private")],
+            "settings": {"REP_STORAGE": "redis", "REDIS_URL": redis_server.url},
+        }
+        report, delay = next_run(site, job, cwd=tmp_path)
+        robots = [hit.at for hit in site.hits if hit.path == "/robots.txt"]
+    assert len(robots) == 1 and robots[0] >= lapsed_at - 0.1  # not before the lease ended
+    assert delay < 2.0 + FEW_SECONDS
+    waiting = [line for line in report["log"].splitlines() if "Another process" in line]
+    assert len(waiting) == 1 and origin in waiting[0] and "INFO" in waiting[0]
