@@ -8,7 +8,7 @@ The engine's names are imported at once; the rest on first use, so that
 
 The dotted paths to write in Scrapy settings are these names:
 ``scrapy_rep.Addon``, ``scrapy_rep.RobotsTxtMiddleware``,
-``scrapy_rep.RobotsTxtSpiderMiddleware``,
+``scrapy_rep.RobotsTxtSpiderMiddleware``, ``scrapy_rep.PageDirectivesMiddleware``,
 ``scrapy_rep.CrawlDelay``, ``scrapy_rep.FollowSitemaps``,
 ``scrapy_rep.RepRobotParser`` and, for ``REP_STORAGE``, a class
 implementing ``scrapy_rep.Storage``.
@@ -32,6 +32,8 @@ _LAZY: dict[str, str] = {
     "RobotsTxtUnreachable": "scrapy_rep.crawler.errors",
     "RobotsTxtNoOrigin": "scrapy_rep.crawler.errors",
     "RobotsTxtStorageUnavailable": "scrapy_rep.crawler.errors",
+    "RobotsTxtUsageDenied": "scrapy_rep.crawler.errors",
+    "PageDirectivesMiddleware": "scrapy_rep.crawler.directives",
     "RepRobotParser": "scrapy_rep.crawler.robot_parser",
     "CrawlDelay": "scrapy_rep.crawler.crawl_delay",
     "FollowSitemaps": "scrapy_rep.crawler.sitemaps",

@@ -28,6 +28,7 @@ def test_scrapy_readme_lists_the_settings_paths() -> None:
         "scrapy_rep.Addon",
         "scrapy_rep.CrawlDelay",
         "scrapy_rep.FollowSitemaps",
+        "scrapy_rep.PageDirectivesMiddleware",
         "scrapy_rep.RepRobotParser",
         "scrapy_rep.RobotsTxtMiddleware",
         "scrapy_rep.RobotsTxtSpiderMiddleware",

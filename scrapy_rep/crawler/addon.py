@@ -12,6 +12,10 @@ What it changes, and nothing else:
   requests already known to be forbidden are dropped before the scheduler,
   and an unknown origin's robots.txt is fetched as soon as its first request
   is yielded (the downloader middleware still checks every request).
+- ``SPIDER_MIDDLEWARES``, only when ``REP_PAGE_DIRECTIVES`` is true:
+  ``scrapy_rep.PageDirectivesMiddleware`` at 950 (X-Robots-Tag and robots meta
+  tags; ``nofollow`` pages' requests removed before Scrapy's depth, URL-length
+  and robots.txt spider middlewares see them).
 
 ``ROBOTSTXT_OBEY`` is left as the project set it: the add-on chooses which
 middleware obeys robots.txt, not whether to obey it.
@@ -24,8 +28,16 @@ from typing import Final
 from scrapy.settings import BaseSettings
 
 from scrapy_rep.crawler.internals import BUILTIN_ROBOTSTXT
+from scrapy_rep.crawler.settings import SettingError, read_setting, to_bool
 
-__all__ = ["EXTENSIONS", "MIDDLEWARE", "PRIORITY", "SPIDER_MIDDLEWARE", "Addon"]
+__all__ = [
+    "DIRECTIVES_MIDDLEWARE",
+    "EXTENSIONS",
+    "MIDDLEWARE",
+    "PRIORITY",
+    "SPIDER_MIDDLEWARE",
+    "Addon",
+]
 
 MIDDLEWARE: Final = "scrapy_rep.RobotsTxtMiddleware"
 PRIORITY: Final = 100
@@ -34,6 +46,10 @@ EXTENSIONS: Final = ("scrapy_rep.CrawlDelay", "scrapy_rep.FollowSitemaps")
 #: length...) have had their say: it sees the requests that get scheduled.
 SPIDER_MIDDLEWARE: Final = "scrapy_rep.RobotsTxtSpiderMiddleware"
 SPIDER_PRIORITY: Final = 100
+#: Outermost of Scrapy's spider middlewares (depth is 900): requests a nofollow
+#: page yields are removed before anything counts or schedules them.
+DIRECTIVES_MIDDLEWARE: Final = "scrapy_rep.PageDirectivesMiddleware"
+DIRECTIVES_PRIORITY: Final = 950
 
 
 class Addon:
@@ -47,6 +63,18 @@ class Addon:
         )
         _set_components(settings, "EXTENSIONS", dict.fromkeys(EXTENSIONS, 0))
         _set_components(settings, "SPIDER_MIDDLEWARES", {SPIDER_MIDDLEWARE: SPIDER_PRIORITY})
+        # A bad value is left for Config to reject, naming the setting, at start-up.
+        if _page_directives_on(settings):
+            _set_components(
+                settings, "SPIDER_MIDDLEWARES", {DIRECTIVES_MIDDLEWARE: DIRECTIVES_PRIORITY}
+            )
+
+
+def _page_directives_on(settings: BaseSettings) -> bool:
+    try:
+        return read_setting(settings, "REP_PAGE_DIRECTIVES", False, to_bool)
+    except SettingError:
+        return False
 
 
 def _set_components(settings: BaseSettings, name: str, entries: dict[str, int | None]) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from scrapy.exceptions import IgnoreRequest
 
 from scrapy_rep.engine.matching import Rule
+from scrapy_rep.engine.usage import UsageRule
 
 __all__ = [
     "SETTING_CLOSE_REASON",
@@ -18,6 +19,7 @@ __all__ = [
     "RobotsTxtNoOrigin",
     "RobotsTxtStorageUnavailable",
     "RobotsTxtUnreachable",
+    "RobotsTxtUsageDenied",
 ]
 
 
@@ -51,6 +53,29 @@ class RobotsTxtNoOrigin(RobotsTxtDisallowed):
 
 class RobotsTxtStorageUnavailable(RobotsTxtDisallowed):
     """The robots.txt cache could not be opened: nothing is let through unchecked."""
+
+
+class RobotsTxtUsageDenied(RobotsTxtDisallowed):
+    """The site refuses a use the crawl declared (``REP_PURPOSES``): by a
+    ``Content-Usage`` / ``Content-Signal`` line of robots.txt (dropped before
+    download), or by the ``Content-Usage`` response header (``REP_USAGE_ACTION
+    = "drop"``). ``labels`` are the refused purposes, ``rules`` the statements
+    that refused them (``rule.line`` is None for the header)."""
+
+    def __init__(
+        self, labels: tuple[str, ...], rules: tuple[UsageRule, ...], url: str, where: str
+    ) -> None:
+        said = "; ".join(_statement(rule, where) for rule in rules)
+        super().__init__(f"usage {', '.join(labels)} refused by {said}", url)
+        self.labels = labels
+        self.rules = rules
+
+
+def _statement(rule: UsageRule, where: str) -> str:
+    if rule.line is None:
+        return f"the Content-Usage response header ({rule.text})"
+    key = "Content-Usage" if rule.source == "content-usage" else "Content-Signal"
+    return f"{key}: {rule.text} at line {rule.line} of {where}"
 
 
 #: finish_reason of a crawl whose robots.txt cache could not be opened.

@@ -13,7 +13,7 @@ import asyncio
 import logging
 from collections.abc import Coroutine
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, cast
 
 from scrapy import signals as scrapy_signals
 from scrapy.exceptions import CloseSpider, DontCloseSpider, NotConfigured
@@ -123,6 +123,12 @@ class RobotsTxtMiddleware:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
+        """With ``REP_PURPOSES`` set, the middleware with the usage check
+        (``usage_check``); without, this class, its per-request path unchanged."""
+        if Config.of(crawler).purposes:
+            from scrapy_rep.crawler.usage_check import with_usage_check
+
+            return cast("Self", with_usage_check(cls)(crawler))
         return cls(crawler)
 
     def tokens_for(self, request: Request) -> tuple[str, ...]:

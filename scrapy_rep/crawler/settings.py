@@ -24,12 +24,15 @@ from weakref import WeakKeyDictionary
 from scrapy_rep.cache.policy import DAY, LONG_OUTAGE_VALUES, LongOutage, PolicyConfig
 from scrapy_rep.cache.storage import STORAGE_KINDS
 from scrapy_rep.engine.agents import configured_token, is_user_agent_string, user_agent_token
+from scrapy_rep.engine.page_directives import MAX_HTML_BYTES
+from scrapy_rep.engine.usage import LABELS
 
 __all__ = [
     "DEFAULT_STORAGE_FILE",
     "MIN_BODY_BYTES",
     "OUTAGE_RULES",
     "STORAGE_KINDS",
+    "USAGE_ACTIONS",
     "Config",
     "SettingError",
 ]
@@ -52,6 +55,9 @@ DEFAULT_STORAGE_FILE: Final = "robotstxt.sqlite3"
 #: REP_OUTAGE_RULES presets: Google's current text, and its older edition
 #: ("5xx: full disallow until a retry succeeds; after 30 days the cached copy").
 OUTAGE_RULES: Final = ("google", "google-legacy")
+#: REP_USAGE_ACTION: what a response whose Content-Usage header refuses a
+#: declared purpose gets: dropped (IgnoreRequest), or kept and tagged in meta.
+USAGE_ACTIONS: Final = ("drop", "tag")
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -157,6 +163,19 @@ class Config:
     retry_after_min: float = _POLICY.retry_after_min
     retry_after_max: float = _POLICY.retry_after_max
 
+    # --- what the content may be used for (docs/usage-preferences.md) ----------
+    #: REP_PURPOSES: the usage labels the crawl's output is used for
+    #: (``LABELS``: "train-ai", "ai-use", "search", "ai-input"). Empty: no
+    #: usage check at all, and no cost.
+    purposes: tuple[str, ...] = ()
+    #: REP_USAGE_ACTION: "drop" or "tag" a response whose Content-Usage header
+    #: refuses a purpose (robots.txt refusals are always dropped, before download).
+    usage_action: str = "drop"
+    #: REP_PAGE_DIRECTIVES: read X-Robots-Tag and robots meta tags; obey nofollow.
+    page_directives: bool = False
+    #: REP_PAGE_DIRECTIVES_MAX_BYTES: how much of an HTML body is searched for meta tags.
+    page_directives_max_bytes: int = MAX_HTML_BYTES
+
     #: REP_CLOCK: a testing hook. The dotted path of (or the object itself) a
     #: zero-argument callable returning seconds since the epoch; every time
     #: rule reads it instead of ``time.time``. Not for production use.
@@ -211,6 +230,7 @@ class Config:
                 settings, "REP_CHECKED_SCHEMES", defaults.checked_schemes, _to_schemes
             ),
             **_cache_settings(settings, defaults),
+            **_usage_settings(settings, defaults),
         ).validated()
 
     def policy(self) -> PolicyConfig:
@@ -270,6 +290,49 @@ class Config:
                 "when REP_STORAGE is 'redis'",
             )
         return self
+
+
+def _usage_settings(settings: Mapping[str, Any], defaults: Config) -> dict[str, Any]:
+    """The REP_ settings of usage preferences and page directives (issue 15)."""
+    return {
+        "purposes": read_setting(settings, "REP_PURPOSES", defaults.purposes, _to_purposes),
+        "usage_action": read_setting(
+            settings, "REP_USAGE_ACTION", defaults.usage_action, _choice(USAGE_ACTIONS)
+        ),
+        "page_directives": read_setting(
+            settings, "REP_PAGE_DIRECTIVES", defaults.page_directives, to_bool
+        ),
+        "page_directives_max_bytes": read_setting(
+            settings,
+            "REP_PAGE_DIRECTIVES_MAX_BYTES",
+            defaults.page_directives_max_bytes,
+            _int_at_least(1024),
+        ),
+    }
+
+
+_PURPOSES_ACCEPTED: Final = (
+    "a list of usage labels, each one of "
+    + ", ".join(repr(label) for label in LABELS)
+    + " (draft-ietf-aipref-vocab-08, and Content Signals' 'ai-input'), e.g. ['train-ai']; "
+    "empty for no usage check"
+)
+
+
+def _to_purposes(value: object) -> tuple[str, ...]:
+    """Labels as a list, or one string of comma-separated labels (command line)."""
+    items = value.split(",") if isinstance(value, str) else _as_list_of(value, _PURPOSES_ACCEPTED)
+    labels = [item.strip() if isinstance(item, str) else item for item in items]
+    labels = [label for label in labels if label != ""]
+    if not all(isinstance(label, str) and label in LABELS for label in labels):
+        raise Rejected(_PURPOSES_ACCEPTED)
+    return tuple(dict.fromkeys(str(label) for label in labels))
+
+
+def _as_list_of(value: object, accepted: str) -> list[object]:
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return list(value)
+    raise Rejected(accepted)
 
 
 def _cache_settings(settings: Mapping[str, Any], defaults: Config) -> dict[str, Any]:

@@ -25,6 +25,7 @@ from scrapy_rep.engine.matching import (
     match_path,
     path_params_query,
 )
+from scrapy_rep.engine.usage import USAGE_KEYS, Preferences, UsageMatcher, compile_usage
 
 __all__ = ["RobotsTxt", "Rule", "Verdict"]
 
@@ -55,12 +56,25 @@ class _Block(NamedTuple):
     #: before it, as crawler-commons, Protego and Google's forks read it.
     crawl_delay: dict[str, float] | None
     request_rate: dict[str, float] | None  # seconds per request
+    #: ``Content-Usage`` / ``Content-Signal`` lines per agent token, as
+    #: (line, key, value), read like the pacing lines; None when the block has
+    #: none, so a file without them costs nothing more. Parsed on first use.
+    usage: dict[str, list[tuple[int, str, str]]] | None = None
 
 
 class RobotsTxt:
     """A parsed robots.txt: ask it whether an agent may fetch a URL."""
 
-    __slots__ = ("_blocks", "_compiled", "_groups", "_quirks", "_selected", "sitemaps")
+    __slots__ = (
+        "_blocks",
+        "_compiled",
+        "_groups",
+        "_quirks",
+        "_selected",
+        "_usage_compiled",
+        "_usage_selected",
+        "sitemaps",
+    )
 
     def __init__(
         self,
@@ -76,6 +90,8 @@ class RobotsTxt:
         # several agents is compiled once.
         self._selected: dict[object, tuple[str | None, CompiledGroup | None]] = {}
         self._compiled: dict[tuple[tuple[int, ...], ...], CompiledGroup | None] = {}
+        self._usage_compiled: dict[object, UsageMatcher] = {}
+        self._usage_selected: dict[object, UsageMatcher] = {}
         #: Absolute sitemap URLs in file order, de-duplicated (SPEC §7.1).
         self.sitemaps = sitemaps
 
@@ -149,6 +165,60 @@ class RobotsTxt:
                     return values[token]
         return None
 
+    # --- what the content may be used for (docs/usage-preferences.md) ----------
+
+    @property
+    def has_usage(self) -> bool:
+        """Does any group state usage preferences? False: ``usage`` is always empty."""
+        return any(block.usage for block in self._blocks)
+
+    def usage(self, url: str, user_agent: UserAgent, *, use_global: bool = True) -> Preferences:
+        """What the selected group's ``Content-Usage`` / ``Content-Signal``
+        lines say about ``url`` (longest path wins; each label's ``Decision``
+        names its lines). A URL the group disallows has no preferences
+        (draft-ietf-aipref-attach-05 §3.1): ``crawlable`` is False then.
+        """
+        crawlable = self.allowed(url, user_agent, use_global=use_global)
+        matcher = self.usage_matcher(user_agent, use_global=use_global)
+        return matcher.usage(url, crawlable=crawlable)
+
+    def usage_matcher(self, user_agent: UserAgent, *, use_global: bool = True) -> UsageMatcher:
+        """The usage rules of the agent's group, compiled once, with their problems."""
+        key: object = user_agent if isinstance(user_agent, str) else tuple(user_agent)
+        if not use_global:
+            key = (key, False)
+        matcher = self._usage_selected.get(key)
+        if matcher is None:
+            tokens = crawler_tokens(user_agent, self._quirks)
+            agent, block_ids = select_group(self._groups, tokens, self._quirks, use_global)
+            names: list[str] = []
+            if agent is not None and len(block_ids) == 1:
+                names = [agent]
+            elif agent is not None:  # Google's quirks: every present token's groups
+                names = [token for token in dict.fromkeys(tokens) if token in self._groups]
+            # Agents sharing a group's rules may not share its usage lines: the
+            # compiled matcher is per (token, blocks), not per blocks.
+            group_key = (tuple(names), tuple(block_ids))
+            matcher = self._usage_compiled.get(group_key)
+            if matcher is None:
+                lines = self._usage_lines(names, block_ids)
+                matcher = compile_usage(lines, google_quirks=self._quirks)
+                self._usage_compiled[group_key] = matcher
+            self._usage_selected[key] = matcher
+        return matcher
+
+    def _usage_lines(
+        self, names: list[str], block_ids: list[tuple[int, ...]]
+    ) -> list[tuple[int, str, str]]:
+        """Each selected token's usage lines in each of its blocks, in line order."""
+        found = {
+            line
+            for name, ids in zip(names, block_ids)
+            for index in ids
+            for line in (self._blocks[index].usage or {}).get(name, ())
+        }
+        return sorted(found)
+
     @property
     def agents(self) -> tuple[str, ...]:
         """The tokens that have a group of their own, ``*`` included."""
@@ -221,13 +291,14 @@ def _field_of_key(raw_key: str) -> str:
     field = _FIELD_OF_KEY.get(raw_key)
     if field is None:
         key = raw_key.strip(_WS).lower()
-        field = _lines.KNOWN_FIELDS.get(key, key if key in _PACING_FIELDS else "")
+        field = _lines.KNOWN_FIELDS.get(key, key if key in _NAMED_FIELDS else "")
         if len(_FIELD_OF_KEY) < 4096:
             _FIELD_OF_KEY[raw_key] = field
     return field
 
 
 _PACING_FIELDS = frozenset({"crawl-delay", "request-rate"})
+_NAMED_FIELDS = _PACING_FIELDS | USAGE_KEYS  # read beside the rules, by key
 _RATE = re.compile(r"\s*(\d+)\s*/\s*(\d+(?:\.\d+)?)\s*([smhd]?)", re.IGNORECASE)
 _UNIT_SECONDS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
 
@@ -261,6 +332,7 @@ class _Parser:
         self.codes = array("I")
         self.crawl_delay: dict[str, float] = {}
         self.request_rate: dict[str, float] = {}
+        self.usage: dict[str, list[tuple[int, str, str]]] = {}
         self.run: list[str] = []  # the agent lines a pacing line applies to
         self.paced = False  # a pacing line came after them: the next agent starts a run
         self.reading_agents = False
@@ -301,6 +373,8 @@ class _Parser:
                 self._sitemap(match[2].strip(_WS))
             elif field in _PACING_FIELDS:
                 self._pacing(field, match[2].strip(_WS))
+            elif field in USAGE_KEYS:
+                self._usage(field, match[2].strip(_WS), number)
 
     def _read_leniently(self, lines: list[str]) -> None:
         """Google's library: misspelt and prefixed keys, missing colons, line cut."""
@@ -317,6 +391,8 @@ class _Parser:
                 self._sitemap(found.value)
             elif found.key in _PACING_FIELDS:
                 self._pacing(found.key, found.value)
+            elif found.key in USAGE_KEYS:
+                self._usage(found.key, found.value, number)
 
     def _agent(self, value: str) -> None:
         if not self.reading_agents:
@@ -361,6 +437,15 @@ class _Parser:
         for token in self.run:
             values.setdefault(token, seconds)
 
+    def _usage(self, key: str, value: str, number: int) -> None:
+        """A usage line belongs to the agent lines just before it, as a pacing
+        line does, and likewise does not end the block (usage.usage_lines)."""
+        if self.patterns is None:
+            return
+        self.paced = True
+        for token in self.run:
+            self.usage.setdefault(token, []).append((number, key, value))
+
     def _close_block(self) -> None:
         if self.patterns is not None:
             self.blocks.append(
@@ -369,11 +454,13 @@ class _Parser:
                     self.codes,
                     self.crawl_delay or None,
                     self.request_rate or None,
+                    self.usage or None,
                 )
             )
         self.patterns = None
         self.codes = array("I")
         self.crawl_delay = {}
         self.request_rate = {}
+        self.usage = {}
         self.run = []
         self.paced = False

@@ -873,7 +873,8 @@ def usage_lines(
     block, so adding one never changes who an allow or disallow applies to,
     and ``User-agent: a / Content-Usage: x / User-agent: b / Disallow: /``
     gives x to a only, as attach-05 (where the line is a rule closing a's
-    group) would. Until ``RobotsTxt`` keeps these lines, this reads them.
+    group) would. ``RobotsTxt`` keeps the same lines while it parses
+    (``RobotsTxt.usage``); this standalone reading pins what it must find.
     """
     blocks: list[dict[str, list[tuple[int, str, str]]]] = []
     groups: dict[str, list[int]] = {}

@@ -7,7 +7,14 @@ or from an http(s) URL; a URL is fetched as a crawler fetches it (SPEC §2,
 means "everything allowed", and a 429, 5xx or network failure is a fetch
 error, because a crawler must then not fetch anything from the site.
 
-Exit codes: ``check`` 0 when every URL is allowed, 1 when one is disallowed;
+``check --purpose LABEL`` (repeatable: ``train-ai``, ``ai-use``, ``search``,
+``ai-input``) also says, per URL, what robots.txt's ``Content-Usage`` and
+``Content-Signal`` lines state for each purpose, with the deciding line; a
+URL whose purpose is refused counts as disallowed (a crawl declaring that
+purpose in ``REP_PURPOSES`` drops it).
+
+Exit codes: ``check`` 0 when every URL is allowed (and no declared purpose
+refused), 1 when one is disallowed (or refused);
 ``lint`` 0 when there is no error (warnings allowed), 1 when there is one;
 both 2 on a usage error or when robots.txt cannot be read or fetched.
 
@@ -24,7 +31,12 @@ the order given)::
                                    # "unavailable": robots.txt answered 4xx (or too many
                                    # redirects), so everything is allowed
         "group": str | null,       # the token of the group that applied, "*", or null
-        "rule": {"kind": "allow" | "disallow", "pattern": str, "line": int} | null
+        "rule": {"kind": "allow" | "disallow", "pattern": str, "line": int} | null,
+        "usage": {                 # only with --purpose: one entry per purpose
+          LABEL: {"state": "allowed" | "denied" | "unstated",
+                  "by": [{"source": "content-usage" | "content-signal",
+                          "line": int, "text": str}]}
+        }
       }
     ]
 
@@ -52,6 +64,7 @@ from scrapy_rep.engine.document import RobotsTxt, Rule
 from scrapy_rep.engine.lines import MAX_BODY_BYTES
 from scrapy_rep.engine.matching import path_params_query
 from scrapy_rep.engine.origin import origin_of
+from scrapy_rep.engine.usage import LABELS, Preferences
 from scrapy_rep.tools.lint import ERROR, format_text, lint, printable, report
 
 __all__ = ["main"]
@@ -200,14 +213,21 @@ class Checked(NamedTuple):
     reason: str  # "rule", "no-rule", "no-group", "robots-txt" or "unavailable"
     group: str | None
     rule: Rule | None
+    usage: Preferences | None = None  # with --purpose: what robots.txt states
 
 
 def check_urls(
-    source: Source, urls: Sequence[str], agents: Sequence[str], google_quirks: bool
+    source: Source,
+    urls: Sequence[str],
+    agents: Sequence[str],
+    google_quirks: bool,
+    purposes: Sequence[str] = (),
 ) -> list[Checked]:
-    """Decide every URL for an agent's tokens (SPEC §5.5-§6.9)."""
+    """Decide every URL for an agent's tokens (SPEC §5.5-§6.9), and with
+    ``purposes`` what robots.txt's usage lines state for it."""
     if source.allow_all:
-        return [Checked(url, True, "unavailable", None, None) for url in urls]
+        nothing = Preferences() if purposes else None
+        return [Checked(url, True, "unavailable", None, None, nothing) for url in urls]
     robots = RobotsTxt.parse(source.body, google_quirks=google_quirks)
     results = []
     for url in urls:
@@ -220,8 +240,38 @@ def check_urls(
             reason = "robots-txt"
         else:
             reason = "no-rule"
-        results.append(Checked(url, verdict.allowed, reason, verdict.agent, verdict.rule))
+        usage = robots.usage(url, agents) if purposes else None
+        results.append(Checked(url, verdict.allowed, reason, verdict.agent, verdict.rule, usage))
     return results
+
+
+def refused(checked: Checked, purposes: Sequence[str]) -> tuple[str, ...]:
+    """The purposes robots.txt refuses for this URL."""
+    return checked.usage.denied(purposes) if checked.usage is not None else ()
+
+
+def _usage_lines(checked: Checked, purposes: Sequence[str]) -> list[str]:
+    """One line per purpose: its state and the lines that decided it."""
+    usage = checked.usage
+    if usage is None:
+        return []
+    out = []
+    for label in purposes:
+        decision = usage[label]
+        if not usage.crawlable:
+            why = "the URL is disallowed, so no preference applies"
+        elif decision.rules:
+            by = "; ".join(
+                f"line {rule.line}: {_KEYS[rule.source]}: {rule.text}" for rule in decision.rules
+            )
+            why = f"by {by}"
+        else:
+            why = "no Content-Usage or Content-Signal line states it"
+        out.append(f"  usage {label}: {decision.state} ({why})")
+    return out
+
+
+_KEYS: Final = {"content-usage": "Content-Usage", "content-signal": "Content-Signal"}
 
 
 def _why(checked: Checked, tokens: Sequence[str], source: Source) -> str:
@@ -238,9 +288,9 @@ def _why(checked: Checked, tokens: Sequence[str], source: Source) -> str:
     return f'no rule matched, group "{checked.group}"'
 
 
-def _check_json(checked: Checked) -> dict[str, Any]:
+def _check_json(checked: Checked, purposes: Sequence[str]) -> dict[str, Any]:
     rule = checked.rule
-    return {
+    found: dict[str, Any] = {
         "url": printable(checked.url),
         "allowed": checked.allowed,
         "reason": checked.reason,
@@ -249,24 +299,36 @@ def _check_json(checked: Checked) -> dict[str, Any]:
         if rule is None
         else {"kind": rule.kind, "pattern": printable(rule.pattern), "line": rule.line},
     }
+    if checked.usage is not None:
+        labels = checked.usage.to_meta()["labels"]
+        assert isinstance(labels, dict)
+        found["usage"] = {label: labels[label] for label in purposes}
+    return found
 
 
 def run_check(args: argparse.Namespace) -> int:
     agents: list[str] = args.agent or [DEFAULT_AGENT]
     source = read_source(args.robots, args.timeout)
-    results = check_urls(source, args.urls, agents, args.google_quirks)
+    purposes: list[str] = list(dict.fromkeys(args.purpose or ()))
+    results = check_urls(source, args.urls, agents, args.google_quirks, purposes)
     _note_other_origins(source, args.urls)
     tokens = crawler_tokens(agents, args.google_quirks)
     if list(tokens) != [agent.strip().lower() for agent in agents]:  # a UA string, or cut
         _err(f"note: checking as {' or '.join(tokens) or '* (the agent names no crawler)'}")
     if args.json:
-        _out(json.dumps([_check_json(c) for c in results], indent=2, ensure_ascii=False))
+        data = [_check_json(c, purposes) for c in results]
+        _out(json.dumps(data, indent=2, ensure_ascii=False))
     else:
         for checked in results:
             word = "allowed" if checked.allowed else "disallowed"
+            if checked.allowed and refused(checked, purposes):
+                word = "refused"
             why = _why(checked, tokens, source)
             _out(printable(f"{word:<10}  {checked.url}  ({why})"))
-    return EXIT_OK if all(c.allowed for c in results) else EXIT_FOUND
+            for line in _usage_lines(checked, purposes):
+                _out(printable(line))
+    ok = all(c.allowed and not refused(c, purposes) for c in results)
+    return EXIT_OK if ok else EXIT_FOUND
 
 
 def _note_other_origins(source: Source, urls: Sequence[str]) -> None:
@@ -346,6 +408,16 @@ def _parsers() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentPars
         help="the crawler's product token (or its full User-Agent); repeat it for several "
         "tokens in order of preference, e.g. --agent mybot-news --agent mybot "
         f"(default: {DEFAULT_AGENT}, the token of Scrapy's default USER_AGENT)",
+    )
+    check.add_argument(
+        "--purpose",
+        "-p",
+        action="append",
+        choices=LABELS,
+        metavar="LABEL",
+        help="a use of the content to check (repeatable): "
+        f"{', '.join(LABELS)}; says what robots.txt's Content-Usage and Content-Signal "
+        "lines state, with the deciding line, and a refused purpose counts as disallowed",
     )
     check.add_argument(
         "--google-quirks",

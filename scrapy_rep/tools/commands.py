@@ -11,9 +11,14 @@ scrapy_rep's middleware, and reports what the middleware decided, with the
 rule, its line and the group that applied. URL itself is never downloaded;
 robots.txt is fetched as a crawl fetches it (or taken from the store).
 
-Exit codes: 0 allowed, 1 disallowed (by a rule, or because robots.txt is
-unreachable, so the crawler would drop the request), 2 usage error or the
-check could not run.
+With ``--purpose LABEL`` (or the project's ``REP_PURPOSES``) it also reports
+what robots.txt's ``Content-Usage`` / ``Content-Signal`` lines state for each
+declared purpose, with the deciding line; a refused purpose is a drop (the
+response header ``Content-Usage`` cannot be known: URL is not downloaded).
+
+Exit codes: 0 allowed, 1 disallowed (by a rule, a refused purpose, or because
+robots.txt is unreachable, so the crawler would drop the request), 2 usage
+error or the check could not run.
 """
 
 from __future__ import annotations
@@ -78,6 +83,14 @@ class RobotsCommand(ScrapyCommand):
         parser.add_argument(
             "--spider", metavar="NAME", help="use this spider's custom_settings (its token)"
         )
+        parser.add_argument(
+            "--purpose",
+            action="append",
+            default=[],
+            metavar="LABEL",
+            help="a use of the content to check, instead of REP_PURPOSES (repeatable): "
+            "train-ai, ai-use, search or ai-input",
+        )
 
     def run(self, args: list[str], opts: argparse.Namespace) -> None:
         if len(args) != 1:
@@ -90,6 +103,8 @@ class RobotsCommand(ScrapyCommand):
         self.settings.set("ROBOTSTXT_OBEY", True, priority="cmdline")
         if opts.agent:
             self.settings.set("ROBOTSTXT_USER_AGENT", list(opts.agent), priority="cmdline")
+        if opts.purpose:
+            self.settings.set("REP_PURPOSES", list(opts.purpose), priority="cmdline")
         _enable_middleware(self.settings)
         custom_settings: dict[str, Any] = {}
         if opts.spider:
@@ -163,6 +178,7 @@ class Probe:
     access: Access | None = None  # from scrapy_rep's robotstxt_resolved signal
     fetch: str = ""  # how the robots.txt download went, from Scrapy's response_received
     tokens: tuple[str, ...] = ()
+    usage: dict[str, Any] | None = None  # meta["rep_usage"], when purposes are declared
     robotstxt_url: str = ""
     _hops: dict[str, int] = field(default_factory=dict)  # next URL of the chain -> hops so far
 
@@ -240,6 +256,7 @@ class Probe:
             self.dropped = exc
         except Exception as exc:  # anything but a drop is an error, never "allowed"
             self.error = f"the check failed: {type(exc).__name__}: {exc}"
+        self.usage = request.meta.get("rep_usage")
 
     # --- the answer
 
@@ -263,7 +280,22 @@ class Probe:
         lines.append(f"  access      {self._access()}")
         lines.append(f"  tokens      {', '.join(self.tokens) or '(none)'} ({self.agent_source})")
         lines.extend(self._rule_lines())
+        lines.extend(self._usage_lines())
         return "\n".join(lines)
+
+    def _usage_lines(self) -> list[str]:
+        """Per declared purpose: its state and the robots.txt lines that decided it."""
+        if self.usage is None:
+            return []
+        lines = []
+        for label in self.usage["purposes"]:
+            decision = self.usage["labels"][label]
+            by = "; ".join(
+                f"line {item['line']}: {_usage_key(item['source'])}: {item['text']}"
+                for item in decision["by"]
+            )
+            lines.append(f"  usage       {label}: {decision['state']}{f' by {by}' if by else ''}")
+        return lines
 
     def _access(self) -> str:
         """What applies to the origin's requests, and the policy's reason."""
@@ -292,9 +324,21 @@ class Probe:
         group = verdict.agent or "(none: no group names these tokens and there is no *)"
         rule = _rule(verdict.rule) if verdict.rule else "(none matches: allowed)"
         lines = [f"  group       {group}", f"  rule        {rule}"]
-        if verdict.allowed != (self.dropped is None):
+        if verdict.allowed != (self.dropped is None) and not _usage_drop(self.dropped):
             lines.append("  note        the middleware decided otherwise than the rules above")
         return lines
+
+
+def _usage_key(source: str) -> str:
+    return {"content-usage": "Content-Usage", "content-signal": "Content-Signal"}.get(
+        source, source
+    )
+
+
+def _usage_drop(dropped: RobotsTxtDisallowed | None) -> bool:
+    from scrapy_rep.crawler.errors import RobotsTxtUsageDenied
+
+    return isinstance(dropped, RobotsTxtUsageDenied)
 
 
 def _rule(rule: Rule) -> str:

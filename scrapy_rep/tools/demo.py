@@ -1,8 +1,9 @@
 """``python -m scrapy_rep.tools.demo``: scrapy_rep at work on local sites, no internet needed.
 
 Serves one origin per behaviour on 127.0.0.1 (rules for different agents, a
-404, a 503, a redirect chain, a robots.txt over 500 KiB, sitemaps), runs the
-example project's spiders against all of them in one process, and prints
+404, a 503, a redirect chain, a robots.txt over 500 KiB, sitemaps, usage
+preferences that refuse AI training on part of a site), runs the example
+project's spiders against all of them in one process, and prints
 what each origin's robots.txt did to their requests. The numbers come from
 the crawl itself, not from the servers: scrapy_rep's ``robotstxt_resolved``,
 ``request_dropped`` and ``sitemaps_found`` signals, Scrapy's
@@ -44,6 +45,9 @@ __all__ = ["main"]
 
 #: The example project's spiders, all run against every site.
 SPIDERS: Final = ("catalog", "monitor", "news")
+#: The spider that declares REP_PURPOSES = ["train-ai"], run against the usage site only.
+TRAINER: Final = "trainer"
+USAGE_SITE: Final = "usage"
 #: Where the example project sits in a clone (the package is installed editable).
 DEFAULT_PROJECT: Final = Path(__file__).resolve().parents[2] / "example_project"
 
@@ -160,6 +164,7 @@ def _sites() -> list[Site]:
         Site("redirect", "redirect chain, 3 hops, across hosts"),
         Site("huge", "robots.txt over 500 KiB: the rest ignored"),
         Site("sitemaps", "sitemaps handed to the spider"),
+        Site(USAGE_SITE, "crawling allowed, train-ai refused on part of the site"),
         Site("cdn", "where the redirect chain ends", crawled=False),
     ]
 
@@ -179,6 +184,16 @@ Disallow: /
 
 User-agent: *
 Disallow: /
+"""
+
+#: draft-ietf-aipref-attach-05 and Cloudflare's Content Signals: every path may
+#: be crawled; what may be used to train generative AI differs by path.
+USAGE_ROBOTS: Final = b"""\
+User-agent: *
+Allow: /
+Content-Usage: train-ai=y
+Content-Usage: /articles/ train-ai=n, search=y
+Content-Signal: /private/ search=yes, ai-train=no
 """
 
 REDIRECTED_ROBOTS: Final = b"User-agent: *\nDisallow: /private/\n"
@@ -219,6 +234,7 @@ def _route(sites: dict[str, Site]) -> None:
             b"\nDisallow: /late/\n",
         )
     }
+    sites[USAGE_SITE].server.routes = {"/robots.txt": Reply(200, USAGE_ROBOTS)}
     base = sites["sitemaps"].url
     sites["sitemaps"].server.routes = {
         "/robots.txt": Reply(200, _sitemaps_robots(base)),
@@ -257,6 +273,7 @@ def serving() -> Iterator[list[Site]]:
 
 ALLOWED: Final = "allowed"
 FORBIDDEN: Final = "forbidden"
+REFUSED: Final = "refused"  # a declared purpose refused (usage preferences)
 UNREACHABLE: Final = "unreachable"
 OPTED_OUT: Final = "opted out"
 NO_ANSWER: Final = "(never applied)"  # no robots.txt outcome seen for a site
@@ -284,6 +301,7 @@ class Recorder:
         self.fetches: dict[str, str] = {}  # site -> how its robots.txt download went
         self.states: dict[str, str] = {}  # site -> what applied to its requests
         self.sitemaps: dict[str, set[str]] = defaultdict(set)
+        self.refusals: list[tuple[str, str]] = []  # (spider, the drop's reason)
 
     def connect(self, crawler: Crawler) -> None:
         from scrapy import signals as scrapy_signals
@@ -343,9 +361,12 @@ class Recorder:
             self.states.setdefault(site.name, _STATES.get(access.state.value, access.state.value))
 
     def _dropped(self, request: Request, spider: Spider, exception: Exception, **_: Any) -> None:
-        from scrapy_rep.crawler.errors import ForbiddenByRobotsTxt
+        from scrapy_rep.crawler.errors import ForbiddenByRobotsTxt, RobotsTxtUsageDenied
 
         verdict = FORBIDDEN if isinstance(exception, ForbiddenByRobotsTxt) else UNREACHABLE
+        if isinstance(exception, RobotsTxtUsageDenied):
+            verdict = REFUSED
+            self.refusals.append((spider.name, f"{request.url}: {exception.reason}"))
         self._record(spider, request.url, verdict)
 
     def _sitemaps(
@@ -397,7 +418,8 @@ class Recorder:
 
 def _counts(counts: Counter[str]) -> str:
     return ", ".join(
-        f"{counts[verdict]} {verdict}" for verdict in (ALLOWED, FORBIDDEN, UNREACHABLE, OPTED_OUT)
+        f"{counts[verdict]} {verdict}"
+        for verdict in (ALLOWED, FORBIDDEN, REFUSED, UNREACHABLE, OPTED_OUT)
     )
 
 
@@ -446,10 +468,11 @@ def crawl(project: Path, sites: Sequence[Site], log_level: str, out: TextIO) -> 
     process = AsyncCrawlerProcess(project_settings(project, log_level))
     recorder = Recorder(sites, out)
     bases = ",".join(site.url for site in sites if site.crawled)
-    for name in SPIDERS:
+    usage = ",".join(site.url for site in sites if site.name == USAGE_SITE)
+    for name in (*SPIDERS, TRAINER):
         crawler = process.create_crawler(name)
         recorder.connect(crawler)
-        process.crawl(crawler, base=bases)
+        process.crawl(crawler, base=usage if name == TRAINER else bases)
     process.start()
     return recorder
 
@@ -568,6 +591,20 @@ def _check_sitemaps(report: SiteReport) -> str | None:
     return None
 
 
+def _check_usage(report: SiteReport) -> str | None:
+    """trainer (train-ai) is refused /articles/ and /private/; nobody else loses a page."""
+    refused = report.paths.get((TRAINER, REFUSED), set())
+    expected = {"/articles/1", "/private/report"}
+    if refused != expected:
+        return f"trainer refused {sorted(refused)}, expected {sorted(expected)}"
+    if report.allowed(TRAINER) != {"/", "/early/page", "/late/page"}:
+        return f"trainer fetched {sorted(report.allowed(TRAINER))}, expected /, /early/, /late/"
+    lost = [s for s in SPIDERS if report.forbidden(s) or report.paths.get((s, REFUSED))]
+    if lost:
+        return f"spiders without purposes lost pages: {lost}"
+    return None
+
+
 CHECKS: Final[dict[str, Check]] = {
     "agents": _check_agents,
     "missing": _check_missing,
@@ -575,6 +612,7 @@ CHECKS: Final[dict[str, Check]] = {
     "redirect": _check_same_forbidden({"/private/report"}),
     "huge": _check_huge,
     "sitemaps": _check_sitemaps,
+    USAGE_SITE: _check_usage,
 }
 
 _HEADER: Final = (
@@ -583,6 +621,7 @@ _HEADER: Final = (
     "robots.txt",
     ALLOWED,
     FORBIDDEN,
+    REFUSED,
     UNREACHABLE,
     OPTED_OUT,
     "sitemaps",
@@ -598,6 +637,7 @@ def table(rows: Sequence[SiteReport], failures: dict[str, str | None]) -> str:
             row.outcome,
             str(row.counts[ALLOWED]),
             str(row.counts[FORBIDDEN]),
+            str(row.counts[REFUSED]),
             str(row.counts[UNREACHABLE]),
             str(row.counts[OPTED_OUT]),
             str(len(row.sitemaps)),
@@ -606,7 +646,7 @@ def table(rows: Sequence[SiteReport], failures: dict[str, str | None]) -> str:
         for row in rows
     ]
     widths = [max(len(line[i]) for line in cells) for i in range(len(_HEADER))]
-    numeric = range(3, 8)  # right-aligned
+    numeric = range(3, 9)  # right-aligned
     lines = [
         "  ".join(
             cell.rjust(width) if i in numeric else cell.ljust(width)
@@ -650,7 +690,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.getLogger().addHandler(errors)
     started = time.monotonic()
     with serving() as sites:
-        print(f"scrapy_rep demo: {len(sites) - 1} local sites, spiders {', '.join(SPIDERS)}")
+        print(
+            f"scrapy_rep demo: {len(sites) - 1} local sites, spiders {', '.join(SPIDERS)}; "
+            f"{TRAINER} (REP_PURPOSES=['train-ai']) on the {USAGE_SITE} site"
+        )
         for site in sites:
             print(f"  {site.name:<9} {site.url:<23} {site.shows}")
         print(f"\nCrawling (project {project}):", flush=True)
@@ -658,6 +701,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     rows = reports(sites, recorder)
     failures = {row.site.name: check(row) for row in rows}
     print(f"\n{table(rows, failures)}\n")
+    if recorder.refusals:
+        print("Refused for a declared purpose (robots.txt usage preferences):")
+        for spider, why in recorder.refusals:
+            print(f"  {spider:<8} {why}")
+        print()
     failed = {name: why for name, why in failures.items() if why}
     for name, why in failed.items():
         print(f"FAIL {name}: {why}")

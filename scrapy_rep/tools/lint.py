@@ -32,6 +32,7 @@ Codes (severity, what it means):
 - ``rule-shadowed`` (warning): an opposite rule matches the same URLs and always wins.
 - ``star-rules-not-inherited`` (warning): a named group lacks ``*`` disallow rules.
 - ``no-groups`` (warning): no user-agent line at all: everything is allowed.
+- ``usage-*``: ``Content-Usage`` / ``Content-Signal`` lines, in ``scrapy_rep.tools.lint_usage``.
 
 JSON output of ``scrapy-rep lint --json`` (one object)::
 
@@ -73,6 +74,7 @@ from scrapy_rep.engine import lines as _lines
 from scrapy_rep.engine.agents import GLOBAL, group_token
 from scrapy_rep.engine.document import RobotsTxt
 from scrapy_rep.engine.matching import normalise
+from scrapy_rep.tools.lint_usage import USAGE_SEVERITIES, usage_findings
 
 __all__ = ["ERROR", "WARNING", "Finding", "format_text", "lint", "printable", "report"]
 
@@ -101,6 +103,7 @@ SEVERITIES: Final[dict[str, str]] = {
     "rule-shadowed": WARNING,
     "star-rules-not-inherited": WARNING,
     "no-groups": WARNING,
+    **USAGE_SEVERITIES,
 }
 
 _DISPLAY: Final = {
@@ -190,6 +193,7 @@ def lint(body: bytes) -> list[Finding]:
         cut_line = len(reports) if len(body) > _lines.MAX_BODY_BYTES else 0
         findings.extend(_per_line(reports, texts, cut_line))
         findings.extend(_groups(reports))
+        findings.extend(Finding(*found) for found in usage_findings(reports))
     unique = dict.fromkeys(findings)  # a block shared by two agents reports once
     order = {ERROR: 0, WARNING: 1}
     return sorted(unique, key=lambda f: (f.line, order[f.severity], f.code))

@@ -66,12 +66,9 @@ def only(**stated: str) -> dict[str, str]:
 
 
 def robots_usage(body: str, agent: str, url: str, google_quirks: bool = False) -> Preferences:
-    """What the lead's ``RobotsTxt.usage`` would answer: crawlable first, then usage."""
-    robots = RobotsTxt.parse(body, google_quirks=google_quirks)
-    matcher = compile_usage(
-        usage_lines(body, agent, google_quirks=google_quirks), google_quirks=google_quirks
-    )
-    return matcher.usage(url, crawlable=robots.allowed(url, agent))
+    """``RobotsTxt.usage``: crawlable first, then usage (test_usage_document.py
+    shows it reads the same lines as the standalone ``usage_lines``)."""
+    return RobotsTxt.parse(body, google_quirks=google_quirks).usage(url, agent)
 
 
 # --- draft-ietf-aipref-vocab-08 ---------------------------------------------------
@@ -784,7 +781,7 @@ def fast_signal(body: bytes, agent: str, url: str) -> Answer:
 
 
 def our_signal(body: bytes, agent: str, url: str) -> Answer:
-    matcher = compile_usage(usage_lines(body, agent, google_quirks=True), google_quirks=True)
+    matcher = RobotsTxt.parse(body, google_quirks=True).usage_matcher(agent)
     out: Answer = {}
     for key, decision in matcher.signals(url).items():
         out[key] = None if decision.state == UNSTATED else decision.state == ALLOWED

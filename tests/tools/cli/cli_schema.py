@@ -17,7 +17,10 @@ def assert_check_schema(data: Any) -> None:
     assert isinstance(data, list)
     for item in data:
         assert isinstance(item, dict)
-        assert set(item) == {"url", "allowed", "reason", "group", "rule"}
+        assert set(item) - {"usage"} == {"url", "allowed", "reason", "group", "rule"}
+        for decision in item.get("usage", {}).values():  # with --purpose only
+            assert decision["state"] in ("allowed", "denied", "unstated")
+            assert all(set(by) == {"source", "line", "text"} for by in decision["by"])
         assert isinstance(item["url"], str)
         assert isinstance(item["allowed"], bool)
         assert item["reason"] in CHECK_REASONS

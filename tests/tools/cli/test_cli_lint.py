@@ -126,6 +126,18 @@ CASES: dict[str, tuple[bytes, list[tuple[int, str]]]] = {
         [(5, "star-rules-not-inherited")],
     ),
     "no-groups": (b"# nothing here yet\n", [(1, "no-groups")]),
+    "usage-lines": (  # scrapy_rep.tools.lint_usage
+        b"Content-Usage: train-ai=n\nUser-agent: *\nContent-Usage: Train-AI=n\n"
+        b"Content-Usage: /a/ train-ai=n, tdm=y\nContent-Signal: search=yes, ai-train=false\n"
+        b"Content-Signal: ai-train=maybe\nContent-Signal: /b/ ai-train=no\nDisallow: /x\n",
+        [
+            (1, "usage-before-user-agent"),
+            (3, "usage-not-read"),
+            (4, "usage-part-ignored"),
+            (5, "usage-part-ignored"),
+            (6, "usage-not-read"),
+        ],
+    ),
     "body-too-large": (
         b"User-agent: *\nDisallow: /" + b"a" * (PAD - 26) + b"\nDisallow: /late\n",
         [(2, "line-too-long"), (3, "body-too-large")],

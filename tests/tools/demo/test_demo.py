@@ -22,7 +22,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[3]
 SPIDERS = ("catalog", "monitor", "news")
-SITES = ("agents", "missing", "down", "redirect", "huge", "sitemaps")
+SITES = ("agents", "missing", "down", "redirect", "huge", "sitemaps", "usage")
 
 
 @dataclass(frozen=True)
@@ -40,6 +40,7 @@ class Row:
     robots: str
     allowed: int
     forbidden: int
+    refused: int
     unreachable: int
     opted_out: int
     sitemaps: int
@@ -162,6 +163,19 @@ def test_spec_7_2_sitemaps_surfaced_and_followed(rows: dict[str, Row]) -> None:
     # 3 spiders x 4 pages, 2 sitemaps and 3 of their 4 pages (catalog's robotstxt_sitemaps).
     assert (sitemaps.allowed, sitemaps.forbidden) == (12 + 2 + 3, 3 + 1)
     assert all(row.sitemaps == 0 for site, row in rows.items() if site != "sitemaps")
+
+
+def test_aipref_attach_usage_site_refuses_train_ai_to_the_spider_declaring_it(
+    demo: Demo, rows: dict[str, Row]
+) -> None:
+    """trainer (REP_PURPOSES=["train-ai"]) loses /articles/ and /private/; the rest lose nothing."""
+    usage = rows["usage"]
+    assert (usage.allowed, usage.forbidden, usage.refused) == (3 * 5 + 3, 0, 2)
+    assert all(row.refused == 0 for site, row in rows.items() if site != "usage")
+    refusals = demo.stdout.split("Refused for a declared purpose", 1)[1]
+    assert re.search(r"trainer .*/articles/1: usage train-ai refused by Content-Usage: "
+                     r"/articles/ train-ai=n, search=y at line 4 of ", refusals)  # fmt: skip
+    assert "Content-Signal: /private/ search=yes, ai-train=no at line 5" in refusals
 
 
 # --- failing runs ------------------------------------------------------------------------
