@@ -13,9 +13,13 @@ per second, and pages fetched per second.
     .venv/bin/python benchmarks/crawl.py
     .venv/bin/python benchmarks/crawl.py --pages 40000 --origins 400 --runs 3
     .venv/bin/python benchmarks/crawl.py --profile rep   # cProfile one run
+    .venv/bin/python benchmarks/crawl.py --reactor epoll --storage sqlite
 
 On a machine with at least 2 CPUs the server is pinned to one CPU and the
-crawler to another, so the two do not fight over a core.
+crawler to another, so the two do not fight over a core. ``--reactor`` picks
+Scrapy's TWISTED_REACTOR for every crawl (default asyncio); ``--storage``
+scrapy_rep's store (default memory; sqlite starts from an empty file each
+crawl, and under a reactor other than asyncio runs on its own loop thread).
 """
 
 from __future__ import annotations
@@ -51,6 +55,13 @@ ROBOTS = (
     b"Sitemap: http://127.0.0.1/sitemap.xml\n"
 )
 DISALLOWED_EVERY = 20  # 1 page in 20 lives under /private/
+REACTORS = {
+    "asyncio": "twisted.internet.asyncioreactor.AsyncioSelectorReactor",
+    "epoll": "twisted.internet.epollreactor.EPollReactor",
+    "poll": "twisted.internet.pollreactor.PollReactor",
+    "select": "twisted.internet.selectreactor.SelectReactor",
+}
+STORAGES = ("memory", "sqlite")
 
 
 def page_path(origin: int, number: int) -> str:
@@ -169,7 +180,9 @@ async def _serve(origins: int, control: Connection) -> None:
 # --- one crawl (in its own process) ------------------------------------------------------
 
 
-def crawl(mode: str, ports: list[int], pages: int, profile: str | None) -> dict[str, Any]:
+def crawl(
+    mode: str, ports: list[int], pages: int, profile: str | None, reactor: str, storage: str
+) -> dict[str, Any]:
     """Run one crawl in this process and return what it did."""
     sys.path.insert(0, str(ROOT))
     from scrapy import Request, Spider, signals
@@ -210,10 +223,16 @@ def crawl(mode: str, ports: list[int], pages: int, profile: str | None) -> dict[
         "CONCURRENT_ITEMS": 1,
         "RETRY_ENABLED": False,
         "ROBOTSTXT_OBEY": mode != "none",
+        "TWISTED_REACTOR": REACTORS[reactor],
     }
     if mode == "rep":
         settings["ADDONS"] = {"scrapy_rep.Addon": 0}
-        settings["REP_STORAGE"] = "memory"
+        settings["REP_STORAGE"] = storage
+        if storage == "sqlite":
+            import tempfile
+
+            folder = tempfile.mkdtemp(prefix="bench-crawl-")  # removed when the crawl ends
+            settings["REP_STORAGE_PATH"] = os.path.join(folder, "robotstxt.sqlite3")
     if mode == "noop":  # the floor: what any middleware with our two hooks costs
         settings["ROBOTSTXT_OBEY"] = False
         settings["DOWNLOADER_MIDDLEWARES"] = {f"{__name__}.NoopMiddleware": 100}
@@ -240,14 +259,21 @@ def crawl(mode: str, ports: list[int], pages: int, profile: str | None) -> dict[
         cProfile.runctx("process.start()", globals(), {"process": process}, profile)
     else:
         process.start()
+    if settings.get("REP_STORAGE_PATH"):
+        import shutil
+
+        shutil.rmtree(os.path.dirname(settings["REP_STORAGE_PATH"]), ignore_errors=True)
     result["seconds"] = clock["stop"] - clock["start"]
     result["cpu_seconds"] = clock["cpu_stop"] - clock["cpu_start"]
     result["max_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return result
 
 
-def run_child(mode: str, ports: list[int], pages: int, cpu: int | None, profile: str | None):  # type: ignore[no-untyped-def]
+def run_child(  # type: ignore[no-untyped-def]
+    mode: str, ports: list[int], pages: int, cpu: int | None, profile: str | None, args
+):
     command = [sys.executable, __file__, "--child", mode, "--pages", str(pages)]
+    command += ["--reactor", args.reactor, "--storage", args.storage]
     command += ["--ports", ",".join(map(str, ports))]
     if cpu is not None:
         command += ["--cpu", str(cpu)]
@@ -268,6 +294,8 @@ def main() -> None:
     parser.add_argument("--origins", type=int, default=200)
     parser.add_argument("--runs", type=int, default=1, help="crawls per mode, interleaved")
     parser.add_argument("--profile", choices=MODES, help="also cProfile one crawl of MODE")
+    parser.add_argument("--reactor", choices=REACTORS, default="asyncio", help="TWISTED_REACTOR")
+    parser.add_argument("--storage", choices=STORAGES, default="memory", help="REP_STORAGE")
     parser.add_argument("--child", choices=MODES, help=argparse.SUPPRESS)
     parser.add_argument("--ports", help=argparse.SUPPRESS)
     parser.add_argument("--cpu", type=int, help=argparse.SUPPRESS)
@@ -277,7 +305,8 @@ def main() -> None:
         if args.cpu is not None:
             os.sched_setaffinity(0, {args.cpu})
         ports = [int(p) for p in args.ports.split(",")]
-        print(json.dumps(crawl(args.child, ports, args.pages, args.profile_out)))
+        crawled = crawl(args.child, ports, args.pages, args.profile_out, args.reactor, args.storage)
+        print(json.dumps(crawled))
         return
     benchmark(args)
 
@@ -295,7 +324,7 @@ def benchmark(args: argparse.Namespace) -> None:
         f"{args.pages} pages over {args.origins} origins (127.0.0.1, one port each), "
         f"{args.runs} run(s) per mode, interleaved; CONCURRENT_REQUESTS=128; "
         f"1 page in {DISALLOWED_EVERY} disallowed; CPUs: server {server_cpu}, "
-        f"crawler {crawler_cpu}"
+        f"crawler {crawler_cpu}; reactor {args.reactor}; REP_STORAGE {args.storage}"
     )
     results: dict[str, list[dict[str, Any]]] = {mode: [] for mode in MODES}
     header = (
@@ -309,7 +338,7 @@ def benchmark(args: argparse.Namespace) -> None:
         for mode in order:
             control.send("reset")
             control.recv()
-            result = run_child(mode, ports, args.pages, crawler_cpu, None)
+            result = run_child(mode, ports, args.pages, crawler_cpu, None, args)
             control.send("report")
             served = control.recv()
             result.update(_served(served, ports))
@@ -324,7 +353,7 @@ def benchmark(args: argparse.Namespace) -> None:
         _ratios(summary)
         print()
     if args.profile:
-        _profile(args.profile, ports, args.pages, crawler_cpu)
+        _profile(args.profile, ports, args.pages, crawler_cpu, args)
     control.send("stop")
     server.join(5)
 
@@ -402,11 +431,11 @@ class NoopMiddleware:
         return response
 
 
-def _profile(mode: str, ports: list[int], pages: int, cpu: int | None) -> None:
+def _profile(mode: str, ports: list[int], pages: int, cpu: int | None, args: Any) -> None:
     import pstats
 
     out = str(Path(os.environ.get("TMPDIR", "/tmp")) / f"crawl-{mode}.prof")
-    run_child(mode, ports, pages, cpu, out)
+    run_child(mode, ports, pages, cpu, out, args)
     print(f"\ncProfile of one {mode} crawl ({out}), top 25 by own time:")
     stats = pstats.Stats(out)
     stats.sort_stats("tottime").print_stats(25)

@@ -1,4 +1,4 @@
-"""Shared test configuration: where ../shared is, and that it exists."""
+"""Shared test configuration: where ../shared is, and that it exists; the reactor."""
 
 from __future__ import annotations
 
@@ -7,9 +7,32 @@ from pathlib import Path
 
 import pytest
 from local_redis import RedisServer
+from reactor_choice import REACTOR_ENV, chosen_reactor
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"
+
+#: REP_TEST_REACTOR -> pytest-twisted's --reactor for the in-process crawls.
+#: Its "default" is the platform's reactor: epoll on Linux (checked below).
+_PYTEST_TWISTED = {"asyncio": "asyncio", "epoll": "default"}
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    """Install the reactor ``REP_TEST_REACTOR`` names (before pytest-twisted does)."""
+    name = chosen_reactor()
+    if name == "asyncio":
+        return  # addopts' --reactor=asyncio, or whatever the command line says
+    if name not in _PYTEST_TWISTED:
+        raise pytest.UsageError(
+            f"{REACTOR_ENV}={name}: the in-process tests run under asyncio or epoll; "
+            "tests/reactors crawls under poll and select in worker processes"
+        )
+    import twisted.internet.default
+
+    if not twisted.internet.default.install.__module__.endswith(f".{name}reactor"):
+        raise pytest.UsageError(f"{REACTOR_ENV}={name}: not this platform's default reactor")
+    config.option.reactor = _PYTEST_TWISTED[name]
 
 
 @pytest.fixture(scope="session")

@@ -17,7 +17,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, Generic, TypeVar
 
-from twisted.internet.defer import Deferred
+from twisted.internet.defer import CancelledError, Deferred
 
 __all__ = ["Flights", "asyncio_running", "sleep", "wait"]
 
@@ -74,6 +74,10 @@ class Flights(Generic[K, R]):
             task.cancel()
 
     async def _run(self, key: K, flight: Coroutine[Any, Any, R]) -> None:
+        # The key is forgotten before any waiter wakes: under a Twisted
+        # reactor other than asyncio a waiter wakes at once, inside
+        # ``callback``, and may start the key's next flight (a background
+        # retry), which must not be forgotten in its place.
         try:
             result = await flight
         except BaseException as exc:
@@ -86,7 +90,6 @@ class Flights(Generic[K, R]):
                 if not waiter.called:  # a cancelled waiter has been called already
                     waiter.callback(result)
         finally:
-            self._waiters.pop(key, None)
             if not self._waiters:
                 callbacks, self._idle_callbacks = self._idle_callbacks, []
                 for callback in callbacks:
@@ -139,7 +142,7 @@ async def sleep(seconds: float) -> None:
     from twisted.internet import reactor
     from twisted.internet.task import deferLater
 
-    await deferLater(reactor, seconds)
+    await _cancelled_as_asyncio(deferLater(reactor, seconds))
 
 
 def wait(waiter: Deferred[T]) -> Awaitable[T]:
@@ -147,5 +150,19 @@ def wait(waiter: Deferred[T]) -> Awaitable[T]:
     try:
         loop = asyncio.get_running_loop()
     except RuntimeError:
-        return waiter
+        return _cancelled_as_asyncio(waiter)
     return waiter.asFuture(loop)
+
+
+async def _cancelled_as_asyncio(waiter: Deferred[T]) -> T:
+    """``waiter``, its cancellation raised as asyncio's ``CancelledError``.
+
+    Twisted's ``CancelledError`` is an ``Exception``: a flight cancelled at
+    close under another reactor would be taken by ``except Exception`` for a
+    store or fetch failure and carry on. asyncio's is not, as under the asyncio
+    reactor.
+    """
+    try:
+        return await waiter
+    except CancelledError as exc:
+        raise asyncio.CancelledError from exc

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from local_redis import RedisServer as RedisServer  # re-exported
 from local_redis import free_port as free_port
+from reactor_choice import REACTOR_ENV, chosen_reactor
 from start_barrier import BARRIER_ENV, release_together
 
 HERE = Path(__file__).resolve().parent
@@ -64,6 +65,7 @@ def run_crawlers(*jobs: dict[str, Any], cwd: Path, timeout: float = 90) -> list[
             "PYTHONPATH": str(ROOT),
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
             BARRIER_ENV: barrier,
+            REACTOR_ENV: chosen_reactor(),
         }
         processes = [
             subprocess.Popen(

@@ -4,8 +4,9 @@ Usage: ``crawl_worker.py '<json job>'`` with ``urls``, ``settings`` and
 ``clock_offset`` (seconds added to the real clock through REP_CLOCK, the
 testing hook). Waits at the barrier of ``TEST_WORKER_BARRIER`` (if set) so
 that several processes start together, then prints a JSON report: what the
-spider got, what was dropped and why, other failures, robotstxt/* stats and
-the finish reason.
+spider got, what was dropped and why, other failures, robotstxt/* stats,
+the finish reason and the reactor. Crawls under the reactor of ``REP_TEST_REACTOR``
+(tests/reactor_choice.py; asyncio when unset).
 """
 
 from __future__ import annotations
@@ -18,9 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from scrapy import signals
-from scrapy.crawler import AsyncCrawlerProcess
+from scrapy.crawler import AsyncCrawlerProcess, CrawlerProcess
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests/: shared helpers
+from reactor_choice import chosen_reactor, reactor_setting
 from report_spider import ReportSpider
 from start_barrier import wait_for_the_others
 
@@ -43,13 +45,18 @@ def main(job: dict[str, Any]) -> None:
         "LOG_LEVEL": "INFO",
         "TELNETCONSOLE_ENABLED": False,
         "REP_CLOCK": "__main__.offset_clock",
+        **reactor_setting(),
         **job.get("settings", {}),
     }
-    process = AsyncCrawlerProcess(settings, install_root_handler=True)
+    # AsyncCrawlerProcess needs the asyncio reactor; CrawlerProcess runs any.
+    runner = AsyncCrawlerProcess if chosen_reactor() == "asyncio" else CrawlerProcess
+    process = runner(settings, install_root_handler=True)
     crawler = process.create_crawler(ReportSpider)
     crawler.signals.connect(wait_for_the_others, signal=signals.engine_started)
     process.crawl(crawler, urls=job["urls"])
     process.start()
+    from twisted.internet import reactor
+
     spider = crawler.spider
     assert isinstance(spider, ReportSpider) and crawler.stats is not None
     stats = crawler.stats.get_stats()
@@ -60,6 +67,7 @@ def main(job: dict[str, Any]) -> None:
         "stats": {k: v for k, v in stats.items() if k.startswith("robotstxt/")},
         "finish_reason": stats.get("finish_reason"),
         "max_rss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+        "reactor": type(reactor).__name__,
     }
     print(json.dumps(report))
 

@@ -1,0 +1,146 @@
+"""The storage backends under any Twisted reactor: one private asyncio loop.
+
+The backends (sqlite, redis, a user's class) are asyncio coroutines. Under
+Scrapy's asyncio reactor they run on the reactor's own loop. Under another
+reactor (epoll, poll, select) no asyncio loop runs in the reactor thread, so
+``LoopThread`` runs one in a daemon thread and ``ThreadedStorage`` sends each
+storage call there (``run_coroutine_threadsafe``), handing the result back to
+the reactor thread as a Deferred (``callFromThread``). The reactor never
+blocks, the backends stay as they are, and whatever tasks a backend starts
+(lock renewals, a driver's own) live on that loop until the store closes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections.abc import Coroutine
+from concurrent.futures import Future
+from typing import Any, TypeVar
+
+from twisted.internet.defer import CancelledError, Deferred
+
+from scrapy_rep.cache.policy import OriginRecord
+from scrapy_rep.cache.storage import Storage
+from scrapy_rep.crawler.flights import wait
+
+__all__ = ["LoopThread", "ThreadedStorage"]
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+
+class LoopThread:
+    """One asyncio event loop in a daemon thread, from ``start`` to ``stop``."""
+
+    def __init__(self, name: str = "scrapy_rep-storage") -> None:
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+        self._stopped: Deferred[None] = Deferred()
+
+    def start(self) -> None:
+        self._thread.start()
+
+    @property
+    def running(self) -> bool:
+        """Started and not yet stopped (the thread may take a moment more to end)."""
+        return self._thread.is_alive() and not self._stopped.called
+
+    def call(self, coro: Coroutine[Any, Any, T]) -> Deferred[T]:
+        """Run ``coro`` on the loop; its result (or error) fires the Deferred in
+        the reactor thread. Cancelling the Deferred cancels the coroutine."""
+        future = asyncio.run_coroutine_threadsafe(coro, self._loop)
+        result: Deferred[T] = Deferred(lambda _: _cancel(future))
+        future.add_done_callback(lambda done: _in_reactor(_fire, result, done))
+        return result
+
+    async def run(self, coro: Coroutine[Any, Any, T]) -> T:
+        """``coro``'s result, awaited from the reactor thread (any reactor)."""
+        return await wait(self.call(coro))
+
+    async def stop(self) -> None:
+        """Stop the loop, cancel what is left on it, close it; the thread ends."""
+        if not self.running:
+            return
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        await wait(self._stopped)
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self._loop)
+        try:
+            self._loop.run_forever()
+        finally:
+            try:
+                _cancel_left_tasks(self._loop)
+                self._loop.run_until_complete(self._loop.shutdown_asyncgens())
+                self._loop.run_until_complete(self._loop.shutdown_default_executor())
+            finally:
+                self._loop.close()
+                _in_reactor(self._stopped.callback, None)
+
+
+class ThreadedStorage:
+    """A ``Storage`` whose every call runs on a ``LoopThread``, which it stops on close."""
+
+    def __init__(self, storage: Storage, loop: LoopThread) -> None:
+        self.storage = storage
+        self._loop = loop
+
+    async def get(self, key: str) -> OriginRecord | None:
+        return await self._loop.run(self.storage.get(key))
+
+    async def put(self, key: str, record: OriginRecord, ttl_seconds: float) -> None:
+        await self._loop.run(self.storage.put(key, record, ttl_seconds))
+
+    async def lock(self, key: str, ttl: float) -> bool:
+        return await self._loop.run(self.storage.lock(key, ttl))
+
+    async def release(self, key: str) -> None:
+        await self._loop.run(self.storage.release(key))
+
+    async def close(self) -> None:
+        try:
+            await self._loop.run(self.storage.close())
+        finally:
+            await self._loop.stop()
+
+
+def _fire(result: Deferred[T], done: Future[T]) -> None:
+    """In the reactor thread: pass ``done``'s outcome on, unless already cancelled."""
+    if result.called:
+        return
+    if done.cancelled():
+        result.errback(CancelledError())
+        return
+    error = done.exception()
+    if error is not None:
+        result.errback(error)
+    else:
+        result.callback(done.result())
+
+
+def _cancel(future: Future[Any]) -> None:
+    """The caller gave up: cancel the coroutine on the loop (the Deferred fails itself)."""
+    future.cancel()
+
+
+def _in_reactor(func: Any, *args: object) -> None:
+    """Call ``func`` in the reactor thread (safe from any thread)."""
+    from twisted.internet import reactor
+
+    reactor.callFromThread(func, *args)
+
+
+def _cancel_left_tasks(loop: asyncio.AbstractEventLoop) -> None:
+    """Cancel the tasks still on ``loop`` (a backend's background work) and let them end."""
+    tasks = list(asyncio.all_tasks(loop))
+    for task in tasks:
+        task.cancel()
+    if not tasks:
+        return
+    done = loop.run_until_complete(asyncio.gather(*tasks, return_exceptions=True))
+    for task, outcome in zip(tasks, done):
+        if isinstance(outcome, Exception) and not task.cancelled():
+            logger.warning("A robots.txt cache task failed on close: %r", outcome)
