@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Coroutine
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, cast
 
 from twisted.internet.defer import CancelledError, Deferred
 
-__all__ = ["Flights", "asyncio_running", "sleep", "wait"]
+__all__ = ["Flights", "asyncio_running", "sleep", "unless_stopped", "wait"]
 
 K = TypeVar("K")
 R = TypeVar("R")
@@ -166,3 +166,43 @@ async def _cancelled_as_asyncio(waiter: Deferred[T]) -> T:
         return await waiter
     except CancelledError as exc:
         raise asyncio.CancelledError from exc
+
+
+async def unless_stopped(
+    work: Coroutine[Any, Any, T], stopped: Callable[[], bool], poll: float
+) -> T | None:
+    """``work``'s result, or None once ``stopped()`` says so (``work`` is then
+    cancelled). ``stopped`` is asked every ``poll`` seconds while ``work``
+    runs; a result is taken the moment it comes, under either world."""
+    if asyncio_running():
+        task = asyncio.ensure_future(work)
+        while not task.done():
+            await asyncio.wait({task}, timeout=poll)
+            if not task.done() and stopped():
+                task.cancel()
+                return None
+        return task.result()
+    from twisted.internet import reactor
+    from twisted.internet.base import ReactorBase
+
+    clock = cast(ReactorBase, reactor)
+    waiting: Deferred[T] = Deferred.fromCoroutine(work)
+    tick: list[Deferred[None]] = []
+
+    def wake(result: object) -> object:
+        if tick and not tick[0].called:
+            tick[0].callback(None)
+        return result
+
+    waiting.addBoth(wake)
+    while not waiting.called:
+        tick[:] = [Deferred()]
+        timer = clock.callLater(poll, wake, None)
+        await tick[0]
+        if timer.active():
+            timer.cancel()
+        if not waiting.called and stopped():
+            waiting.addErrback(lambda _: None)
+            waiting.cancel()
+            return None
+    return await _cancelled_as_asyncio(waiting)

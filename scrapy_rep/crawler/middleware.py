@@ -9,11 +9,9 @@ robots.txt requests) and ``internals`` (what reaches into Scrapy).
 
 from __future__ import annotations
 
-import asyncio
 import logging
-from collections.abc import Coroutine
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Final, cast
+from typing import TYPE_CHECKING, Final, cast
 
 from scrapy import signals as scrapy_signals
 from scrapy.exceptions import CloseSpider, DontCloseSpider, NotConfigured
@@ -31,7 +29,7 @@ from scrapy_rep.crawler.errors import (
     RobotsTxtUnreachable,
 )
 from scrapy_rep.crawler.fetcher import META_KEY, Fetcher
-from scrapy_rep.crawler.flights import asyncio_running
+from scrapy_rep.crawler.flights import unless_stopped
 from scrapy_rep.crawler.internals import (
     Parking,
     builtin_robotstxt_enabled,
@@ -207,8 +205,10 @@ class RobotsTxtMiddleware:
         self._triggers.setdefault(origin, request)
         self._fetcher.remember_first(origin, request)
         try:
-            if parked and asyncio_running():
-                return await self._until_stopping(self._resolver.access(origin))
+            if parked:  # a pause gives it back to the scheduler (JOBDIR keeps it)
+                return await unless_stopped(
+                    self._resolver.access(origin), lambda: self._parking.stopping, _STOP_POLL
+                )
             return await self._resolver.access(origin)
         finally:
             self._fetcher.forget_first(origin)
@@ -218,16 +218,6 @@ class RobotsTxtMiddleware:
                 self._parking.unpark(request)
             else:
                 self._parking.holding -= 1
-
-    async def _until_stopping(self, access: Coroutine[Any, Any, Access]) -> Access | None:
-        """``access``, or None as soon as the engine stops (it is then cancelled)."""
-        waiting = asyncio.ensure_future(access)
-        while not waiting.done():
-            await asyncio.wait({waiting}, timeout=_STOP_POLL)
-            if not waiting.done() and self._parking.stopping:
-                waiting.cancel()
-                return None
-        return waiting.result()
 
     async def _fetch(self, origin: Origin) -> FetchOutcome:
         """Fetch through the first request's proxy; a redirect that ended at

@@ -4,7 +4,6 @@ project would crawl."""
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import threading
 from collections.abc import AsyncIterator
@@ -14,7 +13,7 @@ from typing import Any, ClassVar
 
 import pytest
 from scrapy import Request, signals
-from scrapy.utils.defer import deferred_f_from_coro_f
+from scrapy.utils.defer import deferred_f_from_coro_f, deferred_from_coro
 from scrapy.utils.test import get_crawler
 
 from .conftest import SETTINGS, RecordingSpider, crawl, spider_of, stats
@@ -58,10 +57,11 @@ async def test_scrapy_pause_gives_waiting_requests_back_and_resume_continues(
         first = get_crawler(ResumableSpider, settings)
 
         def stop_once_robots_is_asked(request: Request, **_: Any) -> None:
-            if request.url.endswith("/robots.txt"):
-                loop = asyncio.get_running_loop()
-                loop.call_later(0.5, lambda: asyncio.ensure_future(first.stop_async()))
-                loop.call_later(1.0, released.set)
+            if request.url.endswith("/robots.txt"):  # under any reactor
+                from twisted.internet import reactor
+
+                reactor.callLater(0.5, lambda: deferred_from_coro(first.stop_async()))
+                reactor.callLater(1.0, released.set)
 
         first.signals.connect(stop_once_robots_is_asked, signal=signals.request_reached_downloader)
         await first.crawl_async(urls=urls)
