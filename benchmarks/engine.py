@@ -19,6 +19,13 @@ Why it is built this way:
   timed phase, for every implementation alike. Run order rotates per run.
 - The synthetic stress files run in a child process per (implementation,
   file) with a deadline per check, so a backtracking matcher cannot hang us.
+- The adversarial section (issue 13 §2, SPEC §6.8) fills the 500 KiB parse
+  limit with distinct wildcard rules of one family and times, per library,
+  the parse, the first check (for scrapy_rep, compiling the group) and warm
+  checks with 2 KiB and 100 KiB URLs: a plain one ("abab...") and one made
+  to hold as many of the rules' pieces as it can. A library whose check
+  overruns ``ADVERSARIAL_DEADLINE_S`` is not asked again for that family.
+  ``--adversarial-only`` runs just this section.
 """
 
 from __future__ import annotations
@@ -328,6 +335,137 @@ def run_synthetic(
     return {"steps": steps, "expected": expected, "timed_out": timed_out, "error": error}
 
 
+# --- adversarial files: wildcard rules up to the parse limit (issue 13 §2) ------------------
+
+ADVERSARIAL_LIMIT = 500 * 1024
+ADVERSARIAL_DEADLINE_S = 2.0
+ADVERSARIAL_LENGTHS = (2 * 1024, 100 * 1024)
+
+
+def _fill(rule: Callable[[int], str]) -> bytes:
+    """``User-agent: *`` and rule(0), rule(1)... up to the parse limit."""
+    lines, size = ["User-agent: *"], 14
+    while True:
+        line = rule(len(lines) - 1)
+        size += len(line) + 1
+        if size > ADVERSARIAL_LIMIT:
+            return ("\n".join(lines) + "\n").encode()
+        lines.append(line)
+
+
+def _numbers(prefix: str, length: int) -> str:
+    text, number = [], 0
+    while sum(map(len, text)) < length:  # cheap enough: a few thousand pieces
+        text.append("".join(f"{prefix}{i}" for i in range(number, number + 1000)))
+        number += 1000
+    return "".join(text)[:length]
+
+
+def _random_piece(seed: int) -> str:
+    alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
+    state, piece = seed * 2654435761 + 1, []
+    for _ in range(20):
+        state = (state * 1103515245 + 12345) % 2**31
+        piece.append(alphabet[state % len(alphabet)])
+    return "".join(piece)
+
+
+#: family -> (rule i, a hostile path of a given length: as many pieces as it holds)
+ADVERSARIAL: dict[str, tuple[Callable[[int], str], Callable[[int], str]]] = {
+    "Disallow: /*a<N>*a$": (lambda i: f"Disallow: /*a{i}*a$", lambda n: _numbers("a", n)),
+    "Disallow: /*<N>": (lambda i: f"Disallow: /*{i}", lambda n: _numbers("", n)),
+    "30 stars: /<N>*x<N+1>*...": (
+        lambda i: "Disallow: /" + "*x".join(str(i + j) for j in range(30)),
+        lambda n: _numbers("x", n),
+    ),
+    "out of order: /*b*a<N>": (
+        lambda i: f"Disallow: /*b*a{i}",
+        lambda n: _numbers("a", n // 2) + "b" + "a0" * (n // 4),
+    ),
+    "shared start: /*/product/<N>": (
+        lambda i: f"Disallow: /*/product/{i}",
+        lambda n: ("/product/x" * (n // 10 + 1))[:n],
+    ),
+    "20 random chars: /*<R>": (
+        lambda i: f"Disallow: /*{_random_piece(i)}",
+        lambda n: "".join(_random_piece(i) for i in range(1_000_000, 1_000_000 + n // 20 + 1)),
+    ),
+}
+ADVERSARIAL_IMPLS = ("scrapy_rep", "protego", "fast-robotstxt")
+
+
+def adversarial_run(impl: Impl, family: str) -> dict[str, float | None]:
+    """Seconds: parse, first check, and the warm checks (None: skipped, too slow)."""
+    rule, hostile = ADVERSARIAL[family]
+    body = _fill(rule)
+    clock = time.perf_counter
+    t0 = clock()
+    obj = impl.parse(body)
+    out: dict[str, float | None] = {"parse": clock() - t0}
+    t0 = clock()
+    answer(impl.name, obj, "https://example.com/", "mybot")
+    out["first"] = clock() - t0
+    slow = out["first"] > ADVERSARIAL_DEADLINE_S
+    for kind, make in (("plain", lambda n: ("ab" * n)[:n]), ("hostile", hostile)):
+        for length in ADVERSARIAL_LENGTHS:
+            name = f"{kind}@{length // 1024}K"
+            if slow:
+                out[name] = None
+                continue
+            url = "https://example.com/" + make(length)
+            times = []
+            for _ in range(3):
+                t0 = clock()
+                answer(impl.name, obj, url, "mybot")
+                times.append(clock() - t0)
+                if times[-1] > ADVERSARIAL_DEADLINE_S:
+                    slow = True
+                    break
+            out[name] = min(times)
+    return out
+
+
+def adversarial(impls: Sequence[str] = ADVERSARIAL_IMPLS) -> dict[str, dict[str, Any]]:
+    results: dict[str, dict[str, Any]] = {}
+    for family in ADVERSARIAL:
+        print(f"adversarial: {family}...", file=sys.stderr)
+        results[family] = {name: adversarial_run(BY_NAME[name], family) for name in impls}
+    return results
+
+
+def adversarial_report(results: dict[str, dict[str, Any]]) -> str:
+    out = [
+        "## adversarial: 500 KiB of distinct wildcard rules (ms; warm = best of 3; "
+        "'first' includes compiling the group; fast-robotstxt re-parses on every check)",
+    ]
+    columns = ["parse", "first"] + [
+        f"{kind}@{length // 1024}K" for kind in ("plain", "hostile")
+        for length in ADVERSARIAL_LENGTHS
+    ]
+    for family, per_impl in results.items():
+        rows = [[name] + [
+            f">{ADVERSARIAL_DEADLINE_S:.0f}s" if times[c] is None else f"{times[c] * 1e3:.2f}"
+            for c in columns] for name, times in per_impl.items()]
+        out.append("")
+        out.append(f"### {family} ({len(_fill(ADVERSARIAL[family][0]).splitlines()) - 1} rules)")
+        out.append(_table(["impl", *columns], rows))
+    ours = [times for per_impl in results.values() for name, times in per_impl.items()
+            if name == "scrapy_rep"]
+    if ours:
+        compile_ms = max(t["first"] for t in ours) * 1e3
+        warm = {length: max(t[f"{kind}@{length // 1024}K"] or float("inf") for t in ours
+                            for kind in ("plain", "hostile")) * 1e3
+                for length in ADVERSARIAL_LENGTHS}
+        out.append("")
+        out.append(f"  {'PASS' if compile_ms <= 60 else 'FAIL'}  first check (compiles the "
+                   f"group) <= 60 ms: {compile_ms:.1f} ms")
+        out.append(f"  {'PASS' if warm[2048] <= 2 else 'FAIL'}  check with a 2 KiB URL "
+                   f"<= 2 ms: {warm[2048]:.2f} ms")
+        out.append(f"  {'PASS' if warm[102400] <= 100 else 'FAIL'}  check with a 100 KiB URL "
+                   f"<= 100 ms: {warm[102400]:.2f} ms")
+    return "\n".join(out)
+
+
 # --- the whole benchmark ------------------------------------------------------------------
 
 
@@ -531,6 +669,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="seconds allowed for each synthetic check before the child is killed")
     parser.add_argument("--scrapy-rep-path", type=Path, default=ROOT,
                         help="folder holding the scrapy_rep package (default: this repository)")
+    parser.add_argument("--adversarial-only", action="store_true",
+                        help="run only the adversarial section (issue 13 §2)")
     parser.add_argument("--synthetic-worker", nargs=2, metavar=("IMPL", "FILE"),
                         help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -541,11 +681,20 @@ def main(argv: list[str] | None = None) -> int:
     if args.runs < 1:
         parser.error("--runs must be at least 1")
     where = load_scrapy_rep(args.scrapy_rep_path)
-    corpus = load_corpus(CORPUS)
     started = time.perf_counter()
+    if args.adversarial_only:
+        results = {"adversarial": adversarial(), "scrapy_rep_from": where}
+        print(f"# scrapy_rep imported from {where}\n")
+        print(adversarial_report(results["adversarial"]))
+        print(f"\n# benchmark took {time.perf_counter() - started:.1f}s")
+        if args.json:
+            args.json.write_text(json.dumps(results, indent=1), encoding="utf-8")
+        return 0
+    corpus = load_corpus(CORPUS)
     results = measure(corpus, args.runs, args.synthetic_timeout, args.scrapy_rep_path)
     results["scrapy_rep_from"] = where
-    text = report(results, corpus, args.runs)
+    results["adversarial"] = adversarial()
+    text = report(results, corpus, args.runs) + "\n\n" + adversarial_report(results["adversarial"])
     print(text)
     print(f"\n# benchmark took {time.perf_counter() - started:.1f}s")
     if args.json:

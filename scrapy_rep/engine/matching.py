@@ -8,18 +8,26 @@ binary search and a few string comparisons however many rules the group has:
 - literal ``$``-anchored rules in a dict (exact equality);
 - wildcard rules, longest first, matched greedily segment by segment with
   ``str.find``: linear in path length per segment, never backtracking (§6.8).
+  Each is filed under one piece it needs (its longest); in a group of many
+  such rules, one scan of the path (``multi_match``) names the pieces present,
+  so a check costs about the path's length, not (rules × path length).
 """
 
 from __future__ import annotations
 
+import gc
 import re
 import sys
 from array import array
 from bisect import bisect_right
-from collections.abc import Sequence
-from itertools import compress
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from itertools import compress, filterfalse
 from operator import itemgetter
 from typing import Final, NamedTuple
+
+from scrapy_rep.engine.multi_match import MAX_KEY, ShortStrings
 
 ALLOW: Final = "allow"
 DISALLOW: Final = "disallow"
@@ -286,6 +294,26 @@ _Wildcard = tuple[int, bool, str, tuple[str, ...], str, bool, str, str, bool]
 
 
 Best = tuple[int, bool, str]  # (priority, allow, normalised pattern as written)
+#: Wildcards sharing a need: (highest priority, need, the rules, highest first).
+_Needing = tuple[int, str, list[_Wildcard]]
+#: Above this many wildcard rules, a group is indexed: one scan of the path,
+#: instead of one ``in`` per need and one search per rule whose need is in it.
+#: Below, those cost at most ~1 ms with a 2 KiB path (no real file in the
+#: corpus has more than 506), and the index is not worth its memory.
+INDEXED_WILDCARDS: Final = 512
+#: What one check of an indexed group knows of its path: where each key
+#: first, and last, starts, and the searches made so far ((piece, from) ->
+#: found), which rules of a big group share (``/*b*a1``, ``/*b*a2``...).
+_Seen = tuple[dict[str, int], dict[str, int], dict[tuple[str, int], int]]
+
+
+class _Index(NamedTuple):
+    """A big group's wildcards, filed under keys one scan of a path finds."""
+
+    keys: ShortStrings
+    by_key: dict[str, list[_Needing]]  # key -> the wildcards filed under it
+    key_top: dict[str, int]  # key -> the highest priority filed under it
+    always: list[_Needing]  # those whose need is empty: no key, always tried
 
 
 class CompiledGroup:
@@ -296,8 +324,9 @@ class CompiledGroup:
     (the line, the pattern as written) is looked up when first asked for.
     """
 
-    __slots__ = ("_allow", "_anchored", "_codes", "_google", "_keys", "_parents", "_patterns",
-                 "_plain", "_stars", "_where", "_wild_top", "_wild_top_of", "_wildcards")
+    __slots__ = ("_allow", "_anchored", "_codes", "_google", "_index", "_keys", "_last",
+                 "_parents", "_patterns", "_plain", "_stars", "_where", "_wild_top",
+                 "_wild_top_of", "_wildcards")
 
     def __init__(self, joined: str, codes: Sequence[int], google: bool) -> None:
         """``joined``: the patterns as written, one per line; ``codes``: from ``rule_code``."""
@@ -307,7 +336,11 @@ class CompiledGroup:
         self._where: tuple[dict[tuple[str, bool], int], list[str]] | None = None
         self._anchored: dict[str, Best] = {}
         self._stars: dict[str, int] = {}  # literal -> trailing "*" its winner was written with
-        self._wildcards: tuple[tuple[int, str, list[_Wildcard]], ...] = ()  # (top, need, list)
+        self._wildcards: tuple[_Needing, ...] = ()  # highest first
+        self._index: _Index | None = None  # over the needs, when there are many
+        #: The last path found disallowed, and by what: ``explain`` after
+        #: ``allowed`` (a drop, logged with its rule) does not pay twice.
+        self._last: tuple[str, Best | None] | None = None
         self._wild_top = -1
         self._wild_top_of = (-1, -1)  # the highest disallow, allow wildcard
         normalised = self._normalise(joined)
@@ -318,7 +351,8 @@ class CompiledGroup:
         # "/a$*" rule's literal "/a$" is, and _add_starred sets its kind itself).
         self._allow = set(compress(keys, flags))
         if "*" in normalised or "$" in normalised:
-            keys, starred = self._file_special(keys, flags, "$" in normalised)
+            with _collector_paused():
+                keys, starred = self._file_special(keys, flags, "$" in normalised)
             if starred:
                 keys += self._add_starred(keys, starred)
         keys.sort()
@@ -352,7 +386,10 @@ class CompiledGroup:
                 head, tail = pieces[0], pieces[-1]
                 middle: tuple[str, ...] = ()
                 need = tail or head  # the head is a cheap test: a piece after it, if any
-                if len(pieces) > 2:
+                if len(pieces) == 3 and pieces[1]:  # "/*a*b": the usual shape, cheaply
+                    middle = (pieces[1],)
+                    need = pieces[1] if len(pieces[1]) >= len(tail) else tail
+                elif len(pieces) > 2:
                     middle = tuple(filter(None, pieces[1:-1]))
                     need = max((*middle, tail), key=len) or head
                 # The need cannot overlap the head if it starts with a character
@@ -373,12 +410,39 @@ class CompiledGroup:
             self._wildcards = tuple(  # highest priority first, too
                 (group[0][0], need, group) for need, group in by_need.items()
             )
+            if len(wildcards) > INDEXED_WILDCARDS:
+                self._index_needs()
             self._wild_top = wildcards[0][0]
+            # A priority is odd for an allow: the first odd and even ones, found in C.
+            priorities = list(map(itemgetter(0), wildcards))
+            odd = (1).__and__
             self._wild_top_of = (
-                next((w[0] for w in wildcards if not w[1]), -1),
-                next((w[0] for w in wildcards if w[1]), -1),
+                next(filterfalse(odd, priorities), -1),
+                next(filter(odd, priorities), -1),
             )
         return list(compress(keys, literal)), starred
+
+    def _index_needs(self) -> None:
+        """File each need under a key the index finds, highest priority first,
+        for ``_best_wildcard``: the need itself, or if longer than ``MAX_KEY``
+        its first or last ``MAX_KEY`` characters, whichever fewer needs share
+        (``/*/product/1``, ``/*/product/2``... share their start, not their end)."""
+        by_key: dict[str, list[_Needing]] = {}
+        always: list[_Needing] = []
+        long_needs = [needing[1] for needing in self._wildcards if len(needing[1]) > MAX_KEY]
+        starts = Counter(need[:MAX_KEY] for need in long_needs)
+        ends = Counter(need[-MAX_KEY:] for need in long_needs)
+        for needing in self._wildcards:
+            key = needing[1]
+            if len(key) > MAX_KEY:
+                start, end = key[:MAX_KEY], key[-MAX_KEY:]
+                key = start if starts[start] <= ends[end] else end
+            if key:
+                by_key.setdefault(key, []).append(needing)
+            else:
+                always.append(needing)
+        key_top = {key: needings[0][0] for key, needings in by_key.items()}
+        self._index = _Index(ShortStrings(by_key), by_key, key_top, always)
 
     def _add_starred(self, keys: list[str], starred: list[tuple[str, int, bool]]) -> list[str]:
         """``/a*`` matches what ``/a`` matches, but counts its stars in its
@@ -416,7 +480,8 @@ class CompiledGroup:
 
     def decide(self, path: str) -> Rule | None:
         """The rule that decides ``path`` (normalised), or None if none matches."""
-        best = self._best(path)
+        last = self._last
+        best = last[1] if last is not None and last[0] == path else self._best(path)
         if best is None:
             return None
         if self._where is None:  # first asked: where each normalised pattern was written
@@ -452,21 +517,33 @@ class CompiledGroup:
             anchored = self._anchored.get(path)
             if anchored is not None and anchored[0] > floor:
                 floor, allow, pattern = anchored
-        if (self._wild_top_of[not allow] if verdict_only else self._wild_top) > floor:
-            for top, need, wildcards in self._wildcards:
-                if top <= floor:
-                    break  # the lists come highest first: none after can win
-                if need not in path:
-                    continue
-                for priority, kind, head, middle, tail, end, written, _, sure in wildcards:
-                    if priority <= floor:
-                        break
-                    if not path.startswith(head):
-                        continue
-                    if sure or _matches(path, len(head), middle, tail, end):
-                        floor, allow, pattern = priority, kind, written
-                        break
-        return (floor, allow, pattern) if floor >= 0 else None
+        if self._wild_top <= floor:
+            pass  # no wildcard can outrank what matched
+        elif verdict_only and self._wild_top_of[not allow] <= floor:
+            return (floor, allow, pattern) if floor >= 0 else None  # maybe not the decider
+        elif self._index is None:
+            floor, allow, pattern = _best_of(self._wildcards, path, (floor, allow, pattern), None)
+        else:
+            floor, allow, pattern = self._best_indexed(self._index, path, (floor, allow, pattern))
+        if floor < 0:
+            return None
+        if not allow:  # a drop: ``explain`` follows, to log the rule
+            self._last = path, (floor, allow, pattern)
+        return floor, allow, pattern
+
+    def _best_indexed(self, index: _Index, path: str, best: Best) -> Best:
+        """The best of ``best`` and the wildcards that match ``path``, in a big
+        group: one scan names the keys in the path; only the wildcards filed
+        under them can match, tried from the key of the highest one."""
+        first, last = index.keys.scan(path)
+        seen: _Seen = first, last, {}
+        best = _best_of(index.always, path, best, seen)
+        key_top, by_key = index.key_top, index.by_key
+        for key in sorted(first, key=key_top.__getitem__, reverse=True):
+            if key_top[key] <= best[0]:
+                break  # the keys come highest first: none after can win
+            best = _best_of(by_key[key], path, best, seen)
+        return best
 
     def _best_literal(self, index: int) -> Best:
         """The best literal rule up the links from ``index``: stars count in its length."""
@@ -525,18 +602,82 @@ class CompiledGroup:
         return found
 
 
-def _matches(path: str, position: int, middle: tuple[str, ...], tail: str, anchored: bool) -> bool:
+def _best_of(needings: Sequence[_Needing], path: str, best: Best, seen: _Seen | None) -> Best:
+    """The best of ``best`` and the wildcards of ``needings`` (highest first)
+    that match ``path``. With ``seen`` (an index scan), a need of up to
+    ``MAX_KEY`` characters is known to be in the path: it is its own key."""
+    floor, allow, pattern = best
+    known = -1 if seen is None else MAX_KEY
+    for top, need, wildcards in needings:
+        if top <= floor:
+            break  # the lists come highest first: none after can win
+        if len(need) > known and need not in path:
+            continue
+        for priority, kind, head, middle, tail, end, written, _, sure in wildcards:
+            if priority <= floor:
+                break
+            if not path.startswith(head):
+                continue
+            if sure or _matches(path, len(head), middle, tail, end, seen):
+                floor, allow, pattern = priority, kind, written
+                break
+    return floor, allow, pattern
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """A big group is tens of thousands of small tuples, lists and trie nodes,
+    none of them garbage: left on, the cyclic collector walks them again and
+    again while they are made, a third of the time compiling takes."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
+def _matches(
+    path: str,
+    position: int,
+    middle: tuple[str, ...],
+    tail: str,
+    anchored: bool,
+    seen: _Seen | None,
+) -> bool:
     # The rest of a wildcard, after its head (``path`` up to ``position``).
     # Each piece at its leftmost occurrence leaves the most room for the
     # rest, so a greedy scan is exact and needs no backtracking.
+    if anchored and not path.endswith(tail):
+        return False  # a cheap test first: the rules of a big group mostly fail it
     for piece in middle:
-        found = path.find(piece, position)
+        found = _find(path, piece, position, seen)
         if found < 0:
             return False
         position = found + len(piece)
     if anchored:
-        return path.endswith(tail) and len(path) - len(tail) >= position
-    return not tail or path.find(tail, position) >= 0
+        return len(path) - len(tail) >= position
+    return not tail or _find(path, tail, position, seen) >= 0
+
+
+def _find(path: str, piece: str, position: int, seen: _Seen | None) -> int:
+    """``path.find(piece, position)``; in an indexed group, answered without
+    a search when the piece's first or last occurrence settles it, and each
+    search made once per check."""
+    if seen is None:
+        return path.find(piece, position)
+    first = seen[0].get(piece)
+    if first is not None:
+        if first >= position:
+            return first
+        if seen[1][piece] < position:
+            return -1
+    found = seen[2].get((piece, position))
+    if found is None:
+        found = seen[2][piece, position] = path.find(piece, position)
+    return found
 
 
 def _common_length(one: str, other: str) -> int:

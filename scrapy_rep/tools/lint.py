@@ -172,6 +172,7 @@ class _Block:
 
     agents: list[tuple[int, str, str]] = field(default_factory=list)  # line, token, value
     rules: list[_Rule] = field(default_factory=list)
+    first_line: dict[str, int] = field(default_factory=dict)  # token -> its first agent line
 
 
 def _effective(report: _lines.LineReport) -> _lines.Directive | None:
@@ -441,7 +442,9 @@ def _blocks(reports: Iterable[_lines.LineReport]) -> tuple[list[_Block], list[in
             if not reading_agents:
                 blocks.append(_Block())
                 reading_agents = True
-            blocks[-1].agents.append((report.line, group_token(found.value, False), found.value))
+            token = group_token(found.value, False)
+            blocks[-1].agents.append((report.line, token, found.value))
+            blocks[-1].first_line.setdefault(token, report.line)
         elif found.field in _RULE_FIELDS:
             if not blocks:
                 orphans.append(report.line)
@@ -476,9 +479,26 @@ def _groups(reports: list[_lines.LineReport]) -> Iterator[Finding]:
                 groups.setdefault(token, []).append(block)
     yield from _dead_blocks(blocks)
     yield from _split(groups)
-    for token, members in groups.items():
-        yield from _shadowed(token, [rule for block in members for rule in block.rules])
+    for who, members in _sharing(groups):
+        yield from _shadowed(who, [rule for block in members for rule in block.rules])
     yield from _not_inherited(groups)
+
+
+def _sharing(groups: dict[str, list[_Block]]) -> Iterator[tuple[str, list[_Block]]]:
+    """Each distinct set of blocks once, with the agents it is the group of
+    (shown): 10,000 agents over one block of rules are checked once, not
+    10,000 times, and a shadowed rule is reported once, not once per agent."""
+    tokens: dict[tuple[int, ...], list[str]] = {}
+    members_of: dict[tuple[int, ...], list[_Block]] = {}
+    for token, members in groups.items():
+        key = tuple(map(id, members))
+        tokens.setdefault(key, []).append(token)
+        members_of[key] = members
+    for key, names in tokens.items():
+        who = _show(names[0])
+        if len(names) > 1:
+            who += f" (and {_count(len(names) - 1, 'other agent')} of the same group)"
+        yield who, members_of[key]
 
 
 def _dead_blocks(blocks: list[_Block]) -> Iterator[Finding]:
@@ -509,7 +529,7 @@ def _split(groups: dict[str, list[_Block]]) -> Iterator[Finding]:
 
 
 def _agent_line(block: _Block, token: str) -> int:
-    return next(line for line, name, _ in block.agents if name == token)
+    return block.first_line[token]
 
 
 def _same_urls_key(pattern: str) -> str:
@@ -520,8 +540,9 @@ def _same_urls_key(pattern: str) -> str:
     return normal.rstrip("*") or "/"
 
 
-def _shadowed(token: str, rules: list[_Rule]) -> Iterator[Finding]:
-    """SPEC §6.6: among rules matching the same URLs, one always decides."""
+def _shadowed(who: str, rules: list[_Rule]) -> Iterator[Finding]:
+    """SPEC §6.6: among rules matching the same URLs, one always decides.
+    Linear in the rules: each is filed under its set of URLs once."""
     alike: dict[str, list[_Rule]] = {}
     for rule in rules:
         alike.setdefault(_same_urls_key(rule.pattern), []).append(rule)
@@ -537,7 +558,7 @@ def _shadowed(token: str, rules: list[_Rule]) -> Iterator[Finding]:
                 yield _finding(
                     rule.line,
                     "duplicate-rule",
-                    f"for {_show(token)}, this rule has the same effect as "
+                    f"for {who}, this rule has the same effect as "
                     f"{_show(written)} at line {winner.line}",
                     "remove one of them",
                 )
@@ -550,7 +571,7 @@ def _shadowed(token: str, rules: list[_Rule]) -> Iterator[Finding]:
                 yield _finding(
                     rule.line,
                     "rule-shadowed",
-                    f"for {_show(token)}, this rule never decides: {_show(written)} at line "
+                    f"for {who}, this rule never decides: {_show(written)} at line "
                     f"{winner.line} matches the same URLs and {why}",
                     "keep only the rule you mean",
                 )
@@ -559,34 +580,48 @@ def _shadowed(token: str, rules: list[_Rule]) -> Iterator[Finding]:
 def _not_inherited(groups: dict[str, list[_Block]]) -> Iterator[Finding]:
     """SPEC §5.5: a crawler with its own group ignores every ``*`` rule."""
     star = [rule for block in groups.get(GLOBAL, []) for rule in block.rules]
-    star_disallows = [
-        rule
-        for rule in star
-        if rule.kind == _lines.DISALLOW and _same_urls_key(rule.pattern) != "/"
-    ]
+    star_disallows: dict[str, _Rule] = {}  # set of URLs -> the first rule naming it
+    for rule in star:  # in file order
+        if rule.kind == _lines.DISALLOW:
+            key = _same_urls_key(rule.pattern)
+            if key != "/":
+                star_disallows.setdefault(key, rule)
     if not star_disallows:
         return
+    # Per distinct set of blocks, once: (how many '*' sets of URLs it lacks, the first).
+    lacking: dict[tuple[int, ...], tuple[int, _Rule | None]] = {}
     for token, members in groups.items():
-        own = [rule for block in members for rule in block.rules]
-        disallowed = {_same_urls_key(r.pattern) for r in own if r.kind == _lines.DISALLOW}
-        if token == GLOBAL or not disallowed or "/" in disallowed:
-            continue  # a group that allows or disallows everything says what it means
-        patterns = {_same_urls_key(rule.pattern) for rule in own}
-        missing: dict[str, _Rule] = {}  # set of URLs -> the first rule naming it
-        for rule in star_disallows:  # in file order
-            key = _same_urls_key(rule.pattern)
-            if key not in patterns:
-                missing.setdefault(key, rule)
-        if missing:
-            first = next(iter(missing.values()))
+        if token == GLOBAL:
+            continue
+        ids = tuple(map(id, members))
+        if ids not in lacking:
+            lacking[ids] = _lacking(members, star_disallows)
+        count, first = lacking[ids]
+        if first is not None:
             yield _finding(
                 _agent_line(members[0], token),
                 "star-rules-not-inherited",
-                f"the group for {_show(token)} lacks {_count(len(missing), 'Disallow rule')} "
+                f"the group for {_show(token)} lacks {_count(count, 'Disallow rule')} "
                 f"of the '*' group (first: {_show(first.pattern)} at line {first.line}); "
                 f"{_show(token)} obeys only its own group",
                 f"copy the '*' rules that {_show(token)} must obey into its group",
             )
+
+
+def _lacking(members: list[_Block], star_disallows: dict[str, _Rule]) -> tuple[int, _Rule | None]:
+    """How many of the '*' group's disallowed sets of URLs a group does not
+    name, and the first of them (None: nothing to report). Linear in the
+    group's own rules: the '*' ones are walked only past those it names."""
+    own = [rule for block in members for rule in block.rules]
+    disallowed = {_same_urls_key(r.pattern) for r in own if r.kind == _lines.DISALLOW}
+    if not disallowed or "/" in disallowed:
+        return 0, None  # a group that allows or disallows everything says what it means
+    patterns = {_same_urls_key(rule.pattern) for rule in own}
+    named = sum(key in star_disallows for key in patterns)
+    if named == len(star_disallows):
+        return 0, None
+    first = next(rule for key, rule in star_disallows.items() if key not in patterns)
+    return len(star_disallows) - named, first
 
 
 # --- output ------------------------------------------------------------------------

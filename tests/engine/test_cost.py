@@ -8,18 +8,31 @@ pattern length), whatever the patterns.
 from __future__ import annotations
 
 from typing import Any
+from unittest.mock import patch
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_properties import reference_allowed
 
-from scrapy_rep.engine.matching import CompiledGroup, rule_code
+from scrapy_rep.engine import matching
+from scrapy_rep.engine.matching import CompiledGroup, Rule, normalise, normalise_path, rule_code
 
 
 class CountingPath(str):
-    """A path that counts the characters its searches can touch."""
+    """A path that counts the characters its searches can touch, and those
+    read one by one or sliced out (the index's scan)."""
 
     steps = 0
+
+    def __iter__(self) -> Any:
+        CountingPath.steps += len(self)
+        return super().__iter__()
+
+    def __getitem__(self, key: Any) -> str:
+        found = super().__getitem__(key)
+        CountingPath.steps += len(found)
+        return found
 
     def _count(self, start: Any = None) -> None:
         CountingPath.steps += len(self) - (start or 0) + 1
@@ -80,3 +93,108 @@ def test_rfc9309_6_8_steps_linear_on_adversarial_patterns(patterns: list[str], t
 def test_rfc9309_6_8_steps_linear_on_random_patterns(patterns: list[str], path: str) -> None:
     steps, bound = steps_for(patterns, "/" + path)
     assert steps <= 2 * bound + 4 * len(patterns), (steps, bound)
+
+
+# --- big groups: one scan of the path, not one search per rule (issue 13 §2) -----------
+
+
+def group_of(patterns: list[str], kinds: list[str] | None = None) -> CompiledGroup:
+    kinds = kinds or ["disallow"] * len(patterns)
+    codes = [rule_code(kind, i + 1) for i, kind in enumerate(kinds)]
+    return CompiledGroup("\n".join(patterns), codes, False)
+
+
+def counted(group: CompiledGroup, path: str, ask: str = "decide") -> int:
+    """Characters read by the index scan plus those the string searches may touch."""
+    CountingPath.steps = 0
+    if ask == "decide":
+        group.decide(CountingPath(path))
+    else:
+        group.allows(CountingPath(path))
+    return CountingPath.steps
+
+
+def numbers(prefix: str, count: int) -> str:
+    return "".join(f"{prefix}{i}" for i in range(count))
+
+
+RULES = 20_000  # about what fills the 500 KiB parse limit
+LENGTH = 4096
+WORST_CASES = {
+    # (rule i, a path made to contain as many of the rules' pieces as it can)
+    "a-number-a-anchored": (lambda i: f"/*a{i}*a$", "/" + numbers("a", 1000)),
+    "number": (lambda i: f"/*{i}", "/" + numbers("", 2000)),
+    "thirty-stars": (
+        lambda i: "/" + "*x".join(str(i + j) for j in range(30)),
+        "/" + numbers("x", 900),
+    ),
+    "pieces-out-of-order": (lambda i: f"/*b*a{i}", "/" + numbers("a", 700) + "b" + "a0" * 1000),
+    "anchored-never-at-end": (lambda i: f"/*a{i}*z$", "/" + numbers("a", 1000) + "y"),
+    # needs longer than the index's keys, sharing their start or their end
+    "shared-start": (lambda i: f"/*/product/{i}", "/product/x" * 500),
+    "shared-end": (lambda i: f"/*{i}/product", "/x/product" * 500),
+}
+
+
+@pytest.mark.parametrize("case", WORST_CASES, ids=list(WORST_CASES))
+def test_rfc9309_6_8_big_group_steps_linear_in_the_path_not_the_rules(case: str) -> None:
+    rule, path = WORST_CASES[case]
+    path = path[:LENGTH]
+    group = group_of([rule(i) for i in range(RULES)])
+    assert group._index is not None  # the scan, not one search per need
+    steps = counted(group, path)
+    # A search per rule would be RULES * LENGTH = 80 million; the index reads
+    # each character at most MAX_KEY times, and a few searches follow.
+    assert steps <= 8 * len(path), (steps, len(path))
+
+
+def test_rfc9309_6_8_big_group_steps_do_not_grow_with_the_rules() -> None:
+    path = ("/" + numbers("a", 1000))[:LENGTH]
+    steps = [counted(group_of([f"/*a{i}*a$" for i in range(count)]), path)
+             for count in (1_000, 20_000)]
+    assert steps[1] <= 2 * steps[0], steps
+
+
+def test_scrapy_explain_after_a_drop_reuses_the_check() -> None:
+    patterns = [f"/*a{i}*a$" for i in range(RULES)]
+    path = ("/" + numbers("a", 1000))[:LENGTH] + "a"
+    group = group_of(patterns)
+    assert counted(group, path, ask="allows") > len(path)
+    assert not group.allows(path)
+    assert counted(group, path, ask="decide") == 0  # the path is not read again
+    assert group.decide(path) == group_of(patterns).decide(path) is not None
+
+
+# --- the index decides as the searches do ------------------------------------------------
+
+big_patterns = st.lists(
+    st.text(alphabet="ab*$/", min_size=1, max_size=24).map(lambda t: "/" + t),
+    min_size=1,
+    max_size=30,
+)
+
+
+@given(
+    big_patterns,
+    st.lists(st.sampled_from(["allow", "disallow"]), min_size=30, max_size=30),
+    st.lists(st.text(alphabet="ab/$", max_size=60), min_size=1, max_size=5),
+)
+@settings(max_examples=500)
+def test_rfc9309_6_6_indexed_group_decides_as_searches_do(
+    patterns: list[str], kinds: list[str], paths: list[str]
+) -> None:
+    kinds = kinds[: len(patterns)]
+    plain = group_of(patterns, kinds)
+    with patch.object(matching, "INDEXED_WILDCARDS", 0):  # index even a small group
+        indexed = group_of(patterns, kinds)
+    assert plain._index is None
+    for path in paths:
+        expected = reference_allowed(list(zip(kinds, patterns)), "/" + path)
+        path = normalise_path("/" + path)  # a "$" in a URL is "%24", as in a rule
+        assert indexed.allows(path) == plain.allows(path) == expected, path
+        # The same kind and length decide (of rules that tie, either may be named).
+        assert weight(indexed.decide(path)) == weight(plain.decide(path)), path
+
+
+def weight(rule: Rule | None) -> tuple[str, int] | None:
+    return None if rule is None else (rule.kind, len(normalise(rule.pattern)))

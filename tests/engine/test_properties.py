@@ -47,7 +47,7 @@ def reference_allowed(group_rules: list[tuple[str, str]], path: str) -> bool:
         body = pattern[:-1] if anchored else pattern
         regex = ".*".join(re.escape(piece) for piece in body.split("*"))
         if re.match(regex + (r"\Z" if anchored else ""), path, re.DOTALL):
-            candidate = (len(pattern), kind == "allow")
+            candidate = (len(normalise(pattern)), kind == "allow")  # SPEC §6.6: octets, normalised
             if best is None or candidate > best:
                 best = candidate
     return best is None or best[1]

@@ -228,6 +228,60 @@ def test_lint_shadowed_rules_say_why() -> None:
     )
 
 
+def test_lint_block_shared_by_agents_reports_a_shadowed_rule_once() -> None:
+    body = b"User-agent: a\nUser-agent: b\nUser-agent: c\nDisallow: /x\nAllow: /x\n"
+    (finding,) = [f for f in lint(body) if f.code == "rule-shadowed"]
+    assert finding.line == 4
+    assert finding.message.startswith("for 'a' (and 2 other agents of the same group), ")
+
+
+def _agent_name(number: int) -> str:
+    letters = ""
+    while True:
+        letters += "abcdefghijklmnopqrstuvwxyz"[number % 26]
+        number //= 26
+        if not number:
+            return "bot" + letters
+
+
+def _lint_steps(monkeypatch: pytest.MonkeyPatch, body: bytes) -> int:
+    """How many times lint files a rule under its set of URLs or measures one."""
+    calls = [0]
+    from scrapy_rep.tools import lint as module
+
+    def counting(original: Any) -> Any:
+        def wrapper(pattern: str) -> Any:
+            calls[0] += 1
+            return original(pattern)
+
+        return wrapper
+
+    with monkeypatch.context() as patched:
+        patched.setattr(module, "_same_urls_key", counting(module._same_urls_key))
+        patched.setattr(module, "normalise", counting(module.normalise))
+        lint(body)
+    return calls[0]
+
+
+def _many_groups(size: int) -> bytes:
+    """``size`` agents sharing one block of ``size`` rules, ``size`` named groups of
+    their own beside a '*' group of ``size`` rules, agents named in two groups."""
+    agents = "".join(f"User-agent: {_agent_name(i)}\n" for i in range(size))
+    shared = agents + "".join(f"Disallow: /{i}\nAllow: /{i}\n" for i in range(size))
+    star = "User-agent: *\n" + "".join(f"Disallow: /s{i}/\n" for i in range(size))
+    named = "".join(
+        f"User-agent: {_agent_name(size + i)}\nDisallow: /p{i}\n" for i in range(size)
+    )
+    return (shared + "\n" + star + "\n" + named + "\n" + agents + "Disallow: /b\n").encode()
+
+
+def test_lint_steps_grow_linearly_with_agents_and_rules(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Issue 13 §2: a 504 KB file of 10,000 groups took 49 s (agents x rules);
+    # doubling both must about double the work, not quadruple it.
+    small, large = (_lint_steps(monkeypatch, _many_groups(size)) for size in (300, 600))
+    assert large <= 2.2 * small, (small, large)
+
+
 def test_lint_star_rules_not_inherited_counts_each_set_of_urls_once() -> None:
     body = (
         b"User-agent: *\nDisallow: /a\nDisallow: /b\n\nUser-agent: *\nDisallow: /a*\n"
