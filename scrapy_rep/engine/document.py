@@ -62,6 +62,12 @@ class _Block(NamedTuple):
     usage: dict[str, list[tuple[int, str, str]]] | None = None
 
 
+def _selection_key(user_agent: UserAgent, use_global: bool) -> object:
+    """What a group selection is remembered under: the agent as asked."""
+    key: object = user_agent if isinstance(user_agent, str) else tuple(user_agent)
+    return key if use_global else (key, False)
+
+
 class RobotsTxt:
     """A parsed robots.txt: ask it whether an agent may fetch a URL."""
 
@@ -184,9 +190,7 @@ class RobotsTxt:
 
     def usage_matcher(self, user_agent: UserAgent, *, use_global: bool = True) -> UsageMatcher:
         """The usage rules of the agent's group, compiled once, with their problems."""
-        key: object = user_agent if isinstance(user_agent, str) else tuple(user_agent)
-        if not use_global:
-            key = (key, False)
+        key = _selection_key(user_agent, use_global)
         matcher = self._usage_selected.get(key)
         if matcher is None:
             tokens = crawler_tokens(user_agent, self._quirks)
@@ -239,9 +243,7 @@ class RobotsTxt:
     def _group_for(
         self, user_agent: UserAgent, use_global: bool
     ) -> tuple[str | None, CompiledGroup | None]:
-        key: object = user_agent if isinstance(user_agent, str) else tuple(user_agent)
-        if not use_global:
-            key = (key, False)
+        key = _selection_key(user_agent, use_global)
         found = self._selected.get(key)
         if found is None:
             tokens = crawler_tokens(user_agent, self._quirks)
