@@ -479,6 +479,8 @@ def crawl(mode: str, options: dict[str, Any]) -> dict[str, Any]:
         settings["REP_STORAGE"] = "memory"
     if mode == "rep-sqlite":  # the default store, in a file nobody has used before
         settings["REP_STORAGE_PATH"] = str(Path(store.name) / "robotstxt.sqlite3")
+    if mode.startswith("rep") and options.get("memory_max_origins"):
+        settings["REP_MEMORY_MAX_ORIGINS"] = options["memory_max_origins"]
     if options.get("named_hosts"):
         from scrapy.settings import default_settings
 
@@ -577,6 +579,11 @@ def main() -> None:
     parser.add_argument("--modes", default=",".join(MODES), help="comma-separated, of: %(default)s")
     parser.add_argument("--log-level", default="WARNING", choices=("INFO", "WARNING"))
     parser.add_argument(
+        "--memory-max-origins",
+        type=int,
+        help="REP_MEMORY_MAX_ORIGINS for the rep modes (default: the setting's, 10,000)",
+    )
+    parser.add_argument(
         "--named-hosts",
         action=argparse.BooleanOptionalAction,
         help="origins o<N>.broad.test on one 127.0.0.1 socket (default: on in the scale preset)",
@@ -633,6 +640,7 @@ def benchmark(args: argparse.Namespace, modes: tuple[str, ...]) -> int:
         "concurrency": args.concurrency,
         "log_level": args.log_level,
         "named_hosts": args.named_hosts,
+        "memory_max_origins": args.memory_max_origins,
     }
     print(
         f"preset {args.preset}: {args.origins} origins ({origin_host(0, args.named_hosts)} to "
