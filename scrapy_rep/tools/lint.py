@@ -74,6 +74,7 @@ from scrapy_rep.engine import lines as _lines
 from scrapy_rep.engine.agents import GLOBAL, group_token
 from scrapy_rep.engine.document import RobotsTxt
 from scrapy_rep.engine.matching import normalise
+from scrapy_rep.tools.finding import Finding
 from scrapy_rep.tools.lint_usage import USAGE_SEVERITIES, usage_findings
 
 __all__ = ["ERROR", "WARNING", "Finding", "format_text", "lint", "printable", "report"]
@@ -120,16 +121,6 @@ _HTML_TAG: Final = re.compile(
 _INVALID_BYTE: Final = re.compile("[\udc80-\udcff]")
 _CONTROL: Final = re.compile("[\x00-\x1f\x7f]")
 _SHOW_CHARS: Final = 60
-
-
-class Finding(NamedTuple):
-    """One thing to fix, on one line."""
-
-    line: int
-    code: str
-    severity: str
-    message: str
-    hint: str
 
 
 def _finding(line: int, code: str, message: str, hint: str = "") -> Finding:
@@ -194,7 +185,7 @@ def lint(body: bytes) -> list[Finding]:
         cut_line = len(reports) if len(body) > _lines.MAX_BODY_BYTES else 0
         findings.extend(_per_line(reports, texts, cut_line))
         findings.extend(_groups(reports))
-        findings.extend(Finding(*found) for found in usage_findings(reports))
+        findings.extend(usage_findings(reports))
     unique = dict.fromkeys(findings)  # a block shared by two agents reports once
     order = {ERROR: 0, WARNING: 1}
     return sorted(unique, key=lambda f: (f.line, order[f.severity], f.code))

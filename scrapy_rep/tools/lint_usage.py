@@ -21,12 +21,13 @@ that move, and a new draft version should touch the engine and this module only.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from typing import Final, NamedTuple
+from typing import Final
 
 from scrapy_rep.engine import lines as _lines
 from scrapy_rep.engine.usage import USAGE_KEYS, read_rule
+from scrapy_rep.tools.finding import Finding
 
-__all__ = ["USAGE_SEVERITIES", "UsageFinding", "usage_findings"]
+__all__ = ["USAGE_SEVERITIES", "usage_findings"]
 
 USAGE_SEVERITIES: Final[dict[str, str]] = {
     "usage-not-read": "error",
@@ -43,21 +44,11 @@ _EXAMPLE: Final = {
 }
 
 
-class UsageFinding(NamedTuple):
-    """The fields of ``lint.Finding``, in its order."""
-
-    line: int
-    code: str
-    severity: str
-    message: str
-    hint: str
+def _finding(line: int, code: str, message: str, hint: str = "") -> Finding:
+    return Finding(line, code, USAGE_SEVERITIES[code], message, hint)
 
 
-def _finding(line: int, code: str, message: str, hint: str = "") -> UsageFinding:
-    return UsageFinding(line, code, USAGE_SEVERITIES[code], message, hint)
-
-
-def usage_findings(reports: Iterable[_lines.LineReport]) -> Iterator[UsageFinding]:
+def usage_findings(reports: Iterable[_lines.LineReport]) -> Iterator[Finding]:
     """Findings for every ``Content-Usage`` / ``Content-Signal`` line read as the
     default parser reads lines (exact key and a colon)."""
     in_group = False
@@ -82,7 +73,7 @@ def usage_findings(reports: Iterable[_lines.LineReport]) -> Iterator[UsageFindin
         yield from _statement(report.line, found.key, found.value)
 
 
-def _statement(number: int, key: str, value: str) -> Iterator[UsageFinding]:
+def _statement(number: int, key: str, value: str) -> Iterator[Finding]:
     rule, problems = read_rule(number, key, value)
     name = _NAMES[key]
     if rule is None or not rule.statement:
