@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from scrapy.exceptions import IgnoreRequest
 
-from scrapy_rep.engine.matching import Rule
+from scrapy_rep.engine.matching import UNDECIDED, UNDECIDED_TEXT, Rule
 from scrapy_rep.engine.usage import UsageRule
 
 __all__ = [
@@ -36,9 +36,11 @@ class ForbiddenByRobotsTxt(RobotsTxtDisallowed):
     """A rule of the origin's robots.txt forbids the URL (SPEC §8.1)."""
 
     def __init__(self, rule: Rule, url: str, robotstxt_url: str) -> None:
-        super().__init__(
-            f"forbidden by rule {rule.pattern} at line {rule.line} of {robotstxt_url}", url
-        )
+        if rule == UNDECIDED:  # no line decided: the check gave up (SPEC §6.8)
+            reason = f"{robotstxt_url}: {UNDECIDED_TEXT}"
+        else:
+            reason = f"forbidden by rule {rule.pattern} at line {rule.line} of {robotstxt_url}"
+        super().__init__(reason, url)
         self.rule = rule
 
 
@@ -74,6 +76,8 @@ class RobotsTxtUsageDenied(RobotsTxtDisallowed):
 def _statement(rule: UsageRule, where: str) -> str:
     if rule.line is None:
         return f"the Content-Usage response header ({rule.text})"
+    if rule.line == 0:  # the check gave up (SPEC §6.8)
+        return f"{where}: {rule.text}"
     key = "Content-Usage" if rule.source == "content-usage" else "Content-Signal"
     return f"{key}: {rule.text} at line {rule.line} of {where}"
 

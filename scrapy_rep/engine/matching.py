@@ -106,7 +106,18 @@ class Rule(NamedTuple):
 
     kind: str  # ALLOW or DISALLOW
     pattern: str
-    line: int  # 1-based
+    line: int  # 1-based; 0 for ``UNDECIDED``
+
+
+#: What decides a URL when its check gave up (SPEC §6.8): a big group of
+#: wildcard rules made so that this URL would cost more steps than a check
+#: may make. Fail closed: a disallow that no line of the file wrote.
+UNDECIDED: Final = Rule(DISALLOW, "*", 0)
+#: What to say of it.
+UNDECIDED_TEXT: Final = (
+    "too many wildcard rules to try for this URL within a check's cost bound"
+    " (SPEC §6.8): refused, failing closed"
+)
 
 
 # --- the URL side ------------------------------------------------------------
@@ -302,18 +313,48 @@ _Needing = tuple[int, str, list[_Wildcard]]
 #: corpus has more than 506), and the index is not worth its memory.
 INDEXED_WILDCARDS: Final = 512
 #: What one check of an indexed group knows of its path: where each key
-#: first, and last, starts, and the searches made so far ((piece, from) ->
-#: found), which rules of a big group share (``/*b*a1``, ``/*b*a2``...).
-_Seen = tuple[dict[str, int], dict[str, int], dict[tuple[str, int], int]]
+#: first, and last, starts, the searches made so far ((piece, from) ->
+#: found), which rules of a big group share (``/*b*a1``, ``/*b*a2``...), and
+#: the steps it has left (``_steps_for``).
+_Seen = tuple[dict[str, int], dict[str, int], dict[tuple[str, int], int], list[int]]
+#: What a check of a big group may spend before it gives up (SPEC §6.8), in
+#: steps of about 0.1 µs: a head looked up or an anchored rule whose end the
+#: path lacks is a step, any other rule tried ``_TRY_STEPS``, and
+#: ``_SCANNED_PER_STEP`` characters searched one more. So a check stays
+#: within ~2 ms for a 2 KiB path and ~60 ms for 100 KiB, whatever the file;
+#: on the corpus a check spends a few dozen.
+STEPS_PER_CHECK: Final = 8000
+STEPS_PER_CHARACTER: Final = 4
+_TRY_STEPS: Final = 10
+_SCANNED_PER_STEP: Final = 128
+#: What ``_best`` answers when a check gave up: a disallow that outranks all.
+GAVE_UP: Final[Best] = (sys.maxsize, False, "")
+
+
+class _GaveUp(Exception):
+    """A check of a big group ran out of steps."""
+
+
+class _Keyed(NamedTuple):
+    """The wildcards of a big group filed under one key, by head: only the
+    rules whose head starts the path are tried, found with one dictionary
+    lookup per distinct head length, not one ``startswith`` per rule."""
+
+    top: int  # the highest priority filed here
+    heads: dict[str, list[_Wildcard]]  # head -> its wildcards, highest first
+    lengths: tuple[int, ...]  # the distinct lengths of those heads
 
 
 class _Index(NamedTuple):
     """A big group's wildcards, filed under keys one scan of a path finds."""
 
     keys: ShortStrings
-    by_key: dict[str, list[_Needing]]  # key -> the wildcards filed under it
+    by_key: dict[str, list[_Wildcard]]  # key -> the wildcards filed under it, highest first
     key_top: dict[str, int]  # key -> the highest priority filed under it
-    always: list[_Needing]  # those whose need is empty: no key, always tried
+    always: _Keyed | None  # those whose need is empty: no key, always tried
+    #: key -> its wildcards by head, made when a check first needs them
+    #: (making them all would add half to what compiling a big group costs)
+    keyed: dict[str, _Keyed]
 
 
 class CompiledGroup:
@@ -424,11 +465,11 @@ class CompiledGroup:
 
     def _index_needs(self) -> None:
         """File each need under a key the index finds, highest priority first,
-        for ``_best_wildcard``: the need itself, or if longer than ``MAX_KEY``
+        for ``_best_indexed``: the need itself, or if longer than ``MAX_KEY``
         its first or last ``MAX_KEY`` characters, whichever fewer needs share
         (``/*/product/1``, ``/*/product/2``... share their start, not their end)."""
-        by_key: dict[str, list[_Needing]] = {}
-        always: list[_Needing] = []
+        by_key: dict[str, list[_Wildcard]] = {}
+        always: list[_Wildcard] = []
         long_needs = [needing[1] for needing in self._wildcards if len(needing[1]) > MAX_KEY]
         starts = Counter(need[:MAX_KEY] for need in long_needs)
         ends = Counter(need[-MAX_KEY:] for need in long_needs)
@@ -437,12 +478,12 @@ class CompiledGroup:
             if len(key) > MAX_KEY:
                 start, end = key[:MAX_KEY], key[-MAX_KEY:]
                 key = start if starts[start] <= ends[end] else end
-            if key:
-                by_key.setdefault(key, []).append(needing)
-            else:
-                always.append(needing)
-        key_top = {key: needings[0][0] for key, needings in by_key.items()}
-        self._index = _Index(ShortStrings(by_key), by_key, key_top, always)
+            (by_key.setdefault(key, []) if key else always).extend(needing[2])
+        # The needs come highest first, so does each key's list.
+        key_top = {key: wildcards[0][0] for key, wildcards in by_key.items()}
+        self._index = _Index(
+            ShortStrings(by_key), by_key, key_top, _keyed(always) if always else None, {}
+        )
 
     def _add_starred(self, keys: list[str], starred: list[tuple[str, int, bool]]) -> list[str]:
         """``/a*`` matches what ``/a`` matches, but counts its stars in its
@@ -484,6 +525,8 @@ class CompiledGroup:
         best = last[1] if last is not None and last[0] == path else self._best(path)
         if best is None:
             return None
+        if best == GAVE_UP:  # a new tuple, made by _best
+            return UNDECIDED
         if self._where is None:  # first asked: where each normalised pattern was written
             where: dict[tuple[str, bool], int] = {}
             normalised = self._normalise(self._patterns).split("\n")
@@ -522,7 +565,7 @@ class CompiledGroup:
         elif verdict_only and self._wild_top_of[not allow] <= floor:
             return (floor, allow, pattern) if floor >= 0 else None  # maybe not the decider
         elif self._index is None:
-            floor, allow, pattern = _best_of(self._wildcards, path, (floor, allow, pattern), None)
+            floor, allow, pattern = _best_of(self._wildcards, path, (floor, allow, pattern))
         else:
             floor, allow, pattern = self._best_indexed(self._index, path, (floor, allow, pattern))
         if floor < 0:
@@ -534,15 +577,23 @@ class CompiledGroup:
     def _best_indexed(self, index: _Index, path: str, best: Best) -> Best:
         """The best of ``best`` and the wildcards that match ``path``, in a big
         group: one scan names the keys in the path; only the wildcards filed
-        under them can match, tried from the key of the highest one."""
+        under them can match, tried from the key of the highest one. A check
+        that runs out of steps gives up: ``GAVE_UP``, a disallow (fail closed)."""
         first, last = index.keys.scan(path)
-        seen: _Seen = first, last, {}
-        best = _best_of(index.always, path, best, seen)
-        key_top, by_key = index.key_top, index.by_key
-        for key in sorted(first, key=key_top.__getitem__, reverse=True):
-            if key_top[key] <= best[0]:
-                break  # the keys come highest first: none after can win
-            best = _best_of(by_key[key], path, best, seen)
+        seen: _Seen = first, last, {}, [_steps_for(path)]
+        key_top, keyed = index.key_top, index.keyed
+        try:
+            if index.always is not None:
+                best = _best_keyed(index.always, path, best, seen)
+            for key in sorted(first, key=key_top.__getitem__, reverse=True):
+                if key_top[key] <= best[0]:
+                    break  # the keys come highest first: none after can win
+                filed = keyed.get(key)
+                if filed is None:
+                    filed = keyed[key] = _keyed(index.by_key[key])
+                best = _best_keyed(filed, path, best, seen)
+        except _GaveUp:
+            return GAVE_UP
         return best
 
     def _best_literal(self, index: int) -> Best:
@@ -602,25 +653,71 @@ class CompiledGroup:
         return found
 
 
-def _best_of(needings: Sequence[_Needing], path: str, best: Best, seen: _Seen | None) -> Best:
+def _best_of(needings: Sequence[_Needing], path: str, best: Best) -> Best:
     """The best of ``best`` and the wildcards of ``needings`` (highest first)
-    that match ``path``. With ``seen`` (an index scan), a need of up to
-    ``MAX_KEY`` characters is known to be in the path: it is its own key."""
+    that match ``path``, in a group too small to index."""
     floor, allow, pattern = best
-    known = -1 if seen is None else MAX_KEY
     for top, need, wildcards in needings:
         if top <= floor:
             break  # the lists come highest first: none after can win
-        if len(need) > known and need not in path:
+        if need not in path:
             continue
         for priority, kind, head, middle, tail, end, written, _, sure in wildcards:
             if priority <= floor:
                 break
             if not path.startswith(head):
                 continue
-            if sure or _matches(path, len(head), middle, tail, end, seen):
+            if sure or _matches(path, len(head), middle, tail, end, None):
                 floor, allow, pattern = priority, kind, written
                 break
+    return floor, allow, pattern
+
+
+def _keyed(wildcards: list[_Wildcard]) -> _Keyed:
+    """File wildcards (of one key) by head, each list highest first."""
+    if len(wildcards) == 1:  # most keys, in a group of distinct pieces: kept cheap
+        head = wildcards[0][2]
+        return _Keyed(wildcards[0][0], {head: wildcards}, (len(head),))
+    heads: dict[str, list[_Wildcard]] = {}
+    for wildcard in sorted(wildcards, key=itemgetter(0), reverse=True):
+        heads.setdefault(wildcard[2], []).append(wildcard)
+    top = max(map(itemgetter(0), wildcards))
+    return _Keyed(top, heads, tuple(sorted(set(map(len, heads)))))
+
+
+def _steps_for(path: str) -> int:
+    return STEPS_PER_CHECK + STEPS_PER_CHARACTER * len(path)
+
+
+def _best_keyed(keyed: _Keyed, path: str, best: Best, seen: _Seen) -> Best:
+    """The best of ``best`` and the wildcards of ``keyed`` that match ``path``,
+    whose key the scan found: a need of up to ``MAX_KEY`` characters is its
+    own key, so a ``head*need`` rule whose head starts the path matches."""
+    floor, allow, pattern = best
+    steps, heads = seen[3], keyed.heads
+    for length in keyed.lengths:
+        found = heads.get(path[:length])
+        steps[0] -= 1
+        if found is None:
+            continue
+        for priority, kind, _, middle, tail, end, written, need, sure in found:
+            if priority <= floor:
+                break
+            if end and not path.endswith(tail):
+                steps[0] -= 1  # the usual way a rule of a big group fails: cheap
+                if steps[0] < 0:
+                    raise _GaveUp
+                continue
+            steps[0] -= _TRY_STEPS
+            if steps[0] < 0:
+                raise _GaveUp
+            if (sure and len(need) <= MAX_KEY) or _matches(
+                path, length, middle, tail, end, seen
+            ):
+                floor, allow, pattern = priority, kind, written
+                break
+    if steps[0] < 0:
+        raise _GaveUp
     return floor, allow, pattern
 
 
@@ -677,6 +774,7 @@ def _find(path: str, piece: str, position: int, seen: _Seen | None) -> int:
     found = seen[2].get((piece, position))
     if found is None:
         found = seen[2][piece, position] = path.find(piece, position)
+        seen[3][0] -= ((found if found >= 0 else len(path)) - position) // _SCANNED_PER_STEP
     return found
 
 

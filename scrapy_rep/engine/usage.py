@@ -36,6 +36,8 @@ from typing import Final, NamedTuple, TypeAlias
 from scrapy_rep.engine import lines as _lines
 from scrapy_rep.engine.agents import crawler_tokens, group_token, select_group
 from scrapy_rep.engine.matching import (
+    UNDECIDED,
+    UNDECIDED_TEXT,
     CompiledGroup,
     google_escape_pattern,
     match_path,
@@ -708,7 +710,7 @@ class _PathIndex:
     the same length are checked one by one (rare: a tie of different patterns).
     """
 
-    __slots__ = ("_by_length", "_group", "_pathless", "_patterns", "_rules")
+    __slots__ = ("_by_length", "_group", "_pathless", "_patterns", "_refused", "_rules")
 
     def __init__(self, rules: Sequence[UsageRule], google: bool) -> None:
         escape = google_escape_pattern if google else normalise
@@ -727,12 +729,18 @@ class _PathIndex:
         self._group = (
             CompiledGroup("\n".join(self._patterns), codes, google) if self._patterns else None
         )
+        # What a check that gave up (SPEC §6.8) answers: every key refused.
+        source = rules[0].source if rules else CONTENT_USAGE
+        statement = tuple((key, False) for src, key in _SPEAKS_FOR if src == source)
+        self._refused = (UsageRule(0, "*", statement, source, UNDECIDED_TEXT),)
 
     def winners(self, path: str) -> tuple[UsageRule, ...]:
         """The rules that decide ``path`` (normalised): the longest match's."""
         found = self._group.decide(path) if self._group is not None else None
         if found is None:
             return self._pathless
+        if found == UNDECIDED:
+            return self._refused
         best = found.line - 1
         rules = list(self._rules[best])
         for other in self._by_length[len(self._patterns[best])]:

@@ -31,6 +31,8 @@ from urllib.parse import urljoin, urlsplit
 from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
+from scrapy_rep.engine.matching import UNDECIDED, UNDECIDED_TEXT
+
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
@@ -342,4 +344,6 @@ def _usage_drop(dropped: RobotsTxtDisallowed | None) -> bool:
 
 
 def _rule(rule: Rule) -> str:
+    if rule == UNDECIDED:
+        return UNDECIDED_TEXT
     return f"line {rule.line}: {rule.kind.capitalize()}: {rule.pattern}"

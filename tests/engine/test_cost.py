@@ -198,3 +198,79 @@ def test_rfc9309_6_6_indexed_group_decides_as_searches_do(
 
 def weight(rule: Rule | None) -> tuple[str, int] | None:
     return None if rule is None else (rule.kind, len(normalise(rule.pattern)))
+
+
+# --- a check's budget: whatever the file, it gives up rather than run long --------------
+
+
+def grid(rows: int, columns: int) -> list[str]:
+    """``/*t<i>x*t<j>y``: every piece in the path, in the wrong order for all."""
+    return [f"/*t{i}x*t{j}y" for i in range(rows) for j in range(columns)]
+
+
+GRID_PATH = "/" + "".join(f"t{j}y" for j in range(150)) + "".join(f"t{i}x" for i in range(150))
+
+
+def test_rfc9309_6_8_big_group_gives_up_within_its_steps_and_fails_closed() -> None:
+    group = group_of(grid(150, 150))  # 22,500 rules that all fail on their last piece
+    tried = 0
+    real = matching._matches
+
+    def counting(*args: Any) -> bool:
+        nonlocal tried
+        tried += 1
+        return real(*args)
+
+    with patch.object(matching, "_matches", counting):
+        rule = group.decide(GRID_PATH)
+    assert rule == matching.UNDECIDED  # a disallow no line wrote: fail closed
+    assert not group.allows(GRID_PATH)
+    # One rule tried costs _TRY_STEPS of the check's steps: it stops there,
+    # not after the 22,500 a complete answer would take.
+    assert tried <= matching._steps_for(GRID_PATH) // matching._TRY_STEPS + 1, tried
+
+
+def test_rfc9309_6_8_a_small_grid_is_answered_not_given_up() -> None:
+    group = group_of(grid(30, 20))  # 600 rules: indexed, and within the steps
+    assert group._index is not None
+    assert group.decide(GRID_PATH) is None and group.allows(GRID_PATH)
+    with patch.object(matching, "INDEXED_WILDCARDS", 600):
+        plain = group_of(grid(30, 20))
+    matched = GRID_PATH + "t7y"  # now every t<i>x of the grid has a t7y after it
+    # Rules of one length tie (either may be named): the longest match decides.
+    assert weight(group.decide(matched)) == weight(plain.decide(matched)) == ("disallow", 10)
+
+
+@pytest.mark.parametrize("case", WORST_CASES, ids=list(WORST_CASES))
+def test_rfc9309_6_8_big_group_worst_cases_answered_exactly(case: str) -> None:
+    rule, path = WORST_CASES[case]
+    path = path[:LENGTH]
+    patterns = [rule(i) for i in range(RULES)]
+    indexed = group_of(patterns)
+    with patch.object(matching, "INDEXED_WILDCARDS", RULES):  # searched one by one
+        plain = group_of(patterns)
+    assert plain._index is None
+    for probe in (path, path + "a", path[: LENGTH // 2]):
+        found = indexed.decide(probe)
+        assert found != matching.UNDECIDED, probe[:40]
+        assert weight(found) == weight(plain.decide(probe))
+
+
+def test_scrapy_big_real_world_group_never_gives_up() -> None:
+    """Thousands of rules sharing what they need (``sort=``), by head: a URL
+    tries the few whose head starts it, not all of them."""
+    patterns = [f"/catalog/item{i}*sort=" for i in range(20_000)]
+    patterns += [f"/catalog/item{i}*sort=asc$" for i in range(0, 20_000, 7)]
+    kinds = ["disallow"] * 20_000 + ["allow"] * len(range(0, 20_000, 7))
+    indexed = group_of(patterns, kinds)
+    assert indexed._index is not None
+    for path, expected in [
+        ("/catalog/item7?sort=asc", True),
+        ("/catalog/item7?sort=desc", False),
+        ("/catalog/item8?sort=asc", False),
+        ("/catalog/item19999/x?page=2&sort=", False),
+        ("/catalog/other?sort=asc", True),
+        ("/catalog/item5?" + "sort=" * 400, False),
+    ]:
+        assert indexed.decide(path) != matching.UNDECIDED, path
+        assert indexed.allows(path) is expected, path

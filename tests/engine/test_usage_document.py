@@ -116,3 +116,17 @@ def test_scrapy_no_usage_lines_cost_nothing_more() -> None:
     assert not robots.has_usage
     assert robots.crawl_delay("mybot") == 3.0  # a usage-free file reads as before
     assert not robots.allowed("http://e.com/x", "mybot")
+
+
+def test_rfc9309_6_8_usage_check_that_gives_up_refuses_every_use() -> None:
+    """22,500 ``Content-Usage`` path rules and a URL that would have each tried:
+    the check gives up within its cost bound and fails closed (every use
+    refused); a URL a rule matches still gets that rule's statement."""
+    rules = "".join(
+        f"Content-Usage: /*t{i}x*t{j}y train-ai=y\n" for i in range(150) for j in range(150)
+    )
+    robots = RobotsTxt.parse(("User-agent: *\nAllow: /\n" + rules).encode())
+    hostile = "/" + "".join(f"t{j}y" for j in range(150)) + "".join(f"t{i}x" for i in range(150))
+    refused = robots.usage("http://e.com" + hostile, "mybot")
+    assert set(refused.denied()) == {"train-ai", "search", "ai-use", "ai-input"}
+    assert robots.usage("http://e.com/t3xt4y", "mybot")["train-ai"].state == ALLOWED

@@ -9,6 +9,7 @@ import random
 
 __all__ = [
     "binary_garbage",
+    "grid",
     "latin1",
     "long_lines",
     "many_groups",
@@ -89,3 +90,15 @@ def many_stars(count: int = 5_000) -> bytes:
         b"Disallow: /stars" + b"*" * count + b"$\n"
         b"Disallow: /end" + b"*" * count + b"z$\n"
     )
+
+
+def grid(rows: int = 150, columns: int = 150) -> bytes:
+    """``Disallow: /*t<i>x*t<j>y`` for every i, j: a path that lists every
+    ``t<j>y`` before every ``t<i>x`` would have each of these rules tried."""
+    rules = (f"Disallow: /*t{i}x*t{j}y\n" for i in range(rows) for j in range(columns))
+    return ("User-agent: *\nAllow: /page\n" + "".join(rules)).encode()
+
+
+def grid_path(rows: int = 150, columns: int = 150) -> str:
+    """The path that has every rule of ``grid`` tried: each fails on its last piece."""
+    return "/" + "".join(f"t{j}y" for j in range(columns)) + "".join(f"t{i}x" for i in range(rows))

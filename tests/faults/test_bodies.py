@@ -111,3 +111,16 @@ async def test_rfc9309_thousands_of_stars_in_one_pattern_are_matched_quickly() -
     run = await run_fault(reply(200, bodies.many_stars(5_000)), allowed + forbidden)
     assert_rules(run, allowed=allowed, forbidden=forbidden)
     assert run.finished - run.started < 5
+
+
+@deferred_f_from_coro_f
+async def test_rfc9309_6_8_check_too_costly_to_finish_is_dropped_with_its_reason() -> None:
+    """SPEC §6.8, issue 13 §2: 22,500 wildcard rules and a URL that would have
+    every one tried. The check gives up within its bound and fails closed;
+    the other pages of the origin are decided as the rules say."""
+    hostile, matched = bodies.grid_path(), "/t3xt4y"
+    run = await run_fault(reply(200, bodies.grid()), [hostile, matched, "/page"])
+    assert_rules(run, allowed=["/page"], forbidden=[hostile, matched])
+    reasons = {url: str(error) for url, error in run.bad_dropped().items()}
+    assert "cost bound" in reasons[run.bad.url(hostile)]
+    assert "forbidden by rule /*t3x*t4y at line" in reasons[run.bad.url(matched)]
