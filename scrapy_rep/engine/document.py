@@ -17,8 +17,8 @@ from typing import NamedTuple
 
 from scrapy_rep.engine import lines as _lines
 from scrapy_rep.engine.agents import crawler_tokens, group_token, select_group
+from scrapy_rep.engine.lines import ALLOW
 from scrapy_rep.engine.matching import (
-    ALLOW,
     ALLOW_BIT,
     CompiledGroup,
     Rule,

@@ -27,10 +27,8 @@ from itertools import compress, filterfalse
 from operator import itemgetter
 from typing import Final, NamedTuple
 
+from scrapy_rep.engine.lines import ALLOW, DISALLOW  # a rule's kind is its field's name
 from scrapy_rep.engine.multi_match import MAX_KEY, ShortStrings
-
-ALLOW: Final = "allow"
-DISALLOW: Final = "disallow"
 
 _UNRESERVED: Final = frozenset(
     b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~"
