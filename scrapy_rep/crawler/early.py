@@ -56,17 +56,29 @@ class RobotsTxtSpiderMiddleware:
     def from_crawler(cls, crawler: Crawler) -> Self:
         return cls(crawler)
 
+    # Every request the spider yields passes here: the pass-through path makes
+    # no generator of its own per item (an async generator costs far more
+    # than the check); only a dropped request's errback output gets one.
+
     async def process_start(self, start: AsyncIterator[Any]) -> AsyncIterator[Any]:
         async for item in start:
-            async for kept in self._sift(item):
-                yield kept
+            drop = self._early(item) if isinstance(item, Request) else None
+            if drop is None:
+                yield item
+            else:
+                async for produced in self._dropped(drop, item):
+                    yield produced
 
     async def process_spider_output_async(
         self, response: Response, result: AsyncIterator[Any]
     ) -> AsyncIterator[Any]:
         async for item in result:
-            async for kept in self._sift(item):
-                yield kept
+            drop = self._early(item) if isinstance(item, Request) else None
+            if drop is None:
+                yield item
+            else:
+                async for produced in self._dropped(drop, item):
+                    yield produced
 
     def process_spider_output(
         self, response: Response, result: Iterable[Any]
@@ -86,20 +98,16 @@ class RobotsTxtSpiderMiddleware:
                 except Exception:
                     logger.exception("The errback of %s failed", item)
 
-    async def _sift(self, item: Any) -> AsyncIterator[Any]:
-        """The item itself, or for a dropped request what its errback gives."""
-        drop = self._early(item) if isinstance(item, Request) else None
-        if drop is None:
-            yield item
-            return
-        self._announce(drop, item)
-        if item.errback is None:
+    async def _dropped(self, drop: Drop, request: Request) -> AsyncIterator[Any]:
+        """A dropped request: announced; what its errback gives takes its place."""
+        self._announce(drop, request)
+        if request.errback is None:
             return
         try:
-            async for produced in _outputs(item.errback(_failure(drop, item))):
+            async for produced in _outputs(request.errback(_failure(drop, request))):
                 yield produced
         except Exception:
-            logger.exception("The errback of %s failed", item)
+            logger.exception("The errback of %s failed", request)
 
     def _announce(self, drop: Drop, request: Request) -> None:
         middleware = self._middleware()
@@ -125,9 +133,11 @@ class RobotsTxtSpiderMiddleware:
             return False
         offsite = self._offsite_filter
         spider = self._crawler.spider
-        return offsite is not None and spider is not None and not offsite.should_follow(
-            request, spider
-        )
+        if offsite is None or spider is None:
+            return False
+        if type(offsite) is OffsiteMiddleware and not getattr(spider, "allowed_domains", None):
+            return False  # Scrapy's own filter follows everything then: skip its URL parsing
+        return not offsite.should_follow(request, spider)
 
 
 def _failure(drop: Drop, request: Request) -> Failure:

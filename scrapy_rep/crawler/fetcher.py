@@ -68,8 +68,9 @@ class Fetcher:
         #: The first request seen per origin, until its robots.txt fetch
         #: starts: that fetch goes through the same proxy.
         self._first: dict[Origin, Request] = {}
-        crawler.signals.connect(self._bytes_received, signal=signals.bytes_received)
-        crawler.signals.connect(self._downloaded, signal=signals.response_downloaded)
+        #: robots.txt downloads under way: the two signal handlers are
+        #: connected only meanwhile, as every page's signals would call them.
+        self._downloading = 0
 
     def remember_first(self, origin: Origin, request: Request) -> None:
         """The origin's first request: its proxy is the robots.txt request's."""
@@ -154,13 +155,30 @@ class Fetcher:
                 request.headers[b"Proxy-Authorization"] = authorization
         engine = self._crawler.engine
         assert engine is not None
-        response = await engine.download_async(request)
+        self._listen()
+        try:
+            response = await engine.download_async(request)
+        finally:
+            self._unlisten()
         decoded = request.meta.get(_DECODED)
         if decoded is not None:
             response = response.replace(body=decoded, flags=[*response.flags, _INFLATED])
         elif request.meta.get(_UNDECODABLE):
             response = response.replace(body=b"", flags=[*response.flags, _UNDECODABLE])
         return response
+
+    def _listen(self) -> None:
+        """Watch the signals of every download while ours is one of them."""
+        if not self._downloading:
+            self._crawler.signals.connect(self._bytes_received, signal=signals.bytes_received)
+            self._crawler.signals.connect(self._downloaded, signal=signals.response_downloaded)
+        self._downloading += 1
+
+    def _unlisten(self) -> None:
+        self._downloading -= 1
+        if not self._downloading:
+            self._crawler.signals.disconnect(self._bytes_received, signal=signals.bytes_received)
+            self._crawler.signals.disconnect(self._downloaded, signal=signals.response_downloaded)
 
     def _final(self, response: Response, start: str, url: str, hops: int) -> FetchOutcome:
         kind = kind_of_status(response.status)

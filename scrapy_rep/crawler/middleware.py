@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 from dataclasses import replace
 from typing import TYPE_CHECKING, Final, cast
+from urllib.parse import ParseResult
 
 from scrapy import signals as scrapy_signals
 from scrapy.exceptions import CloseSpider, DontCloseSpider, NotConfigured
@@ -55,8 +56,6 @@ logger = logging.getLogger(__name__)
 _MAX_REMEMBERED: Final = 100_000
 #: Seconds between looks at whether the engine is stopping, while requests wait.
 _STOP_POLL: Final = 0.25
-#: A checked request whose URL names no origin (``http:///x``, a host IDNA cannot encode).
-_NO_ORIGIN: Final = "no origin"
 
 
 class RobotsTxtMiddleware:
@@ -142,12 +141,16 @@ class RobotsTxtMiddleware:
     async def process_request(
         self, request: Request, spider: Spider | None = None
     ) -> Request | Response | None:
-        if self._bypass or request.meta.get("dont_obey_robotstxt") or request.meta.get(META_KEY):
+        if self._bypass:
             return None
-        origin = self._origin(request)
+        meta = request.meta
+        if meta.get("dont_obey_robotstxt") or meta.get(META_KEY):
+            return None
+        parts = urlparse_cached(request)
+        origin = self._origin(request, parts)
         if origin is None:
             return None
-        if spider_robots.is_robots_url(request):
+        if spider_robots.is_robots_path(parts):
             await self._access(origin, request)  # resolves the origin: this may be the fetch
             answer = spider_robots.cached_response(request, self._resolver.last_answer(origin))
             if answer is not None:
@@ -160,14 +163,9 @@ class RobotsTxtMiddleware:
         self._check(request, origin, access)
         return None
 
-    def _origin(self, request: Request) -> Origin | None:
+    def _origin(self, request: Request, parts: ParseResult) -> Origin | None:
         """None for schemes that are not checked (``data:``, ``file:``, ...); a
-        checked URL without an origin is dropped (failing closed).
-
-        An origin depends on the scheme and netloc only, so it is worked out
-        (IDNA and all) once per netloc, not once per request.
-        """
-        parts = urlparse_cached(request)
+        checked URL without an origin is dropped (failing closed)."""
         if parts.scheme not in self.config.checked_schemes:
             return None
         origin = self._remembered_origin(parts.scheme, parts.netloc, request.url)
@@ -177,13 +175,16 @@ class RobotsTxtMiddleware:
         return origin
 
     def _remembered_origin(self, scheme: str, netloc: str, url: str) -> Origin | None:
+        """An origin depends on the scheme and netloc only, so it is worked out
+        (IDNA and all) once per netloc, not once per request."""
         key = (scheme, netloc)
-        origin = self._origins.get(key, _NO_ORIGIN)
-        if origin == _NO_ORIGIN:
-            if len(self._origins) >= _MAX_REMEMBERED:
-                self._origins.clear()
-            origin = self._origins[key] = origin_of(url)
-        assert origin is None or isinstance(origin, Origin)
+        try:
+            return self._origins[key]
+        except KeyError:
+            pass
+        if len(self._origins) >= _MAX_REMEMBERED:
+            self._origins.clear()
+        origin = self._origins[key] = origin_of(url)
         return origin
 
     async def _access(self, origin: Origin, request: Request) -> Access | None:
@@ -270,19 +271,16 @@ class RobotsTxtMiddleware:
         drop this request would get if its origin's access is known already;
         else start its robots.txt now. None: schedule it (this middleware
         still checks it when it is downloaded)."""
-        if (
-            self._bypass
-            or self._storage_error is not None
-            or not self._storage_opened
-            or request.meta.get("dont_obey_robotstxt")
-            or request.meta.get(META_KEY)
-        ):
+        if self._bypass or self._storage_error is not None or not self._storage_opened:
+            return None
+        meta = request.meta
+        if meta.get("dont_obey_robotstxt") or meta.get(META_KEY):
             return None
         parts = urlparse_cached(request)
         if parts.scheme not in self.config.checked_schemes:
             return None
         origin = self._remembered_origin(parts.scheme, parts.netloc, request.url)
-        if origin is None or spider_robots.is_robots_url(request):
+        if origin is None or spider_robots.is_robots_path(parts):
             return None  # the download-time check decides these
         access = self._resolver.peek(origin)
         if access is None:
@@ -302,7 +300,7 @@ class RobotsTxtMiddleware:
         origin = self._origins.get((parts.scheme, parts.netloc))
         if origin is None:
             return response
-        if spider_robots.is_robots_url(request):
+        if spider_robots.is_robots_path(parts):
             outcome = spider_robots.outcome_of(
                 origin, response, self.config.clock(), self.config.max_body_bytes
             )

@@ -8,6 +8,8 @@ got that way is newer than ours, so it is kept.
 
 from __future__ import annotations
 
+from urllib.parse import ParseResult
+
 from scrapy.http import Headers, Request, Response
 from scrapy.responsetypes import responsetypes
 from scrapy.utils.httpobj import urlparse_cached
@@ -16,7 +18,7 @@ from scrapy_rep.cache.outcome import FetchKind, FetchOutcome, kind_of_status
 from scrapy_rep.crawler.fetcher import first_header
 from scrapy_rep.engine.origin import Origin, robots_url
 
-__all__ = ["cached_response", "is_robots_url", "outcome_of"]
+__all__ = ["cached_response", "is_robots_path", "is_robots_url", "outcome_of"]
 
 #: Headers that described the bytes on the wire, not the body we replay.
 _WIRE_HEADERS = ("content-length", "content-encoding", "transfer-encoding")
@@ -24,7 +26,11 @@ _WIRE_HEADERS = ("content-length", "content-encoding", "transfer-encoding")
 
 def is_robots_url(request: Request) -> bool:
     """Is this the origin's /robots.txt (SPEC §1.2), whatever asked for it?"""
-    parts = urlparse_cached(request)
+    return is_robots_path(urlparse_cached(request))
+
+
+def is_robots_path(parts: ParseResult) -> bool:
+    """``is_robots_url`` for a URL already parsed (``urlparse_cached``)."""
     return parts.path == "/robots.txt" and not parts.query and not parts.params
 
 
