@@ -254,6 +254,8 @@ class _State:
         self.connections = 0
         self.in_flight = 0
         self.peak_in_flight = 0
+        #: (time.perf_counter(), robots?, +1 arrived / -1 answered), for ``--timeline``
+        self.events: list[tuple[float, bool, int]] = []
 
     def report(self) -> dict[str, Any]:
         return {
@@ -261,6 +263,7 @@ class _State:
             "pages": [[origin, path, n] for (origin, path), n in self.pages.items()],
             "connections": self.connections,
             "peak_in_flight": self.peak_in_flight,
+            "events": self.events,
         }
 
 
@@ -316,21 +319,23 @@ class _Http(asyncio.Protocol):
             response = _ROBOTS_RESPONSE if robots else _PAGE_RESPONSE
             if self.origin is None:
                 response = response.replace(b"\r\n\r\n", b"\r\nConnection: close\r\n\r\n", 1)
-            self._delay(response, self.latency[robots])
+            self._delay(response, self.latency[robots], robots)
 
-    def _delay(self, response: bytes, latency: float) -> None:
+    def _delay(self, response: bytes, latency: float, robots: bool) -> None:
         state = self.state
         state.in_flight += 1
         state.peak_in_flight = max(state.peak_in_flight, state.in_flight)
+        state.events.append((time.perf_counter(), robots, 1))
         place: list[bytes | None] = [None]
         self.queue.append(place)
         if latency > 0:
-            self.loop.call_later(latency, self._ready, place, response)
+            self.loop.call_later(latency, self._ready, place, response, robots)
         else:
-            self._ready(place, response)
+            self._ready(place, response, robots)
 
-    def _ready(self, place: list[bytes | None], response: bytes) -> None:
+    def _ready(self, place: list[bytes | None], response: bytes, robots: bool) -> None:
         self.state.in_flight -= 1
+        self.state.events.append((time.perf_counter(), robots, -1))
         place[0] = response
         out = []
         while self.queue and self.queue[0][0] is not None:
@@ -508,6 +513,7 @@ def crawl(mode: str, options: dict[str, Any]) -> dict[str, Any]:
     store.cleanup()
     stats = crawler.stats.get_stats() if crawler.stats is not None else {}
     result["seconds"] = clock["stop"] - clock["start"]
+    result["start"] = clock["start"]  # CLOCK_MONOTONIC: the server's clock too (--timeline)
     result["last_done"] = clock.get("last", clock["stop"]) - clock["start"]
     result["cpu_seconds"] = clock["cpu_stop"] - clock["cpu_start"]
     result["max_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -588,6 +594,13 @@ def main() -> None:
         action=argparse.BooleanOptionalAction,
         help="origins o<N>.broad.test on one 127.0.0.1 socket (default: on in the scale preset)",
     )
+    parser.add_argument(
+        "--timeline",
+        type=float,
+        metavar="SECONDS",
+        help="after each crawl, the mean robots.txt and page requests in flight at the "
+        "server per SECONDS of the crawl (where the places went)",
+    )
     parser.add_argument("--child", choices=MODES, help=argparse.SUPPRESS)
     parser.add_argument("--cpu", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -666,12 +679,15 @@ def benchmark(args: argparse.Namespace, modes: tuple[str, ...]) -> int:
             control.recv()
             result = run_child(mode, options, crawler_cpu)
             control.send("report")
-            result.update(_served(control.recv(), args, layout))
+            served = control.recv()
+            result.update(_served(served, args, layout))
             problems = _check(result, args, layout)
             result["problems"] = problems
             violations += [f"run {run} {mode}: {problem}" for problem in problems]
             results[mode].append(result)
             print(f"{run:>3} {_row(result)}", flush=True)
+            if args.timeline:
+                print(_timeline(served["events"], result, args.timeline, args.concurrency))
     control.send("stop")
     server.join(5)
     print()
@@ -716,6 +732,36 @@ def _served(
         "connections": served["connections"],
         "peak_in_flight": served["peak_in_flight"],
     }
+
+
+def _timeline(
+    events: list[tuple[float, bool, int]], result: dict[str, Any], width: float, places: int
+) -> str:
+    """Mean robots.txt and page requests in flight at the server, per ``width`` seconds."""
+    start, end = result["start"], result["start"] + result["seconds"]
+    buckets = max(1, int((end - start) / width + 0.999))
+    busy = [[0.0, 0.0] for _ in range(buckets)]
+    level = [0, 0]
+    last = start
+    for at, robots, step in [*sorted(events), (end, False, 0)]:
+        at = min(max(at, start), end)
+        while last < at:  # spread the level since ``last`` over the buckets it covers
+            index = int((last - start) / width)
+            if start + (index + 1) * width <= last:  # rounding put it a bucket early
+                index += 1
+            index = min(index, buckets - 1)
+            upto = at if index == buckets - 1 else min(at, start + (index + 1) * width)
+            for kind in (0, 1):
+                busy[index][kind] += level[kind] * (upto - last)
+            last = upto
+        level[0 if robots else 1] += step
+    lines = [f"      {'from s':>7}{'robots':>8}{'pages':>8}{'idle':>6}"]
+    for index, (robots, pages) in enumerate(busy):
+        robots, pages = robots / width, pages / width
+        bar = "R" * round(robots * 40 / places) + "p" * round(pages * 40 / places)
+        idle = places - robots - pages
+        lines.append(f"      {index * width:>7.2f}{robots:>8.1f}{pages:>8.1f}{idle:>6.0f}  {bar}")
+    return "\n".join(lines)
 
 
 def _check(r: dict[str, Any], args: argparse.Namespace, layout: dict[str, Any]) -> list[str]:
