@@ -40,6 +40,11 @@ class OriginState:
     #: (record, decision, when): the policy's last answer for this very record,
     #: reused for a moment so that a busy origin does not re-decide per request.
     recent: tuple[OriginRecord | None, Decision, float] | None = None
+    #: (access, record, until): ``access`` answers requests without asking the
+    #: policy until the clock reaches ``until``, while the record is this one;
+    #: set only for a plain answer (no refresh due, no streak, not stale), so
+    #: the busy origins of a crawl cost a lookup and a clock reading per request.
+    ready: tuple[Access, OriginRecord | None, float] | None = None
 
     def holds(self, decision: Decision) -> bool:
         """Is ``access`` the one this decision gives?"""

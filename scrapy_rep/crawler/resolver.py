@@ -151,26 +151,48 @@ class Resolver:
         May start a background retry (a streak) and counts the lookup, like
         ``access``; None means "call ``access``".
         """
-        known = self._known(origin)
+        state = self._states.get(origin)
+        if state is None:
+            return None
+        ready = self._ready(state)
+        if ready is not None:  # the hot path of a crawl: a plain answer, just checked
+            self._states.touch(origin)
+            self._count(HIT)
+            return ready
+        known = self._known(state)
         if known is None:
             return None
-        state, decision = known
-        self._note_use(origin, state, decision, HIT)
+        self._note_use(origin, state, known, HIT)
         return state.access
 
     def peek(self, origin: Origin) -> Access | None:
         """The answer if it is known and still applies: nothing counted or started."""
-        known = self._known(origin)
-        return known[0].access if known is not None else None
-
-    def _known(self, origin: Origin) -> tuple[OriginState, Decision] | None:
         state = self._states.get(origin)
         if state is None:
             return None
+        ready = self._ready(state)
+        if ready is not None:
+            return ready
+        return state.access if self._known(state) is not None else None
+
+    def _ready(self, state: OriginState) -> Access | None:
+        """``state.ready``'s access, if it still answers now."""
+        ready = state.ready
+        if ready is None or ready[1] is not state.record or ready[0] is not state.access:
+            return None
+        now = self._clock()
+        return ready[0] if ready[2] - REUSE <= now < ready[2] else None
+
+    def _known(self, state: OriginState) -> Decision | None:
+        """The policy's decision now, if ``state.access`` is what it gives."""
         decision = self._decision(state)
         if decision.action is Action.FETCH or not state.holds(decision):
             return None
-        return state, decision
+        record = state.record
+        if not (decision.refresh_due or decision.stale or (record and record.in_streak)):
+            assert state.access is not None
+            state.ready = (state.access, record, self._clock() + REUSE)
+        return decision
 
     def prefetch(self, origin: Origin) -> None:
         """Start loading (or fetching) the origin's robots.txt now, if nothing

@@ -94,6 +94,29 @@ async def test_cache_3_1_fresh_hit_then_expired_refetch() -> None:
 
 
 @deferred_f_from_coro_f
+async def test_cache_3_1_per_request_shortcut_never_outlives_its_record() -> None:
+    """A busy origin's requests skip the policy for a moment (``OriginState.ready``):
+    a new record applies to the very next request, an expiry within a second."""
+    clock = ManualClock()
+    server = Server(clock, OK)
+    counts: list[str] = []
+    rep = resolver(server, clock, counts=counts)
+    first = await rep.access(A)
+    assert rep.current(A) is first and rep.peek(A) is first and rep.current(A) is first
+    closed = b"User-agent: *\nDisallow: /\n"
+    clock.now += 0.25  # still within the shortcut's second; a newer answer arrives
+    assert await rep.seed(A, FetchOutcome(FetchKind.SUCCESS, robots_url(A), clock(), 200, closed))
+    assert rep.current(A) is None  # not the shortcut's old answer: settle the new record
+    newer = await rep.access(A)
+    assert not newer.allowed("/", "bot") and rep.current(A) is newer
+    clock.now += 24 * HOUR - 0.5  # half a second before the new record expires
+    assert rep.current(A) is newer
+    clock.now += 1.0
+    assert rep.current(A) is None and rep.peek(A) is None  # expired: fetch again
+    assert counts == ["miss", "hit", "hit", "hit", "hit", "hit"]
+
+
+@deferred_f_from_coro_f
 async def test_status_5xx_streak_drops_at_once_and_retries_in_the_background() -> None:
     """SPEC §2.2: during a streak nobody waits; retries follow the back-off."""
     clock = ManualClock()
