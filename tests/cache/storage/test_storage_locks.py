@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import multiprocessing
 import os
 import signal
 import subprocess
@@ -271,6 +272,25 @@ def test_storage_3_5_holder_gone_only_when_sure() -> None:
     finally:
         running.kill()
         running.wait()
+
+
+def _token_in_a_fork(pipe: Any) -> None:
+    pipe.send(new_token())
+
+
+def test_storage_3_5_a_fork_names_itself_in_its_tokens() -> None:
+    """Who a process is, looked up once, is looked up again after a fork: a
+    child's token must not name its parent (whose lock would then look alive)."""
+    mine = new_token()
+    parent, child = multiprocessing.get_context("fork").Pipe()
+    fork = multiprocessing.get_context("fork").Process(target=_token_in_a_fork, args=(child,))
+    fork.start()
+    theirs = parent.recv()
+    fork.join()
+    assert theirs.split("|")[2] == str(fork.pid) != mine.split("|")[2]
+    assert theirs.split("|")[:2] == mine.split("|")[:2]  # same machine, same namespace
+    assert new_token() != mine and new_token().split("|")[:3] == mine.split("|")[:3]
+    assert holder_gone(theirs)  # it has ended
 
 
 def _wait_zombie(pid: int) -> bool:
