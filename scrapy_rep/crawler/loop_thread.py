@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 from twisted.internet.defer import CancelledError, Deferred
 
 from scrapy_rep.cache.policy import OriginRecord
-from scrapy_rep.cache.storage import Storage
+from scrapy_rep.cache.storage import CombinedCalls, Storage
 from scrapy_rep.crawler.flights import wait
 
 __all__ = ["LoopThread", "ThreadedStorage"]
@@ -100,11 +100,36 @@ class ThreadedStorage:
     async def release(self, key: str) -> None:
         await self._loop.run(self.storage.release(key))
 
+    async def lock_and_get(self, key: str, ttl: float) -> tuple[bool, OriginRecord | None]:
+        """One trip to the loop thread (and one to the store, if it can)."""
+        return await self._loop.run(_lock_and_get(self.storage, key, ttl))
+
+    async def put_and_release(self, key: str, record: OriginRecord, ttl_seconds: float) -> None:
+        await self._loop.run(_put_and_release(self.storage, key, record, ttl_seconds))
+
     async def close(self) -> None:
         try:
             await self._loop.run(self.storage.close())
         finally:
             await self._loop.stop()
+
+
+async def _lock_and_get(storage: Storage, key: str, ttl: float) -> tuple[bool, OriginRecord | None]:
+    if isinstance(storage, CombinedCalls):
+        return await storage.lock_and_get(key, ttl)
+    return await storage.lock(key, ttl), await storage.get(key)
+
+
+async def _put_and_release(
+    storage: Storage, key: str, record: OriginRecord, ttl_seconds: float
+) -> None:
+    if isinstance(storage, CombinedCalls):
+        await storage.put_and_release(key, record, ttl_seconds)
+        return
+    try:
+        await storage.put(key, record, ttl_seconds)
+    finally:
+        await storage.release(key)
 
 
 def _fire(result: Deferred[T], done: Future[T]) -> None:

@@ -13,6 +13,7 @@ import pytest
 from scrapy.utils.defer import deferred_f_from_coro_f, deferred_from_coro
 from twisted.python.failure import Failure
 
+from scrapy_rep.cache.outcome import FetchKind
 from scrapy_rep.cache.policy import OriginRecord
 from scrapy_rep.cache.storage import StorageUnavailable
 from scrapy_rep.crawler.flights import sleep
@@ -93,6 +94,42 @@ async def test_scrapy_store_calls_run_on_the_private_loop_and_keep_their_errors(
     assert probe.threads == {THREAD}
     assert probe.closed
     assert not loop.running
+
+
+@deferred_f_from_coro_f
+async def test_scrapy_store_pairs_of_calls_make_one_trip_to_the_loop() -> None:
+    """A store without combined calls still gets them from the bridge: both
+    calls of a pair run on the loop thread, in one trip from the reactor."""
+    probe = Probe()
+    store, loop = opened(probe)
+    calls: list[str] = []
+    for name in ("get", "put", "lock", "release"):
+        method = getattr(probe, name)
+
+        def noting(*args: object, _name: str = name, _method: object = method) -> object:
+            calls.append(_name)
+            return _method(*args)  # type: ignore[operator]
+
+        setattr(probe, name, noting)
+    trips = 0
+    run = loop.run
+
+    async def counted(coro: object) -> object:
+        nonlocal trips
+        trips += 1
+        return await run(coro)  # type: ignore[arg-type]
+
+    loop.run = counted  # type: ignore[method-assign]
+    try:
+        assert await store.lock_and_get("k", 10) == (True, None)
+        now = 1_700_000_000.0
+        record = OriginRecord(FetchKind.SUCCESS, 200, "HTTP 200", now, now + 60, b"", now, 200)
+        await store.put_and_release("k", record, 60)
+        assert calls == ["lock", "get", "put", "release"] and trips == 2
+        assert probe.threads == {THREAD}
+    finally:
+        loop.run = run  # type: ignore[method-assign]
+        await store.close()
 
 
 @deferred_f_from_coro_f

@@ -24,12 +24,13 @@ from scrapy_rep.cache.storage.fallback import FallbackStorage
 from scrapy_rep.cache.storage.leases import LOCK_TTL
 from scrapy_rep.cache.storage.memory import MemoryStorage
 from scrapy_rep.cache.storage.parsed import ParsedBodies
-from scrapy_rep.cache.storage.protocol import Storage
+from scrapy_rep.cache.storage.protocol import CombinedCalls, Storage
 
 __all__ = [
     "LOCK_TTL",
     "MAX_WAIT",
     "STORAGE_KINDS",
+    "CombinedCalls",
     "FallbackStorage",
     "MemoryStorage",
     "ParsedBodies",
@@ -188,17 +189,35 @@ async def single_flight(
         await storage.put(key, record, ttl_seconds(record))
         return record
 
+    combined = storage if isinstance(storage, CombinedCalls) else None
     since: float | None = None
     while True:
-        if await storage.lock(key, lock_ttl):
+        # The record is read after the lock either way: a winner checks that
+        # another process did not just finish; a loser, whether it has.
+        if combined is not None:
+            won, found = await combined.lock_and_get(key, lock_ttl)
+        else:
+            won = await storage.lock(key, lock_ttl)
+            found = None
+        if won:
+            released = False
             try:
-                found = await storage.get(key)  # another process may have just finished
+                if combined is None:
+                    found = await storage.get(key)
                 if found is not None and fresh(found):
                     return found
-                return await fetch_and_put()
+                record = await fetch()
+                if combined is None:
+                    await storage.put(key, record, ttl_seconds(record))
+                else:
+                    await combined.put_and_release(key, record, ttl_seconds(record))
+                    released = True
+                return record
             finally:
-                await storage.release(key)
-        found = await storage.get(key)
+                if not released:
+                    await storage.release(key)
+        if combined is None:
+            found = await storage.get(key)
         if found is not None and fresh(found):
             return found
         if since is None:

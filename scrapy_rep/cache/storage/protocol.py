@@ -6,7 +6,7 @@ from typing import Protocol, runtime_checkable
 
 from scrapy_rep.cache.policy import OriginRecord
 
-__all__ = ["Storage"]
+__all__ = ["CombinedCalls", "Storage"]
 
 
 @runtime_checkable
@@ -24,6 +24,12 @@ class Storage(Protocol):
     renewal) touches the lock only while this instance holds it; ``close``
     releases what it holds. Coroutines of one process share one instance and
     should agree among themselves before locking.
+
+    Optional, for a store whose calls are round trips (a thread, a server):
+    ``lock_and_get(key, ttl) -> (won, record)`` and ``put_and_release(key,
+    record, ttl_seconds)`` do what ``lock`` then ``get``, and ``put`` then
+    ``release``, do, in one trip each; ``single_flight`` uses them when a
+    store has them (``CombinedCalls``).
     """
 
     async def get(self, key: str) -> OriginRecord | None: ...
@@ -35,3 +41,12 @@ class Storage(Protocol):
     async def release(self, key: str) -> None: ...
 
     async def close(self) -> None: ...
+
+
+@runtime_checkable
+class CombinedCalls(Protocol):
+    """The optional pairs of ``Storage`` calls a store may make in one trip."""
+
+    async def lock_and_get(self, key: str, ttl: float) -> tuple[bool, OriginRecord | None]: ...
+
+    async def put_and_release(self, key: str, record: OriginRecord, ttl_seconds: float) -> None: ...

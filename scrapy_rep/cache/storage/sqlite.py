@@ -112,6 +112,23 @@ class SqliteStorage:
             self._leases.took_over(key, taken_from)
         return won
 
+    async def lock_and_get(self, key: str, ttl: float) -> tuple[bool, OriginRecord | None]:
+        """``lock`` then ``get``, in one trip to the worker thread."""
+        token = new_token()
+        now = self._clock()
+        won, taken_from, found = await self._run(self._acquire_and_get, key, token, now, ttl)
+        if won:
+            self._leases.hold(key, token, ttl)
+        if taken_from is not None:
+            self._leases.took_over(key, taken_from)
+        return won, found
+
+    async def put_and_release(self, key: str, record: OriginRecord, ttl_seconds: float) -> None:
+        """``put`` then ``release``, in one trip to the worker thread."""
+        token = self._leases.drop(key)
+        now = self._clock()
+        await self._run(self._upsert_and_release, key, record, now + ttl_seconds, now, token)
+
     async def renew(self, key: str, ttl: float) -> bool:
         """Extend our lock on ``key`` by ``ttl``; False if it is not ours (any more)."""
         token = self._leases.token(key)
@@ -273,6 +290,19 @@ class SqliteStorage:
             raise
         db.execute("COMMIT")
         return not held or gone, str(row[0]) if gone else None
+
+    def _acquire_and_get(
+        self, key: str, token: str, now: float, ttl: float
+    ) -> tuple[bool, str | None, OriginRecord | None]:
+        won, taken_from = self._acquire(key, token, now, ttl)
+        return won, taken_from, self._get(key, now)
+
+    def _upsert_and_release(
+        self, key: str, record: OriginRecord, expires_at: float, now: float, token: str | None
+    ) -> None:
+        self._upsert(key, record, expires_at, now)
+        if token is not None:
+            self._release(key, token)
 
     def _prolong(self, key: str, token: str, expires_at: float) -> bool:
         cursor = self._conn().execute(

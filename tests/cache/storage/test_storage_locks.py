@@ -461,6 +461,61 @@ async def test_storage_3_5_waiter_takes_over_when_the_lease_lapses(
         await waiter.close()
 
 
+# --- fewer trips -------------------------------------------------------------------
+
+
+@deferred_f_from_coro_f
+async def test_storage_3_5_sqlite_new_origin_costs_two_trips(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    """A new origin's single flight: lock and read back in one trip to the
+    worker thread, store and unlock in another (it was four), nothing held after."""
+    storage = await SqliteStorage.open(tmp_path / "robots.sqlite3", clock=clock)
+    other = await SqliteStorage.open(tmp_path / "robots.sqlite3", clock=clock)
+    trips: list[str] = []
+    run = storage._run
+
+    async def counted(func: Any, *args: object) -> Any:
+        trips.append(func.__name__)
+        return await run(func, *args)
+
+    storage._run = counted  # type: ignore[method-assign]
+    try:
+        fetch = lambda: _now(sample(clock.now))  # noqa: E731
+        record = await single_flight(storage, KEY, fetch, lambda _: 3600.0)
+        assert trips == ["_acquire_and_get", "_upsert_and_release"]
+        assert await other.get(KEY) == record
+        assert await other.lock(KEY, TTL)  # released
+        assert storage._leases.token(KEY) is None  # and no renewal left running
+    finally:
+        await storage.close()
+        await other.close()
+
+
+async def _now(record: OriginRecord) -> OriginRecord:
+    return record
+
+
+@deferred_f_from_coro_f
+async def test_storage_3_5_sqlite_combined_calls_keep_the_lock_rules(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    path = tmp_path / "robots.sqlite3"
+    holder = await SqliteStorage.open(path, clock=clock, sleep=Ticks(clock))
+    other = await SqliteStorage.open(path, clock=clock, sleep=Ticks(clock))
+    try:
+        assert await holder.lock_and_get(KEY, TTL) == (True, None)
+        assert await other.lock_and_get(KEY, TTL) == (False, None)
+        await other.put_and_release(KEY, sample(clock.now), 3600.0)  # it holds nothing
+        assert not await other.lock(KEY, TTL)  # so the holder's lock stands
+        record = sample(clock.now + 1)
+        await holder.put_and_release(KEY, record, 3600.0)
+        assert await other.lock_and_get(KEY, TTL) == (True, record)
+    finally:
+        await holder.close()
+        await other.close()
+
+
 def test_storage_3_5_default_lock_is_short() -> None:
     """The default lease: what a holder that dies on another machine costs."""
     assert 10.0 <= LOCK_TTL <= 30.0
