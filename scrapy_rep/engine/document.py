@@ -122,9 +122,15 @@ class RobotsTxt:
         tokens in preference order. ``use_global=False`` makes the ``*``
         group not apply (SPEC §5.8, Google's AdsBot rule).
         """
-        # The hot path of a crawl: one dict probe for the group, then the path.
-        found = self._selected.get(user_agent) if type(user_agent) is str and use_global else None
-        group = (found or self._group_for(user_agent, use_global))[1]
+        # The hot path of a crawl: one dict probe for the group, keyed by the
+        # agent as asked (a token, or the tuple of tokens a crawler asks with:
+        # ``_selection_key``); a first question, or a list, takes the long way.
+        try:
+            group = (
+                self._selected[user_agent] if use_global else self._group_for(user_agent, False)
+            )[1]
+        except (KeyError, TypeError):
+            group = self._group_for(user_agent, use_global)[1]
         if group is None:
             return True
         if self._quirks:

@@ -19,7 +19,7 @@ import gc
 import re
 import sys
 from array import array
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -29,6 +29,7 @@ from typing import Final, NamedTuple
 
 from scrapy_rep.engine.lines import ALLOW, DISALLOW  # a rule's kind is its field's name
 from scrapy_rep.engine.multi_match import MAX_KEY, ShortStrings
+from scrapy_rep.engine.prefixes import UNKNOWN, Prefixes
 
 _UNRESERVED: Final = frozenset(
     b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~"
@@ -275,7 +276,6 @@ def google_escape_pattern(pattern: str) -> str:
 #: stay below 2**24 (a body is cut at 512,000 bytes), so the top byte of a
 #: code is the kind alone.
 ALLOW_BIT: Final = 1 << 31
-_UNKNOWN: Final = -2  # a parent link not looked up yet
 _TOP_BYTE: Final = 3 if sys.byteorder == "little" else 0
 
 
@@ -303,8 +303,6 @@ _Wildcard = tuple[int, bool, str, tuple[str, ...], str, bool, str, str, bool]
 
 
 Best = tuple[int, bool, str]  # (priority, allow, normalised pattern as written)
-#: Wildcards sharing a need: (highest priority, need, the rules, highest first).
-_Needing = tuple[int, str, list[_Wildcard]]
 #: Above this many wildcard rules, a group is indexed: one scan of the path,
 #: instead of one ``in`` per need and one search per rule whose need is in it.
 #: Below, those cost at most ~1 ms with a 2 KiB path (no real file in the
@@ -363,9 +361,27 @@ class CompiledGroup:
     (the line, the pattern as written) is looked up when first asked for.
     """
 
-    __slots__ = ("_allow", "_anchored", "_codes", "_google", "_index", "_keys", "_last",
-                 "_parents", "_patterns", "_plain", "_stars", "_where", "_wild_top",
-                 "_wild_top_of", "_wildcards")
+    __slots__ = (
+        "_allow",
+        "_anchored",
+        "_by_need",
+        "_codes",
+        "_google",
+        "_heads",
+        "_index",
+        "_keys",
+        "_last",
+        "_literal_best",
+        "_literals",
+        "_need_floors",
+        "_needs",
+        "_patterns",
+        "_plain",
+        "_stars",
+        "_where",
+        "_wild_top",
+        "_wild_top_of",
+    )
 
     def __init__(self, joined: str, codes: Sequence[int], google: bool) -> None:
         """``joined``: the patterns as written, one per line; ``codes``: from ``rule_code``."""
@@ -375,8 +391,15 @@ class CompiledGroup:
         self._where: tuple[dict[tuple[str, bool], int], list[str]] | None = None
         self._anchored: dict[str, Best] = {}
         self._stars: dict[str, int] = {}  # literal -> trailing "*" its winner was written with
-        self._wildcards: tuple[_Needing, ...] = ()  # highest first
+        #: index of a literal -> the best rule up its links (``_best_literal``), once asked
+        self._literal_best: dict[int, Best] = {}
+        #: Wildcards by the piece they need: (highest priority, the rules, highest first).
+        self._by_need: dict[str, tuple[int, list[_Wildcard]]] = {}
+        self._needs: tuple[str, ...] = ()  # highest first
+        self._need_floors = array("i")  # minus each need's highest priority, ascending
         self._index: _Index | None = None  # over the needs, when there are many
+        #: Wildcards whose head is more than "/": the heads, and each one's rules.
+        self._heads: tuple[Prefixes, list[list[_Wildcard]]] | None = None
         #: The last path found disallowed, and by what: ``explain`` after
         #: ``allowed`` (a drop, logged with its rule) does not pay twice.
         self._last: tuple[str, Best | None] | None = None
@@ -396,8 +419,8 @@ class CompiledGroup:
                 keys += self._add_starred(keys, starred)
         keys.sort()
         self._keys = keys
-        self._parents: array[int] | None = None  # made on the first walk up
-        self._plain = not (self._anchored or self._stars or self._wildcards)
+        self._literals = Prefixes(keys)
+        self._plain = not (self._anchored or self._stars or self._wild_top >= 0)
 
     def _normalise(self, text: str) -> str:
         return google_escape_pattern(text) if self._google else normalise_lines(text)
@@ -443,14 +466,10 @@ class CompiledGroup:
                 starred.append((body, len(key) - len(body), allow))
         if wildcards:
             wildcards.sort(key=itemgetter(0), reverse=True)  # highest priority first
-            by_need: dict[str, list[_Wildcard]] = {}
-            for wildcard in wildcards:
-                by_need.setdefault(wildcard[7], []).append(wildcard)
-            self._wildcards = tuple(  # highest priority first, too
-                (group[0][0], need, group) for need, group in by_need.items()
-            )
             if len(wildcards) > INDEXED_WILDCARDS:
-                self._index_needs()
+                self._index_needs(wildcards)
+            else:
+                self._file_wildcards(wildcards)
             self._wild_top = wildcards[0][0]
             # A priority is odd for an allow: the first odd and even ones, found in C.
             priorities = list(map(itemgetter(0), wildcards))
@@ -461,22 +480,44 @@ class CompiledGroup:
             )
         return list(compress(keys, literal)), starred
 
-    def _index_needs(self) -> None:
+    def _file_wildcards(self, wildcards: list[_Wildcard]) -> None:
+        """A small group's wildcards (highest first): those whose head is more
+        than "/" under their head, found as literals are (``_heads``); the
+        others under the piece they need, one ``in`` each (``_needs``)."""
+        by_need: dict[str, list[_Wildcard]] = {}
+        by_head: dict[str, list[_Wildcard]] = {}
+        for wildcard in wildcards:
+            head = wildcard[2]
+            if len(head) > 1:
+                by_head.setdefault(head, []).append(wildcard)
+            else:
+                by_need.setdefault(wildcard[7], []).append(wildcard)
+        # The needs in the order their highest rules come, highest first.
+        self._by_need = {need: (group[0][0], group) for need, group in by_need.items()}
+        self._needs = tuple(by_need)
+        self._need_floors = array("i", [-group[0][0] for group in by_need.values()])
+        if by_head:
+            heads = sorted(by_head)
+            self._heads = Prefixes(heads), [by_head[head] for head in heads]
+
+    def _index_needs(self, wildcards: list[_Wildcard]) -> None:
         """File each need under a key the index finds, highest priority first,
         for ``_best_indexed``: the need itself, or if longer than ``MAX_KEY``
         its first or last ``MAX_KEY`` characters, whichever fewer needs share
         (``/*/product/1``, ``/*/product/2``... share their start, not their end)."""
+        by_need: dict[str, list[_Wildcard]] = {}
+        for wildcard in wildcards:
+            by_need.setdefault(wildcard[7], []).append(wildcard)
         by_key: dict[str, list[_Wildcard]] = {}
         always: list[_Wildcard] = []
-        long_needs = [needing[1] for needing in self._wildcards if len(needing[1]) > MAX_KEY]
+        long_needs = [need for need in by_need if len(need) > MAX_KEY]
         starts = Counter(need[:MAX_KEY] for need in long_needs)
         ends = Counter(need[-MAX_KEY:] for need in long_needs)
-        for needing in self._wildcards:
-            key = needing[1]
+        for key, needing in by_need.items():
             if len(key) > MAX_KEY:
                 start, end = key[:MAX_KEY], key[-MAX_KEY:]
                 key = start if starts[start] <= ends[end] else end
-            (by_key.setdefault(key, []) if key else always).extend(needing[2])
+            (by_key.setdefault(key, []) if key else always).extend(needing)
         # The needs come highest first, so does each key's list.
         key_top = {key: wildcards[0][0] for key, wildcards in by_key.items()}
         self._index = _Index(
@@ -508,19 +549,23 @@ class CompiledGroup:
 
     def allows(self, path: str) -> bool:
         """Whether ``path`` (normalised) may be fetched: no rule, or an allow, decides."""
+        keys = self._keys
+        index = bisect_right(keys, path) - 1
+        while index >= 0 and not path.startswith(keys[index]):  # ``Prefixes.walk_up``, inlined
+            up = self._literals.parents[index]
+            index = up if up != UNKNOWN else self._literals.parent(index)
         if self._plain:  # literal prefixes only: the longest one decides
-            keys = self._keys
-            index = bisect_right(keys, path) - 1
-            if index >= 0 and not path.startswith(keys[index]):
-                index = self._walk_up(path, index)
             return index < 0 or keys[index] in self._allow
-        best = self._best(path, verdict_only=True)
+        best = self._best(path, index, verdict_only=True)
         return best is None or best[1]
 
     def decide(self, path: str) -> Rule | None:
         """The rule that decides ``path`` (normalised), or None if none matches."""
         last = self._last
-        best = last[1] if last is not None and last[0] == path else self._best(path)
+        if last is not None and last[0] == path:
+            best = last[1]
+        else:
+            best = self._best(path, self._literals.longest(path))
         if best is None:
             return None
         if best == GAVE_UP:  # a new tuple, made by _best
@@ -535,23 +580,23 @@ class CompiledGroup:
         index = where[best[2], best[1]]
         return rule_of(written[index], self._codes[index])
 
-    def _best(self, path: str, verdict_only: bool = False) -> Best | None:
-        """(priority, allow, normalised pattern) of the deciding rule; one flat
+    def _best(self, path: str, index: int, verdict_only: bool = False) -> Best | None:
+        """(priority, allow, normalised pattern) of the deciding rule, given the
+        longest literal prefix of ``path`` (``index``, -1 for none); one flat
         function, because this runs for every check of a group with specials.
 
         ``verdict_only``: skip the wildcards when none of the other kind can
         outrank what matched (the rule may then not be the deciding one).
         """
-        keys = self._keys
-        index = bisect_right(keys, path) - 1
-        if index >= 0 and not path.startswith(keys[index]):
-            index = self._walk_up(path, index)
         if index < 0:
             floor, allow, pattern = -1, True, ""  # nothing matched: allowed
         elif self._stars:
-            floor, allow, pattern = self._best_literal(index)
+            literal = self._literal_best.get(index)
+            if literal is None:
+                literal = self._literal_best[index] = self._best_literal(index)
+            floor, allow, pattern = literal
         else:
-            pattern = keys[index]
+            pattern = self._keys[index]
             allow = pattern in self._allow
             floor = 2 * len(pattern) + allow
         if self._anchored:
@@ -563,7 +608,7 @@ class CompiledGroup:
         elif verdict_only and self._wild_top_of[not allow] <= floor:
             return (floor, allow, pattern) if floor >= 0 else None  # maybe not the decider
         elif self._index is None:
-            floor, allow, pattern = _best_of(self._wildcards, path, (floor, allow, pattern))
+            floor, allow, pattern = self._best_of(path, (floor, allow, pattern))
         else:
             floor, allow, pattern = self._best_indexed(self._index, path, (floor, allow, pattern))
         if floor < 0:
@@ -594,6 +639,48 @@ class CompiledGroup:
             return GAVE_UP
         return best
 
+    def _best_of(self, path: str, best: Best) -> Best:
+        """The best of ``best`` and the wildcards that match ``path``, in a group
+        too small to index: those of the heads that start the path, then one
+        ``in`` per need that can outrank what matched."""
+        floor, allow, pattern = best
+        if self._heads is not None:
+            heads, by_head = self._heads
+            keys = heads.keys
+            index = bisect_right(keys, path) - 1
+            while index >= 0:  # up the links: each head that starts the path, longest first
+                head = keys[index]
+                if path.startswith(head):
+                    for priority, kind, _, middle, tail, end, written, need, sure in by_head[index]:
+                        if priority <= floor:
+                            break
+                        if (
+                            need in path
+                            if sure
+                            else _matches(path, len(head), middle, tail, end, None)
+                        ):
+                            floor, allow, pattern = priority, kind, written
+                            break
+                index = heads.parent(index)
+        needs = self._needs
+        if floor >= 0:  # only the needs of wildcards that can outrank it
+            needs = needs[: bisect_left(self._need_floors, -floor)]
+        for need in needs:
+            if need not in path:
+                continue
+            top, wildcards = self._by_need[need]
+            if top <= floor:
+                break  # the needs come highest first: none after can win
+            for priority, kind, head, middle, tail, end, written, _, sure in wildcards:
+                if priority <= floor:
+                    break
+                if not path.startswith(head):
+                    continue
+                if sure or _matches(path, len(head), middle, tail, end, None):
+                    floor, allow, pattern = priority, kind, written
+                    break
+        return floor, allow, pattern
+
     def _best_literal(self, index: int) -> Best:
         """The best literal rule up the links from ``index``: stars count in its length."""
         keys, stars = self._keys, self._stars
@@ -605,70 +692,9 @@ class CompiledGroup:
             priority = 2 * (len(key) + extra) + allow
             if best is None or priority > best[0]:
                 best = (priority, allow, key + "*" * extra)  # the pattern as written
-            index = self._parent(index)
+            index = self._literals.parent(index)
         assert best is not None
         return best
-
-    # --- the longest literal that is a prefix ----------------------------------------
-    #
-    # ``bisect`` finds the largest literal not above the path. If it is not a
-    # prefix, every literal that is one is also a prefix of it (a string
-    # sorting between a prefix of the path and the path starts with that
-    # prefix), so the answer is up its chain of "parents": the longest other
-    # literal that is a prefix of it. Links are found when first needed.
-
-    def _walk_up(self, path: str, index: int) -> int:
-        keys, parents = self._keys, self._parents
-        if parents is None:
-            parents = self._parents = array("i", [_UNKNOWN]) * len(keys)
-        while index >= 0 and not path.startswith(keys[index]):
-            parent = parents[index]
-            index = parent if parent != _UNKNOWN else self._parent(index)
-        return index
-
-    def _parent(self, index: int) -> int:
-        """The longest other literal that is a prefix of ``keys[index]``, or -1."""
-        keys, parents = self._keys, self._parents
-        if parents is None:
-            parents = self._parents = array("i", [_UNKNOWN]) * len(keys)
-        found = parents[index]
-        if found != _UNKNOWN:
-            return found
-        text = keys[index][:-1]
-        found = bisect_right(keys, text, 0, index) - 1
-        while found >= 0:
-            key = keys[found]
-            if text.startswith(key):
-                break
-            # The answer is a prefix of this literal: up its link if known,
-            # else the largest literal not above the text the two share.
-            up = parents[found]
-            if up == _UNKNOWN:
-                text = text[: _common_length(text, key)]
-                up = bisect_right(keys, text, 0, found) - 1
-            found = up
-        parents[index] = found
-        return found
-
-
-def _best_of(needings: Sequence[_Needing], path: str, best: Best) -> Best:
-    """The best of ``best`` and the wildcards of ``needings`` (highest first)
-    that match ``path``, in a group too small to index."""
-    floor, allow, pattern = best
-    for top, need, wildcards in needings:
-        if top <= floor:
-            break  # the lists come highest first: none after can win
-        if need not in path:
-            continue
-        for priority, kind, head, middle, tail, end, written, _, sure in wildcards:
-            if priority <= floor:
-                break
-            if not path.startswith(head):
-                continue
-            if sure or _matches(path, len(head), middle, tail, end, None):
-                floor, allow, pattern = priority, kind, written
-                break
-    return floor, allow, pattern
 
 
 def _keyed(wildcards: list[_Wildcard]) -> _Keyed:
@@ -774,12 +800,3 @@ def _find(path: str, piece: str, position: int, seen: _Seen | None) -> int:
         found = seen[2][piece, position] = path.find(piece, position)
         seen[3][0] -= ((found if found >= 0 else len(path)) - position) // _SCANNED_PER_STEP
     return found
-
-
-def _common_length(one: str, other: str) -> int:
-    """How many leading characters two strings share."""
-    limit = len(one) if len(one) < len(other) else len(other)
-    length = 0
-    while length < limit and one[length] == other[length]:
-        length += 1
-    return length
