@@ -607,10 +607,45 @@ class CompiledGroup:
             pass  # no wildcard can outrank what matched
         elif verdict_only and self._wild_top_of[not allow] <= floor:
             return (floor, allow, pattern) if floor >= 0 else None  # maybe not the decider
-        elif self._index is None:
-            floor, allow, pattern = self._best_of(path, (floor, allow, pattern))
-        else:
+        elif self._index is not None:
             floor, allow, pattern = self._best_indexed(self._index, path, (floor, allow, pattern))
+        else:  # a small group: the wildcards of the heads that start the path...
+            if self._heads is not None:
+                heads, by_head = self._heads
+                keys = heads.keys
+                index = bisect_right(keys, path) - 1
+                while index >= 0:  # up the links: each head that starts it, longest first
+                    head = keys[index]
+                    if path.startswith(head):
+                        for priority, kind, _, middle, tail, end, written, need, sure in by_head[
+                            index
+                        ]:
+                            if priority <= floor:
+                                break
+                            if need in path and (
+                                sure or _matches(path, len(head), middle, tail, end, None)
+                            ):
+                                floor, allow, pattern = priority, kind, written
+                                break
+                    index = heads.parent(index)
+            # ... and one ``in`` per need that can outrank what matched.
+            needs = self._needs
+            if floor >= 0:
+                needs = needs[: bisect_left(self._need_floors, -floor)]
+            for need in needs:
+                if need not in path:
+                    continue
+                top, wildcards = self._by_need[need]
+                if top <= floor:
+                    break  # the needs come highest first: none after can win
+                for priority, kind, head, middle, tail, end, written, _, sure in wildcards:
+                    if priority <= floor:
+                        break
+                    if not path.startswith(head):
+                        continue
+                    if sure or _matches(path, len(head), middle, tail, end, None):
+                        floor, allow, pattern = priority, kind, written
+                        break
         if floor < 0:
             return None
         if not allow:  # a drop: ``explain`` follows, to log the rule
@@ -638,48 +673,6 @@ class CompiledGroup:
         except _GaveUp:
             return GAVE_UP
         return best
-
-    def _best_of(self, path: str, best: Best) -> Best:
-        """The best of ``best`` and the wildcards that match ``path``, in a group
-        too small to index: those of the heads that start the path, then one
-        ``in`` per need that can outrank what matched."""
-        floor, allow, pattern = best
-        if self._heads is not None:
-            heads, by_head = self._heads
-            keys = heads.keys
-            index = bisect_right(keys, path) - 1
-            while index >= 0:  # up the links: each head that starts the path, longest first
-                head = keys[index]
-                if path.startswith(head):
-                    for priority, kind, _, middle, tail, end, written, need, sure in by_head[index]:
-                        if priority <= floor:
-                            break
-                        if (
-                            need in path
-                            if sure
-                            else _matches(path, len(head), middle, tail, end, None)
-                        ):
-                            floor, allow, pattern = priority, kind, written
-                            break
-                index = heads.parent(index)
-        needs = self._needs
-        if floor >= 0:  # only the needs of wildcards that can outrank it
-            needs = needs[: bisect_left(self._need_floors, -floor)]
-        for need in needs:
-            if need not in path:
-                continue
-            top, wildcards = self._by_need[need]
-            if top <= floor:
-                break  # the needs come highest first: none after can win
-            for priority, kind, head, middle, tail, end, written, _, sure in wildcards:
-                if priority <= floor:
-                    break
-                if not path.startswith(head):
-                    continue
-                if sure or _matches(path, len(head), middle, tail, end, None):
-                    floor, allow, pattern = priority, kind, written
-                    break
-        return floor, allow, pattern
 
     def _best_literal(self, index: int) -> Best:
         """The best literal rule up the links from ``index``: stars count in its length."""
