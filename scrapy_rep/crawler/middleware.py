@@ -355,7 +355,9 @@ class RobotsTxtMiddleware:
             )
 
     async def _spider_closed(self, spider: Spider) -> None:
+        self._report.flush()  # before Scrapy dumps the stats
         await self._resolver.close()
+        self._report.flush()  # what closing counted
 
     def _unplug_builtin(self, spider: Spider) -> None:
         if self._builtin_beside and not unplug_builtin_robotstxt(self._crawler, spider):
@@ -363,6 +365,7 @@ class RobotsTxtMiddleware:
 
     def _spider_idle(self, spider: Spider) -> None:
         """A parked request, or a robots.txt fetch or retry under way, is still work to do."""
+        self._report.flush()  # a quiet moment: the stats catch up
         if self._resolver.busy:
             # Look again as soon as it is done, not at the engine's next heartbeat.
             self._resolver.call_when_idle(self._parking.wake_engine)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import inspect
 import logging
-from collections.abc import AsyncIterable, Callable, Iterable
+from collections.abc import AsyncIterable, Iterable
 from typing import TYPE_CHECKING, Final, NamedTuple, NoReturn
 
 from scrapy import signals as scrapy_signals
@@ -32,6 +32,8 @@ logger = logging.getLogger("scrapy_rep.crawler.middleware")  # one logger for th
 
 #: Bound of the sets of origins already announced (cleared when full).
 _MAX_ORIGINS: Final = 100_000
+#: Per-request counts reach the stats this many at a time (``Reporter.count``).
+COUNT_BATCH: Final = 100
 
 
 class Drop(NamedTuple):
@@ -51,8 +53,7 @@ class Reporter:
         self._default_user_agent = default_user_agent
         self._announced: set[Origin] = set()
         self._sitemaps_sent: set[Origin] = set()
-        self._keys: dict[str, str] = {}  # event -> its stat, for ``count``
-        self._inc: Callable[[str], None] | None = None  # the crawl's stats.inc_value
+        self._tallies: dict[str, int] = {}  # event -> counted, not yet in the stats
 
     @property
     def stats(self) -> StatsCollector:
@@ -98,15 +99,29 @@ class Reporter:
         )
 
     def count(self, event: str) -> None:
-        """robotstxt/cache/<hit|miss|expired|stale_used>, robotstxt/unreachable/<state>."""
-        key = self._keys.get(event)  # called per request: the key is made once
-        if key is None:
-            where = "robotstxt/" if event.startswith("unreachable/") else "robotstxt/cache/"
-            key = self._keys[event] = where + event
-        inc = self._inc
-        if inc is None:  # looked up once: Scrapy 2.19 makes each stats attribute access costly
-            inc = self._inc = self.stats.inc_value
-        inc(key)
+        """robotstxt/cache/<hit|miss|expired|stale_used>, robotstxt/unreachable/<state>.
+
+        Called for every request: tallied here and added to the crawl's stats
+        ``COUNT_BATCH`` at a time (and at ``flush``), since one ``inc_value``
+        costs Scrapy 2.19 more than the rest of a cached request's check.
+        """
+        tally = self._tallies.get(event, 0) + 1
+        if tally < COUNT_BATCH:
+            self._tallies[event] = tally
+        else:
+            self._tallies[event] = 0
+            self._add(event, tally)
+
+    def flush(self) -> None:
+        """Add what ``count`` tallied to the stats: before anyone reads them."""
+        for event, tally in self._tallies.items():
+            if tally:
+                self._add(event, tally)
+        self._tallies.clear()
+
+    def _add(self, event: str, tally: int) -> None:
+        where = "robotstxt/" if event.startswith("unreachable/") else "robotstxt/cache/"
+        self.stats.inc_value(where + event, tally)
 
     def fetched(self, origin: Origin, outcomes: list[FetchOutcome], access: Access) -> None:
         """One INFO line per flight of fetches: what they came to, retries included."""

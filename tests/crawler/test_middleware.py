@@ -341,3 +341,19 @@ def test_scrapy_rep_robot_parser_works_as_robotstxt_parser() -> None:
     assert parser.allowed("http://h/all", "TestBot/1.0")
     assert not parser.allowed(b"http://h/all", "OtherBot")
     assert parser.allowed("http://h/robots.txt", "testbot")  # SPEC §6.9
+
+
+@deferred_f_from_coro_f
+async def test_scrapy_cache_stats_count_every_request_across_batches() -> None:
+    """Per-request counts reach the stats in batches (``Reporter.count``); by the
+    end of the crawl every request is counted once, over several batches."""
+    pages = [f"/p/{n}" for n in range(250)]
+    replies = {"/robots.txt": Reply(200, b"User-agent: *\nDisallow: /private/\n")}
+    replies.update({path: Reply(200, b"<html></html>") for path in [*pages, "/private/x"]})
+    with SiteServer(replies) as site:
+        urls = [site.url(path) for path in [*pages, "/private/x"]]
+        crawler = await crawl(urls, {"CONCURRENT_REQUESTS": 4})  # a small test server
+    counted = stats(crawler)
+    assert counted["robotstxt/cache/hit"] + counted["robotstxt/cache/miss"] == 251
+    assert counted["robotstxt/cache/miss"] >= 1 and counted["robotstxt/forbidden"] == 1
+    assert len(spider_of(crawler).got) == 250, spider_of(crawler).failed
