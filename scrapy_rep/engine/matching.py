@@ -4,32 +4,39 @@ A group is compiled once into three structures, so that a check costs a
 binary search and a few string comparisons however many rules the group has:
 
 - literal prefix rules in a sorted list, each with a link to the longest other
-  rule that is its prefix (longest-prefix lookup without a trie of objects);
+  rule that is its prefix (``prefixes.Prefixes``: longest-prefix lookup
+  without a trie of objects);
 - literal ``$``-anchored rules in a dict (exact equality);
-- wildcard rules, longest first, matched greedily segment by segment with
-  ``str.find``: linear in path length per segment, never backtracking (§6.8).
-  Each is filed under one piece it needs (its longest); in a group of many
-  such rules, one scan of the path (``multi_match``) names the pieces present,
-  so a check costs about the path's length, not (rules × path length).
+- wildcard rules, matched greedily piece by piece with ``str.find``: linear
+  in path length per piece, never backtracking (§6.8, ``wildcards``). In a
+  small group, those whose head is more than "/" are found by their head as
+  the literals are, the others by one ``in`` per piece they need; a group of
+  many is indexed (``wildcards.WildcardIndex``), so a check costs about the
+  path's length, not (rules × path length).
 """
 
 from __future__ import annotations
 
-import gc
 import re
 import sys
 from array import array
 from bisect import bisect_left, bisect_right
-from collections import Counter
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
-from itertools import compress, filterfalse
+from collections.abc import Sequence
+from itertools import compress
 from operator import itemgetter
 from typing import Final, NamedTuple
 
 from scrapy_rep.engine.lines import ALLOW, DISALLOW  # a rule's kind is its field's name
-from scrapy_rep.engine.multi_match import MAX_KEY, ShortStrings
 from scrapy_rep.engine.prefixes import UNKNOWN, Prefixes
+from scrapy_rep.engine.wildcards import (
+    GAVE_UP,
+    Best,
+    Wildcard,
+    WildcardIndex,
+    collector_paused,
+    matches,
+    wildcard,
+)
 
 _UNRESERVED: Final = frozenset(
     b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~"
@@ -292,65 +299,11 @@ def _allow_flags(codes: array[int]) -> bytes:
     return codes.tobytes()[_TOP_BYTE :: codes.itemsize]
 
 
-#: A wildcard rule, as a plain tuple (built per rule, so built cheaply):
-#: priority (2 * written length, + 1 for allow: higher wins, SPEC §6.6),
-#: allow, head (literal text before the first "*": must be a prefix), middle
-#: (pieces found in order, leftmost first), tail (a suffix when anchored, else
-#: found after the middle), anchored, pattern (normalised, as written), need
-#: (the longest piece after the head: a path without it cannot match), sure
-#: ("head*need": with the need in the path, the head alone decides).
-_Wildcard = tuple[int, bool, str, tuple[str, ...], str, bool, str, str, bool]
-
-
-Best = tuple[int, bool, str]  # (priority, allow, normalised pattern as written)
 #: Above this many wildcard rules, a group is indexed: one scan of the path,
 #: instead of one ``in`` per need and one search per rule whose need is in it.
 #: Below, those cost at most ~1 ms with a 2 KiB path (no real file in the
 #: corpus has more than 506), and the index is not worth its memory.
 INDEXED_WILDCARDS: Final = 512
-#: What one check of an indexed group knows of its path: where each key
-#: first, and last, starts, the searches made so far ((piece, from) ->
-#: found), which rules of a big group share (``/*b*a1``, ``/*b*a2``...), and
-#: the steps it has left (``_steps_for``).
-_Seen = tuple[dict[str, int], dict[str, int], dict[tuple[str, int], int], list[int]]
-#: What a check of a big group may spend before it gives up (SPEC §6.8), in
-#: steps of about 0.1 µs: a head looked up or an anchored rule whose end the
-#: path lacks is a step, any other rule tried ``_TRY_STEPS``, and
-#: ``_SCANNED_PER_STEP`` characters searched one more. So a check stays
-#: within ~2 ms for a 2 KiB path and ~60 ms for 100 KiB, whatever the file;
-#: on the corpus a check spends a few dozen.
-STEPS_PER_CHECK: Final = 8000
-STEPS_PER_CHARACTER: Final = 4
-_TRY_STEPS: Final = 10
-_SCANNED_PER_STEP: Final = 128
-#: What ``_best`` answers when a check gave up: a disallow that outranks all.
-GAVE_UP: Final[Best] = (sys.maxsize, False, "")
-
-
-class _GaveUp(Exception):
-    """A check of a big group ran out of steps."""
-
-
-class _Keyed(NamedTuple):
-    """The wildcards of a big group filed under one key, by head: only the
-    rules whose head starts the path are tried, found with one dictionary
-    lookup per distinct head length, not one ``startswith`` per rule."""
-
-    top: int  # the highest priority filed here
-    heads: dict[str, list[_Wildcard]]  # head -> its wildcards, highest first
-    lengths: tuple[int, ...]  # the distinct lengths of those heads
-
-
-class _Index(NamedTuple):
-    """A big group's wildcards, filed under keys one scan of a path finds."""
-
-    keys: ShortStrings
-    by_key: dict[str, list[_Wildcard]]  # key -> the wildcards filed under it, highest first
-    key_top: dict[str, int]  # key -> the highest priority filed under it
-    always: _Keyed | None  # those whose need is empty: no key, always tried
-    #: key -> its wildcards by head, made when a check first needs them
-    #: (making them all would add half to what compiling a big group costs)
-    keyed: dict[str, _Keyed]
 
 
 class CompiledGroup:
@@ -394,12 +347,12 @@ class CompiledGroup:
         #: index of a literal -> the best rule up its links (``_best_literal``), once asked
         self._literal_best: dict[int, Best] = {}
         #: Wildcards by the piece they need: (highest priority, the rules, highest first).
-        self._by_need: dict[str, tuple[int, list[_Wildcard]]] = {}
+        self._by_need: dict[str, tuple[int, list[Wildcard]]] = {}
         self._needs: tuple[str, ...] = ()  # highest first
         self._need_floors = array("i")  # minus each need's highest priority, ascending
-        self._index: _Index | None = None  # over the needs, when there are many
+        self._index: WildcardIndex | None = None  # over the wildcards, when there are many
         #: Wildcards whose head is more than "/": the heads, and each one's rules.
-        self._heads: tuple[Prefixes, list[list[_Wildcard]]] | None = None
+        self._heads: tuple[Prefixes, list[list[Wildcard]]] | None = None
         #: The last path found disallowed, and by what: ``explain`` after
         #: ``allowed`` (a drop, logged with its rule) does not pay twice.
         self._last: tuple[str, Best | None] | None = None
@@ -413,7 +366,7 @@ class CompiledGroup:
         # "/a$*" rule's literal "/a$" is, and _add_starred sets its kind itself).
         self._allow = set(compress(keys, flags))
         if "*" in normalised or "$" in normalised:
-            with _collector_paused():
+            with collector_paused():
                 keys, starred = self._file_special(keys, flags, "$" in normalised)
             if starred:
                 keys += self._add_starred(keys, starred)
@@ -436,7 +389,7 @@ class CompiledGroup:
             special = [i for i, key in enumerate(keys) if "*" in key]
         literal = bytearray(b"\x01") * len(keys)
         starred: list[tuple[str, int, bool]] = []
-        wildcards: list[_Wildcard] = []
+        found: list[tuple[int, str]] = []  # the wildcards: (priority, normalised pattern)
         for index in special:
             literal[index] = 0
             key, allow = keys[index], flags[index] != 0
@@ -444,54 +397,40 @@ class CompiledGroup:
             anchored = key[-1] == "$"
             body = key[:-1] if anchored else key.rstrip("*")
             if "*" in body:
-                pieces = body.split("*")
-                head, tail = pieces[0], pieces[-1]
-                middle: tuple[str, ...] = ()
-                need = tail or head  # the head is a cheap test: a piece after it, if any
-                if len(pieces) == 3 and pieces[1]:  # "/*a*b": the usual shape, cheaply
-                    middle = (pieces[1],)
-                    need = pieces[1] if len(pieces[1]) >= len(tail) else tail
-                elif len(pieces) > 2:
-                    middle = tuple(filter(None, pieces[1:-1]))
-                    need = max((*middle, tail), key=len) or head
-                # The need cannot overlap the head if it starts with a character
-                # the head lacks: then any occurrence is after the head.
-                sure = not middle and not anchored and tail[:1] not in head
-                wildcards.append((priority, allow, head, middle, tail, anchored, key, need, sure))
+                found.append((priority, key))
             elif anchored:
                 known = self._anchored.get(body)
                 if known is None or known[0] < priority:
                     self._anchored[body] = (priority, allow, key)
             else:
                 starred.append((body, len(key) - len(body), allow))
-        if wildcards:
-            wildcards.sort(key=itemgetter(0), reverse=True)  # highest priority first
-            if len(wildcards) > INDEXED_WILDCARDS:
-                self._index_needs(wildcards)
+        if found:
+            found.sort(key=itemgetter(0), reverse=True)  # highest priority first
+            if len(found) > INDEXED_WILDCARDS:
+                self._index = WildcardIndex(found)
             else:
-                self._file_wildcards(wildcards)
-            self._wild_top = wildcards[0][0]
-            # A priority is odd for an allow: the first odd and even ones, found in C.
-            priorities = list(map(itemgetter(0), wildcards))
-            odd = (1).__and__
+                self._file_wildcards([wildcard(priority, key) for priority, key in found])
+            self._wild_top = found[0][0]
+            # The highest disallow and allow (odd): most groups have both near the top.
+            priorities = map(itemgetter(0), found)
             self._wild_top_of = (
-                next(filterfalse(odd, priorities), -1),
-                next(filter(odd, priorities), -1),
+                next((priority for priority in priorities if not priority & 1), -1),
+                next((priority for priority, _ in found if priority & 1), -1),
             )
         return list(compress(keys, literal)), starred
 
-    def _file_wildcards(self, wildcards: list[_Wildcard]) -> None:
+    def _file_wildcards(self, wildcards: list[Wildcard]) -> None:
         """A small group's wildcards (highest first): those whose head is more
         than "/" under their head, found as literals are (``_heads``); the
         others under the piece they need, one ``in`` each (``_needs``)."""
-        by_need: dict[str, list[_Wildcard]] = {}
-        by_head: dict[str, list[_Wildcard]] = {}
-        for wildcard in wildcards:
-            head = wildcard[2]
+        by_need: dict[str, list[Wildcard]] = {}
+        by_head: dict[str, list[Wildcard]] = {}
+        for rule in wildcards:
+            head = rule[2]
             if len(head) > 1:
-                by_head.setdefault(head, []).append(wildcard)
+                by_head.setdefault(head, []).append(rule)
             else:
-                by_need.setdefault(wildcard[7], []).append(wildcard)
+                by_need.setdefault(rule[7], []).append(rule)
         # The needs in the order their highest rules come, highest first.
         self._by_need = {need: (group[0][0], group) for need, group in by_need.items()}
         self._needs = tuple(by_need)
@@ -499,30 +438,6 @@ class CompiledGroup:
         if by_head:
             heads = sorted(by_head)
             self._heads = Prefixes(heads), [by_head[head] for head in heads]
-
-    def _index_needs(self, wildcards: list[_Wildcard]) -> None:
-        """File each need under a key the index finds, highest priority first,
-        for ``_best_indexed``: the need itself, or if longer than ``MAX_KEY``
-        its first or last ``MAX_KEY`` characters, whichever fewer needs share
-        (``/*/product/1``, ``/*/product/2``... share their start, not their end)."""
-        by_need: dict[str, list[_Wildcard]] = {}
-        for wildcard in wildcards:
-            by_need.setdefault(wildcard[7], []).append(wildcard)
-        by_key: dict[str, list[_Wildcard]] = {}
-        always: list[_Wildcard] = []
-        long_needs = [need for need in by_need if len(need) > MAX_KEY]
-        starts = Counter(need[:MAX_KEY] for need in long_needs)
-        ends = Counter(need[-MAX_KEY:] for need in long_needs)
-        for key, needing in by_need.items():
-            if len(key) > MAX_KEY:
-                start, end = key[:MAX_KEY], key[-MAX_KEY:]
-                key = start if starts[start] <= ends[end] else end
-            (by_key.setdefault(key, []) if key else always).extend(needing)
-        # The needs come highest first, so does each key's list.
-        key_top = {key: wildcards[0][0] for key, wildcards in by_key.items()}
-        self._index = _Index(
-            ShortStrings(by_key), by_key, key_top, _keyed(always) if always else None, {}
-        )
 
     def _add_starred(self, keys: list[str], starred: list[tuple[str, int, bool]]) -> list[str]:
         """``/a*`` matches what ``/a`` matches, but counts its stars in its
@@ -608,7 +523,7 @@ class CompiledGroup:
         elif verdict_only and self._wild_top_of[not allow] <= floor:
             return (floor, allow, pattern) if floor >= 0 else None  # maybe not the decider
         elif self._index is not None:
-            floor, allow, pattern = self._best_indexed(self._index, path, (floor, allow, pattern))
+            floor, allow, pattern = self._index.best(path, (floor, allow, pattern))
         else:  # a small group: the wildcards of the heads that start the path...
             if self._heads is not None:
                 heads, by_head = self._heads
@@ -623,7 +538,7 @@ class CompiledGroup:
                             if priority <= floor:
                                 break
                             if need in path and (
-                                sure or _matches(path, len(head), middle, tail, end, None)
+                                sure or matches(path, len(head), middle, tail, end, None)
                             ):
                                 floor, allow, pattern = priority, kind, written
                                 break
@@ -643,7 +558,7 @@ class CompiledGroup:
                         break
                     if not path.startswith(head):
                         continue
-                    if sure or _matches(path, len(head), middle, tail, end, None):
+                    if sure or matches(path, len(head), middle, tail, end, None):
                         floor, allow, pattern = priority, kind, written
                         break
         if floor < 0:
@@ -651,28 +566,6 @@ class CompiledGroup:
         if not allow:  # a drop: ``explain`` follows, to log the rule
             self._last = path, (floor, allow, pattern)
         return floor, allow, pattern
-
-    def _best_indexed(self, index: _Index, path: str, best: Best) -> Best:
-        """The best of ``best`` and the wildcards that match ``path``, in a big
-        group: one scan names the keys in the path; only the wildcards filed
-        under them can match, tried from the key of the highest one. A check
-        that runs out of steps gives up: ``GAVE_UP``, a disallow (fail closed)."""
-        first, last = index.keys.scan(path)
-        seen: _Seen = first, last, {}, [_steps_for(path)]
-        key_top, keyed = index.key_top, index.keyed
-        try:
-            if index.always is not None:
-                best = _best_keyed(index.always, path, best, seen)
-            for key in sorted(first, key=key_top.__getitem__, reverse=True):
-                if key_top[key] <= best[0]:
-                    break  # the keys come highest first: none after can win
-                filed = keyed.get(key)
-                if filed is None:
-                    filed = keyed[key] = _keyed(index.by_key[key])
-                best = _best_keyed(filed, path, best, seen)
-        except _GaveUp:
-            return GAVE_UP
-        return best
 
     def _best_literal(self, index: int) -> Best:
         """The best literal rule up the links from ``index``: stars count in its length."""
@@ -688,108 +581,3 @@ class CompiledGroup:
             index = self._literals.parent(index)
         assert best is not None
         return best
-
-
-def _keyed(wildcards: list[_Wildcard]) -> _Keyed:
-    """File wildcards (of one key) by head, each list highest first."""
-    if len(wildcards) == 1:  # most keys, in a group of distinct pieces: kept cheap
-        head = wildcards[0][2]
-        return _Keyed(wildcards[0][0], {head: wildcards}, (len(head),))
-    heads: dict[str, list[_Wildcard]] = {}
-    for wildcard in sorted(wildcards, key=itemgetter(0), reverse=True):
-        heads.setdefault(wildcard[2], []).append(wildcard)
-    top = max(map(itemgetter(0), wildcards))
-    return _Keyed(top, heads, tuple(sorted(set(map(len, heads)))))
-
-
-def _steps_for(path: str) -> int:
-    return STEPS_PER_CHECK + STEPS_PER_CHARACTER * len(path)
-
-
-def _best_keyed(keyed: _Keyed, path: str, best: Best, seen: _Seen) -> Best:
-    """The best of ``best`` and the wildcards of ``keyed`` that match ``path``,
-    whose key the scan found: a need of up to ``MAX_KEY`` characters is its
-    own key, so a ``head*need`` rule whose head starts the path matches."""
-    floor, allow, pattern = best
-    steps, heads = seen[3], keyed.heads
-    for length in keyed.lengths:
-        found = heads.get(path[:length])
-        steps[0] -= 1
-        if found is None:
-            continue
-        for priority, kind, _, middle, tail, end, written, need, sure in found:
-            if priority <= floor:
-                break
-            if end and not path.endswith(tail):
-                steps[0] -= 1  # the usual way a rule of a big group fails: cheap
-                if steps[0] < 0:
-                    raise _GaveUp
-                continue
-            steps[0] -= _TRY_STEPS
-            if steps[0] < 0:
-                raise _GaveUp
-            if (sure and len(need) <= MAX_KEY) or _matches(
-                path, length, middle, tail, end, seen
-            ):
-                floor, allow, pattern = priority, kind, written
-                break
-    if steps[0] < 0:
-        raise _GaveUp
-    return floor, allow, pattern
-
-
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """A big group is tens of thousands of small tuples, lists and trie nodes,
-    none of them garbage: left on, the cyclic collector walks them again and
-    again while they are made, a third of the time compiling takes."""
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
-
-
-def _matches(
-    path: str,
-    position: int,
-    middle: tuple[str, ...],
-    tail: str,
-    anchored: bool,
-    seen: _Seen | None,
-) -> bool:
-    # The rest of a wildcard, after its head (``path`` up to ``position``).
-    # Each piece at its leftmost occurrence leaves the most room for the
-    # rest, so a greedy scan is exact and needs no backtracking.
-    if anchored and not path.endswith(tail):
-        return False  # a cheap test first: the rules of a big group mostly fail it
-    for piece in middle:
-        found = _find(path, piece, position, seen)
-        if found < 0:
-            return False
-        position = found + len(piece)
-    if anchored:
-        return len(path) - len(tail) >= position
-    return not tail or _find(path, tail, position, seen) >= 0
-
-
-def _find(path: str, piece: str, position: int, seen: _Seen | None) -> int:
-    """``path.find(piece, position)``; in an indexed group, answered without
-    a search when the piece's first or last occurrence settles it, and each
-    search made once per check."""
-    if seen is None:
-        return path.find(piece, position)
-    first = seen[0].get(piece)
-    if first is not None:
-        if first >= position:
-            return first
-        if seen[1][piece] < position:
-            return -1
-    found = seen[2].get((piece, position))
-    if found is None:
-        found = seen[2][piece, position] = path.find(piece, position)
-        seen[3][0] -= ((found if found >= 0 else len(path)) - position) // _SCANNED_PER_STEP
-    return found
