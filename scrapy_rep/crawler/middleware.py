@@ -294,7 +294,11 @@ class RobotsTxtMiddleware:
         self, request: Request, response: Response, spider: Spider | None = None
     ) -> Response:
         """Learn from responses: a spider's own robots.txt, pages answering in a streak."""
-        if self._bypass or request.meta.get(META_KEY) or self._storage_error is not None:
+        if self._bypass or self._storage_error is not None:
+            return response
+        if not self._resolver.streaking and "/robots.txt" not in request.url:
+            return response  # nearly every response: nothing to learn, nothing parsed
+        if request.meta.get(META_KEY):
             return response
         parts = urlparse_cached(request)
         origin = self._origins.get((parts.scheme, parts.netloc))

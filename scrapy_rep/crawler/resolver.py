@@ -65,6 +65,8 @@ Count = Callable[[str], None]
 HIT: Final = "hit"
 MISS: Final = "miss"
 EXPIRED: Final = "expired"
+#: Bound of ``Resolver.streaking`` (cleared when full).
+_MAX_STREAKING: Final = 100_000
 #: robotstxt/unreachable/<state>, per request answered during a streak.
 STREAK_STATES: Final = {
     AccessState.DISALLOW_ALL: "disallow",
@@ -132,6 +134,11 @@ class Resolver:
         self._count = count or _ignore
         self._random = random
         self._states = OriginStates(max_origins, max_bytes)
+        #: Origins whose record was in an outage streak when a request of theirs
+        #: was last checked: the responses worth telling ``site_answered``. A
+        #: superset (an origin leaves it at its next plain answer), so that the
+        #: other responses cost the middleware nothing.
+        self.streaking: set[Origin] = set()
         self._flights: Flights[Origin, _Landed] = Flights()
         self._closed = False
 
@@ -159,7 +166,7 @@ class Resolver:
             self._states.touch(origin)
             self._count(HIT)
             return ready
-        known = self._known(state)
+        known = self._known(origin, state)
         if known is None:
             return None
         self._note_use(origin, state, known, HIT)
@@ -173,7 +180,7 @@ class Resolver:
         ready = self._ready(state)
         if ready is not None:
             return ready
-        return state.access if self._known(state) is not None else None
+        return state.access if self._known(origin, state) is not None else None
 
     def _ready(self, state: OriginState) -> Access | None:
         """``state.ready``'s access, if it still answers now."""
@@ -183,7 +190,7 @@ class Resolver:
         now = self._clock()
         return ready[0] if ready[2] - REUSE <= now < ready[2] else None
 
-    def _known(self, state: OriginState) -> Decision | None:
+    def _known(self, origin: Origin, state: OriginState) -> Decision | None:
         """The policy's decision now, if ``state.access`` is what it gives."""
         decision = self._decision(state)
         if decision.action is Action.FETCH or not state.holds(decision):
@@ -192,6 +199,7 @@ class Resolver:
         if not (decision.refresh_due or decision.stale or (record and record.in_streak)):
             assert state.access is not None
             state.ready = (state.access, record, self._clock() + REUSE)
+            self.streaking.discard(origin)
         return decision
 
     def prefetch(self, origin: Origin) -> None:
@@ -303,8 +311,12 @@ class Resolver:
         self._count(how)
         if decision.stale:
             self._count("stale_used")
-        if state.record is not None and state.record.in_streak and decision.state is not None:
-            self._count(f"unreachable/{STREAK_STATES[decision.state]}")
+        if state.record is not None and state.record.in_streak:
+            if len(self.streaking) >= _MAX_STREAKING:
+                self.streaking.clear()  # its next checked request puts it back
+            self.streaking.add(origin)
+            if decision.state is not None:
+                self._count(f"unreachable/{STREAK_STATES[decision.state]}")
         if decision.refresh_due and not self._closed:
             # requests do not wait for a background retry
             self._flights.launch(origin, lambda: self._fly(origin, background=True))
@@ -421,7 +433,10 @@ class Resolver:
 
         async def fetch() -> OriginRecord:
             outcome = await _fetch_safely(self._fetch, origin, self._clock)
-            record = self._recorded(known, outcome)
+            # On the record as it is now, not as it was when the fetch began: a
+            # page may have answered meanwhile (``site_answered``), and that
+            # mark is what opens the site 30 days into an outage.
+            record = self._recorded(state.record, outcome)
             done.append((outcome, record))
             return record
 

@@ -101,6 +101,36 @@ async def test_status_5xx_stays_closed_across_restarts_for_12h_then_last_good_co
         assert stats(later)["robotstxt/unreachable/disallow"] == 2
 
 
+@pytest.mark.parametrize("answered", [True, False])
+@deferred_f_from_coro_f
+async def test_status_5xx_after_30d_pages_that_answered_keep_the_site_open(
+    tmp_path: Path, clock: FakeClock, answered: bool
+) -> None:
+    """SPEC §2.2: 30 days into a streak, a site whose pages answered within the
+    last day is crawled as if it had no robots.txt; one whose pages did not is
+    closed. The middleware hears of those answers from the responses."""
+    robots = Switch(Reply(200, DISALLOW_PRIVATE))
+    settings = sqlite(tmp_path, clock, REP_UNREACHABLE_WAIT=0)
+    with SiteServer({"/robots.txt": robots}) as site:
+        urls = [site.url("/public"), site.url("/private")]
+        await crawl(urls, settings)  # the good copy
+        robots.reply = Reply(503)
+        clock.advance(25 * HOUR)  # expired an hour ago: the refresh starts the streak
+        await crawl(urls, settings)
+        clock.advance(30 * 24 * HOUR - 2 * HOUR)  # the last good copy applies
+        if answered:
+            copy = await crawl(urls, settings)
+            assert spider_of(copy).got == [site.url("/public")]  # it answered
+        clock.advance(2 * HOUR)  # 30 days and an hour into the streak
+        late = await crawl(urls, settings)
+    if answered:
+        assert sorted(spider_of(late).got) == sorted(urls)  # as if no robots.txt
+        assert stats(late)["robotstxt/unreachable/allow"] == 2
+    else:
+        assert spider_of(late).got == []
+        assert stats(late)["robotstxt/unreachable/disallow"] == 2
+
+
 @deferred_f_from_coro_f
 async def test_cache_3_2_max_age_sets_the_life_no_store_is_not_kept(
     tmp_path: Path, clock: FakeClock

@@ -141,6 +141,28 @@ async def test_status_5xx_streak_drops_at_once_and_retries_in_the_background() -
 
 
 @deferred_f_from_coro_f
+async def test_status_5xx_page_answer_during_a_retry_is_not_lost() -> None:
+    """SPEC §2.2's "otherwise reachable": a page that answers while a background
+    retry of robots.txt is under way keeps its mark when the retry lands."""
+    clock = ManualClock()
+    server = Server(clock, DOWN)
+    rep = resolver(server, clock, unreachable_wait=0)
+    await rep.access(A)  # the streak starts
+    clock.now += 13 * HOUR  # past the first 12 hours; a retry is due
+    server.gate = asyncio.Event()
+    assert (await rep.access(A)).state is AccessState.ALLOW_ALL  # no copy: the retry starts
+    await settle()
+    assert rep.pending(A)
+    await rep.site_answered(A)  # a page of A answered meanwhile
+    server.gate.set()
+    await settle()
+    assert not rep.pending(A) and len(server.calls) == 2
+    record = rep.record(A)
+    assert record is not None and record.failures == 2
+    assert record.site_reachable_at == clock.now
+
+
+@deferred_f_from_coro_f
 async def test_storage_3_5_two_resolvers_sharing_a_store_fetch_once() -> None:
     """Two processes (two resolvers, one store): the lock makes one fetch."""
     clock = ManualClock()
