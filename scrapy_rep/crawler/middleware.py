@@ -56,6 +56,9 @@ logger = logging.getLogger(__name__)
 _MAX_REMEMBERED: Final = 100_000
 #: Seconds between looks at whether the engine is stopping, while requests wait.
 _STOP_POLL: Final = 0.25
+_ALLOW_ALL: Final = AccessState.ALLOW_ALL
+_DISALLOW_ALL: Final = AccessState.DISALLOW_ALL
+_ROBOTS_PATH: Final = "/robots.txt"
 
 
 class RobotsTxtMiddleware:
@@ -112,6 +115,7 @@ class RobotsTxtMiddleware:
         self._parking = Parking(crawler)
         self._triggers: dict[Origin, Request] = {}  # the first waiting request per origin
         self._origins: dict[tuple[str, str], Origin | None] = {}  # (scheme, netloc) -> origin
+        self._schemes = config.checked_schemes
         self._builtin_beside = builtin_robotstxt_enabled(crawler.settings)
         self._bypass = False
         crawler.signals.connect(self._spider_opened, signal=scrapy_signals.spider_opened)
@@ -150,7 +154,7 @@ class RobotsTxtMiddleware:
         origin = self._origin(request, parts)
         if origin is None:
             return None
-        if spider_robots.is_robots_path(parts):
+        if parts.path == _ROBOTS_PATH and spider_robots.is_robots_path(parts):
             await self._access(origin, request)  # resolves the origin: this may be the fetch
             answer = spider_robots.cached_response(request, self._resolver.last_answer(origin))
             if answer is not None:
@@ -166,7 +170,7 @@ class RobotsTxtMiddleware:
     def _origin(self, request: Request, parts: ParseResult) -> Origin | None:
         """None for schemes that are not checked (``data:``, ``file:``, ...); a
         checked URL without an origin is dropped (failing closed)."""
-        if parts.scheme not in self.config.checked_schemes:
+        if parts.scheme not in self._schemes:
             return None
         origin = self._remembered_origin(parts.scheme, parts.netloc, request.url)
         if origin is None:
@@ -246,18 +250,21 @@ class RobotsTxtMiddleware:
             raise drop.error
 
     def _verdict(self, request: Request, origin: Origin, access: Access) -> Drop | None:
-        """None to pass; else why the request is dropped."""
-        if access.state is AccessState.ALLOW_ALL:
+        """None to pass; else why the request is dropped (twice per request:
+        before the scheduler and at download, so kept to plain lookups)."""
+        state, robots = access.state, access.robots
+        if state is _ALLOW_ALL:
             return None
-        if access.state is AccessState.DISALLOW_ALL or access.robots is None:
-            return Drop(RobotsTxtUnreachable(access.reason, request.url), "unreachable")
+        url = request.url
+        if state is _DISALLOW_ALL or robots is None:
+            return Drop(RobotsTxtUnreachable(access.reason, url), "unreachable")
         tokens = self._tokens(request)
-        if access.robots.allowed(request.url, tokens):
+        if robots.allowed(url, tokens):
             return None
-        verdict = access.robots.explain(request.url, tokens)  # why, for the drop
+        verdict = robots.explain(url, tokens)  # why, for the drop
         if verdict.allowed or verdict.rule is None:
             return None
-        error = ForbiddenByRobotsTxt(verdict.rule, request.url, robots_url(origin))
+        error = ForbiddenByRobotsTxt(verdict.rule, url, robots_url(origin))
         return Drop(error, "forbidden", verdict.agent, tokens)
 
     def announce_early(self, drop: Drop, request: Request) -> None:
@@ -277,10 +284,10 @@ class RobotsTxtMiddleware:
         if meta.get("dont_obey_robotstxt") or meta.get(META_KEY):
             return None
         parts = urlparse_cached(request)
-        if parts.scheme not in self.config.checked_schemes:
+        if parts.scheme not in self._schemes:
             return None
         origin = self._remembered_origin(parts.scheme, parts.netloc, request.url)
-        if origin is None or spider_robots.is_robots_path(parts):
+        if origin is None or (parts.path == _ROBOTS_PATH and spider_robots.is_robots_path(parts)):
             return None  # the download-time check decides these
         access = self._resolver.peek(origin)
         if access is None:
