@@ -31,9 +31,9 @@ from scrapy_rep.engine.prefixes import UNKNOWN, Prefixes
 from scrapy_rep.engine.wildcards import (
     GAVE_UP,
     Best,
+    CollectorPaused,
     Wildcard,
     WildcardIndex,
-    collector_paused,
     matches,
     wildcard,
 )
@@ -366,7 +366,7 @@ class CompiledGroup:
         # "/a$*" rule's literal "/a$" is, and _add_starred sets its kind itself).
         self._allow = set(compress(keys, flags))
         if "*" in normalised or "$" in normalised:
-            with collector_paused():
+            with CollectorPaused(len(keys)):
                 keys, starred = self._file_special(keys, flags, "$" in normalised)
             if starred:
                 keys += self._add_starred(keys, starred)
@@ -389,7 +389,7 @@ class CompiledGroup:
             special = [i for i, key in enumerate(keys) if "*" in key]
         literal = bytearray(b"\x01") * len(keys)
         starred: list[tuple[str, int, bool]] = []
-        found: list[tuple[int, str]] = []  # the wildcards: (priority, normalised pattern)
+        found: list[Wildcard] = []
         for index in special:
             literal[index] = 0
             key, allow = keys[index], flags[index] != 0
@@ -397,7 +397,7 @@ class CompiledGroup:
             anchored = key[-1] == "$"
             body = key[:-1] if anchored else key.rstrip("*")
             if "*" in body:
-                found.append((priority, key))
+                found.append(wildcard(priority, key, anchored, body))
             elif anchored:
                 known = self._anchored.get(body)
                 if known is None or known[0] < priority:
@@ -409,13 +409,12 @@ class CompiledGroup:
             if len(found) > INDEXED_WILDCARDS:
                 self._index = WildcardIndex(found)
             else:
-                self._file_wildcards([wildcard(priority, key) for priority, key in found])
+                self._file_wildcards(found)
             self._wild_top = found[0][0]
-            # The highest disallow and allow (odd): most groups have both near the top.
-            priorities = map(itemgetter(0), found)
+            # The highest disallow and allow: most groups have both near the top.
             self._wild_top_of = (
-                next((priority for priority in priorities if not priority & 1), -1),
-                next((priority for priority, _ in found if priority & 1), -1),
+                next((rule[0] for rule in found if not rule[1]), -1),
+                next((rule[0] for rule in found if rule[1]), -1),
             )
         return list(compress(keys, literal)), starred
 
@@ -471,8 +470,20 @@ class CompiledGroup:
             index = up if up != UNKNOWN else self._literals.parent(index)
         if self._plain:  # literal prefixes only: the longest one decides
             return index < 0 or keys[index] in self._allow
-        best = self._best(path, index, verdict_only=True)
-        return best is None or best[1]
+        # The literal that matched, an anchored rule, then the wildcards, if
+        # one of the kind that would change the verdict can outrank those.
+        found = self._literal_best.get(index)
+        floor, allow, pattern = found if found is not None else self._literal(index)
+        if self._anchored:
+            anchored = self._anchored.get(path)
+            if anchored is not None and anchored[0] > floor:
+                floor, allow, pattern = anchored
+        if self._wild_top_of[not allow] <= floor:
+            return allow  # maybe not the deciding rule: ``decide`` looks further
+        floor, allow, pattern = self._wildcards_over(path, (floor, allow, pattern))
+        if not allow:  # a drop: ``explain`` follows, to log the rule
+            self._last = path, (floor, allow, pattern)
+        return allow
 
     def decide(self, path: str) -> Rule | None:
         """The rule that decides ``path`` (normalised), or None if none matches."""
@@ -495,76 +506,73 @@ class CompiledGroup:
         index = where[best[2], best[1]]
         return rule_of(written[index], self._codes[index])
 
-    def _best(self, path: str, index: int, verdict_only: bool = False) -> Best | None:
+    def _best(self, path: str, index: int) -> Best | None:
         """(priority, allow, normalised pattern) of the deciding rule, given the
-        longest literal prefix of ``path`` (``index``, -1 for none); one flat
-        function, because this runs for every check of a group with specials.
-
-        ``verdict_only``: skip the wildcards when none of the other kind can
-        outrank what matched (the rule may then not be the deciding one).
-        """
-        if index < 0:
-            floor, allow, pattern = -1, True, ""  # nothing matched: allowed
-        elif self._stars:
-            literal = self._literal_best.get(index)
-            if literal is None:
-                literal = self._literal_best[index] = self._best_literal(index)
-            floor, allow, pattern = literal
-        else:
-            pattern = self._keys[index]
-            allow = pattern in self._allow
-            floor = 2 * len(pattern) + allow
+        longest literal prefix of ``path`` (``index``, -1 for none)."""
+        floor, allow, pattern = self._literal(index)
         if self._anchored:
             anchored = self._anchored.get(path)
             if anchored is not None and anchored[0] > floor:
                 floor, allow, pattern = anchored
-        if self._wild_top <= floor:
-            pass  # no wildcard can outrank what matched
-        elif verdict_only and self._wild_top_of[not allow] <= floor:
-            return (floor, allow, pattern) if floor >= 0 else None  # maybe not the decider
-        elif self._index is not None:
-            floor, allow, pattern = self._index.best(path, (floor, allow, pattern))
-        else:  # a small group: the wildcards of the heads that start the path...
-            if self._heads is not None:
-                heads, by_head = self._heads
-                keys = heads.keys
-                index = bisect_right(keys, path) - 1
-                while index >= 0:  # up the links: each head that starts it, longest first
-                    head = keys[index]
-                    if path.startswith(head):
-                        for priority, kind, _, middle, tail, end, written, need, sure in by_head[
-                            index
-                        ]:
-                            if priority <= floor:
-                                break
-                            if need in path and (
-                                sure or matches(path, len(head), middle, tail, end, None)
-                            ):
-                                floor, allow, pattern = priority, kind, written
-                                break
-                    index = heads.parent(index)
-            # ... and one ``in`` per need that can outrank what matched.
-            needs = self._needs
-            if floor >= 0:
-                needs = needs[: bisect_left(self._need_floors, -floor)]
-            for need in needs:
-                if need not in path:
+        if self._wild_top > floor:
+            floor, allow, pattern = self._wildcards_over(path, (floor, allow, pattern))
+        return (floor, allow, pattern) if floor >= 0 else None
+
+    def _literal(self, index: int) -> Best:
+        """The best literal rule for a path whose longest literal prefix is
+        ``keys[index]`` (-1: none; a ``/a*`` rule counts its stars), once per index."""
+        if index < 0:
+            found: Best = (-1, True, "")  # nothing matched: allowed
+        elif self._stars:
+            found = self._best_literal(index)
+        else:
+            pattern = self._keys[index]
+            allow = pattern in self._allow
+            found = (2 * len(pattern) + allow, allow, pattern)
+        self._literal_best[index] = found
+        return found
+
+    def _wildcards_over(self, path: str, best: Best) -> Best:
+        """The best of ``best`` and the wildcards that match ``path``: in a big
+        group through its index, in a small one those of the heads that start
+        the path, then one ``in`` per need that can outrank what matched."""
+        if self._index is not None:
+            return self._index.best(path, best)
+        floor, allow, pattern = best
+        if self._heads is not None:
+            heads, by_head = self._heads
+            keys = heads.keys
+            index = bisect_right(keys, path) - 1
+            while index >= 0:  # up the links: each head that starts it, longest first
+                head = keys[index]
+                if path.startswith(head):
+                    for rule in by_head[index]:
+                        priority, kind, _, middle, tail, end, written, need, sure = rule
+                        if priority <= floor:
+                            break
+                        if need in path and (
+                            sure or matches(path, len(head), middle, tail, end, None)
+                        ):
+                            floor, allow, pattern = priority, kind, written
+                            break
+                index = heads.parent(index)
+        needs = self._needs
+        if floor >= 0:
+            needs = needs[: bisect_left(self._need_floors, -floor)]
+        for need in needs:
+            if need not in path:
+                continue
+            top, wildcards = self._by_need[need]
+            if top <= floor:
+                break  # the needs come highest first: none after can win
+            for priority, kind, head, middle, tail, end, written, _, sure in wildcards:
+                if priority <= floor:
+                    break
+                if not path.startswith(head):
                     continue
-                top, wildcards = self._by_need[need]
-                if top <= floor:
-                    break  # the needs come highest first: none after can win
-                for priority, kind, head, middle, tail, end, written, _, sure in wildcards:
-                    if priority <= floor:
-                        break
-                    if not path.startswith(head):
-                        continue
-                    if sure or matches(path, len(head), middle, tail, end, None):
-                        floor, allow, pattern = priority, kind, written
-                        break
-        if floor < 0:
-            return None
-        if not allow:  # a drop: ``explain`` follows, to log the rule
-            self._last = path, (floor, allow, pattern)
+                if sure or matches(path, len(head), middle, tail, end, None):
+                    floor, allow, pattern = priority, kind, written
+                    break
         return floor, allow, pattern
 
     def _best_literal(self, index: int) -> Best:

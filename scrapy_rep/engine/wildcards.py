@@ -25,8 +25,7 @@ from __future__ import annotations
 
 import gc
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Collection
 from heapq import heapify, heappop
 from typing import Final, NamedTuple, cast
 
@@ -66,10 +65,10 @@ _END: Final = "$"
 Seen = tuple[dict[str, int], dict[str, int], dict[tuple[str, int], int], list[int]]
 
 
-def wildcard(priority: int, pattern: str) -> Wildcard:
-    """A normalised pattern with a ``*`` before its end, as a ``Wildcard``."""
-    anchored = pattern[-1] == "$"
-    pieces = (pattern[:-1] if anchored else pattern.rstrip("*")).split("*")
+def wildcard(priority: int, pattern: str, anchored: bool, body: str) -> Wildcard:
+    """A normalised pattern with a ``*`` in its ``body`` (the pattern without
+    its final ``$``, or its trailing ``*``), as a ``Wildcard``."""
+    pieces = body.split("*")
     head, tail = pieces[0], pieces[-1]
     middle: tuple[str, ...] = ()
     need = tail or head  # the head is a cheap test: a piece after it, if any
@@ -131,19 +130,27 @@ def _find(path: str, piece: str, position: int, seen: Seen | None) -> int:
     return found
 
 
-@contextmanager
-def collector_paused() -> Iterator[None]:
+class CollectorPaused:
     """A big group is tens of thousands of small tuples, lists and trie nodes,
     none of them garbage: left on, the cyclic collector walks them again and
-    again while they are made, a third of the time compiling takes."""
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
+    again while they are made, a third of the time compiling takes. Paused
+    for ``size`` (rules) past ``PAUSED_FROM``: below, not worth the toggle."""
+
+    __slots__ = ("_paused",)
+
+    def __init__(self, size: int) -> None:
+        self._paused = size >= PAUSED_FROM and gc.isenabled()
+
+    def __enter__(self) -> None:
+        if self._paused:
+            gc.disable()
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._paused:
+            gc.enable()
+
+
+PAUSED_FROM: Final = 1000
 
 
 # --- the index of a big group ------------------------------------------------------------
@@ -193,15 +200,15 @@ class WildcardIndex:
         "_alone",
         "_always",
         "_end_lengths",
+        "_ends",
         "_key_top",
         "_keys",
         "_pairs",
         "_seconds",
     )
 
-    def __init__(self, rules: list[tuple[int, str]]) -> None:
-        """``rules``: (priority, normalised pattern with a ``*`` before its
-        end), highest priority first."""
+    def __init__(self, wildcards: list[Wildcard]) -> None:
+        """``wildcards``: highest priority first."""
         key_of = _KeyChooser()
         alone: dict[str, list[Wildcard]] = {}  # key -> rules needing it alone
         pairs: dict[str, list[tuple[str, Wildcard]]] = {}  # key -> (second key, rule)
@@ -211,44 +218,27 @@ class WildcardIndex:
         ends: set[str] = set()  # the keys that are a path's end
         crowded: list[str] = []  # keys whose rules alone are many: filed by head
         crowded_pairs: list[str] = []  # keys with many pairs: filed by head and second
-        for priority, pattern in rules:  # ``wildcard()``, inlined: this is most of compiling
-            anchored = pattern[-1] == "$"
-            pieces = (pattern[:-1] if anchored else pattern.rstrip("*")).split("*")
-            head, tail = pieces[0], pieces[-1]
-            if len(pieces) == 2:
-                middle: tuple[str, ...] = ()
-            elif len(pieces) == 3 and pieces[1]:
-                middle = (pieces[1],)
-            else:
-                middle = tuple(filter(None, pieces[1:-1]))
+        for wildcard in wildcards:
+            middle, tail = wildcard[3], wildcard[4]
             if middle:
                 first = middle[0] if len(middle[0]) <= MAX_KEY else key_of(middle[0])
                 if not tail:  # "/*a*b*$": the last piece of the middle ends it
                     second = middle[-1] if len(middle) > 1 else ""
-                elif anchored:  # the path must end with the tail
+                elif wildcard[5]:  # anchored: the path must end with the tail
                     second = _END + tail[-MAX_KEY:]
                     ends.add(second)
                 else:
                     second = tail
                 if len(second) > MAX_KEY and second[0] != _END:
                     second = key_of(second)
-                sure = False
             elif not tail:
-                always.append((priority, priority & 1 == 1, head, middle, tail, anchored,
-                               pattern, head, False))
+                always.append(wildcard)
                 continue
-            elif anchored:
+            elif wildcard[5]:
                 first, second = _END + tail[-MAX_KEY:], ""
                 ends.add(first)
-                sure = False
             else:
-                first = tail if len(tail) <= MAX_KEY else key_of(tail)
-                second = ""
-                # With its key in the path, a short piece is in it: where, the
-                # head settles if the piece's first character is not in it.
-                sure = first == tail and tail[0] not in head
-            wildcard = (priority, priority & 1 == 1, head, middle, tail, anchored, pattern, tail,
-                        sure)
+                first, second = tail if len(tail) <= MAX_KEY else key_of(tail), ""
             if first not in key_top:
                 key_top[first] = wildcard[0]
             if not second:
@@ -280,6 +270,7 @@ class WildcardIndex:
         self._key_top = key_top
         self._seconds = seconds
         self._keys = ShortStrings((key_top.keys() | seconds) - ends, pairs)
+        self._ends = ends
         self._end_lengths = tuple(sorted({len(key) - 1 for key in ends}))
 
     def best(self, path: str, best: Best) -> Best:
@@ -287,26 +278,29 @@ class WildcardIndex:
         (a disallow: fail closed) if the check runs out of steps."""
         first, last = self._keys.scan(path)
         for length in self._end_lengths:  # the keys of anchored rules: the path's end
-            if length <= len(path):
-                last[_END + path[-length:]] = len(path) - length
+            key = _END + path[-length:]
+            if key in self._ends and length <= len(path):
+                last[key] = len(path) - length
         seen: Seen = first, last, {}, [steps_for(path)]
         try:
             if self._always is not None:
                 best = _best_filed(self._always, path, best, seen)
             survivors = self._survivors(path, seen) if first else {}
-            keys = self._alone.keys() & last.keys()
+            # The keys with rules to try: every key found, when all have rules alone.
+            keys: Collection[str] = (
+                last.keys() if not self._seconds else self._alone.keys() & last.keys()
+            )
             if survivors:
-                keys |= survivors.keys()
+                keys = keys | survivors.keys()
             if not keys:
                 return best
             # Highest first: the highest key decides most checks; the rest by a heap.
             key_top = self._key_top
-            key = max(keys, key=key_top.__getitem__)
-            best = self._best_of_key(key, survivors, path, best, seen)
-            if best[0] >= key_top[key]:
+            highest = max(keys, key=key_top.__getitem__)
+            best = self._best_of_key(highest, survivors, path, best, seen)
+            if best[0] >= key_top[highest]:
                 return best  # none can outrank what it matched
-            keys.discard(key)
-            ranked = [(-key_top[key], key) for key in keys]
+            ranked = [(-key_top[key], key) for key in keys if key != highest]
             heapify(ranked)
             while ranked:
                 top, key = heappop(ranked)
@@ -442,7 +436,7 @@ def _best_filed(filed: _Filed, path: str, best: Best, seen: Seen) -> Best:
                 candidates.append(found)
         steps[0] -= len(filed.lengths)
     for wildcards in candidates:
-        for priority, kind, head, middle, tail, end, written, _, sure in wildcards:
+        for priority, kind, head, middle, tail, end, written, need, sure in wildcards:
             if priority <= floor:
                 break
             if end and not path.endswith(tail):
@@ -455,7 +449,8 @@ def _best_filed(filed: _Filed, path: str, best: Best, seen: Seen) -> Best:
                 raise _GaveUp
             if not path.startswith(head):
                 continue
-            if sure or matches(path, len(head), middle, tail, end, seen):
+            # A one-piece rule whose key is its piece, found: its head decides.
+            if (sure and len(need) <= MAX_KEY) or matches(path, len(head), middle, tail, end, seen):
                 floor, allow, pattern = priority, kind, written
                 break
     if steps[0] < 0:
