@@ -36,14 +36,15 @@ class ShortStrings:
     def __init__(self, strings: Collection[str], first_wanted: Container[str] = ()) -> None:
         """``first_wanted``: the strings whose first start ``scan`` reports."""
         root: _Node = {}
-        entry: list[Any] = []
+        entry: list[Any] | None = None
         for string in strings:  # not empty: ``entry`` ends as its last character's
             children = root
             for char in string:
-                found = children.get(char)
-                if found is None:
-                    found = children[char] = [{}, None, None]
-                entry, children = found, found[0]
+                entry = children.get(char)
+                if entry is None:
+                    entry = children[char] = [{}, None, None]
+                children = entry[0]
+            assert entry is not None
             entry[1] = string
             if string in first_wanted:
                 entry[2] = string

@@ -215,7 +215,7 @@ class WildcardIndex:
         always: list[Wildcard] = []  # rules with no piece after the head
         key_top: dict[str, int] = {}  # key -> the highest priority filed under it
         seconds: set[str] = set()  # the second keys
-        ends: set[str] = set()  # the keys that are a path's end
+        end_of: dict[str, str] = {}  # an anchored rule's tail -> its key: the path's end
         crowded: list[str] = []  # keys whose rules alone are many: filed by head
         crowded_pairs: list[str] = []  # keys with many pairs: filed by head and second
         for wildcard in wildcards:
@@ -225,8 +225,7 @@ class WildcardIndex:
                 if not tail:  # "/*a*b*$": the last piece of the middle ends it
                     second = middle[-1] if len(middle) > 1 else ""
                 elif wildcard[5]:  # anchored: the path must end with the tail
-                    second = _END + tail[-MAX_KEY:]
-                    ends.add(second)
+                    second = end_of.get(tail) or end_of.setdefault(tail, _END + tail[-MAX_KEY:])
                 else:
                     second = tail
                 if len(second) > MAX_KEY and second[0] != _END:
@@ -235,8 +234,8 @@ class WildcardIndex:
                 always.append(wildcard)
                 continue
             elif wildcard[5]:
-                first, second = _END + tail[-MAX_KEY:], ""
-                ends.add(first)
+                first = end_of.get(tail) or end_of.setdefault(tail, _END + tail[-MAX_KEY:])
+                second = ""
             else:
                 first, second = tail if len(tail) <= MAX_KEY else key_of(tail), ""
             if first not in key_top:
@@ -269,6 +268,7 @@ class WildcardIndex:
         self._always = _by_head(always) if always else None
         self._key_top = key_top
         self._seconds = seconds
+        ends = set(end_of.values())
         self._keys = ShortStrings((key_top.keys() | seconds) - ends, pairs)
         self._ends = ends
         self._end_lengths = tuple(sorted({len(key) - 1 for key in ends}))
