@@ -1,13 +1,17 @@
 """Instructions, not seconds: the corpus workload under valgrind, per implementation.
 
-    /work/venv/bin/python benchmarks/engine_instructions.py [--phase checks|parse]
+    /work/venv/bin/python benchmarks/engine_instructions.py [--phase checks|again|compile|parse]
 
 Why: on a shared VM the wall-clock ratios of ``engine.py`` move by 20-40%
 between runs; instruction counts do not. Each phase is counted as the
 difference between two whole-process runs under callgrind, one doing the
 phase and one not (imports, corpus loading and teardown cancel out). The
 ``checks`` phase is what ``engine.py`` times: every URL checked once against
-freshly parsed objects, so scrapy_rep's compile-on-first-use is included.
+freshly parsed objects, so scrapy_rep's compile-on-first-use is included;
+``again`` is its "checks again" column (a second pass, groups compiled);
+``compile`` is what the first pass adds to that: for scrapy_rep, selecting
+and compiling the group of every (file, agent) of the workload, no check
+(for the others, whose first check does the same work, a first check each).
 Instructions are a proxy: C code and Python code differ in instructions per
 second, so read these beside ``engine.py``'s times, not instead of them.
 Needs ``valgrind`` (not used by CI or the tests); takes about 7 minutes,
@@ -41,10 +45,25 @@ def worker(impl: str, phase: str, measure: bool) -> None:
     if phase == "parse":
         if measure:
             [chosen.parse(body) for body in corpus.bodies]
-    else:
-        objs = [chosen.parse(body) for body in corpus.bodies]
+        return _exit()
+    objs = [chosen.parse(body) for body in corpus.bodies]
+    if phase == "again":
+        chosen.checks(objs, corpus.items)
+    if phase == "compile":
+        firsts = {(index, agent): url for index, url, agent in reversed(corpus.items)}
+        items = [(index, url, agent) for (index, agent), url in firsts.items()]
         if measure:
-            chosen.checks(objs, corpus.items)
+            if impl == "scrapy_rep":
+                for index, _, agent in items:
+                    objs[index]._group_for(agent, True)  # select and compile, no check
+            else:
+                chosen.checks(objs, items)
+    elif measure:
+        chosen.checks(objs, corpus.items)
+    _exit()
+
+
+def _exit() -> None:
     sys.stdout.flush()
     os._exit(0)  # no teardown: freeing what the phase built is not the phase
 
@@ -65,7 +84,8 @@ def instructions(impl: str, phase: str, measure: bool) -> int:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--phase", choices=("checks", "parse"), default="checks")
+    parser.add_argument("--phase", choices=("checks", "again", "compile", "parse"),
+                        default="checks")
     parser.add_argument("--json", type=Path)
     parser.add_argument("--worker", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
