@@ -32,6 +32,8 @@ class ManyHosts:
     def __init__(self, count: int, route: Route, delay: float = 0.0) -> None:
         self.hosts = [host(i) for i in range(count)]
         self.hits: Counter[tuple[str, str]] = Counter()
+        self.in_flight = 0
+        self.peak = 0  # the most requests the server held at once
         self.port = 0
         self._route = route
         self._delay = delay
@@ -97,14 +99,20 @@ class ManyHosts:
                 name = writer.get_extra_info("sockname")[0]
                 with self._lock:
                     self.hits[(name, path)] += 1
-                if self._delay:
-                    await asyncio.sleep(self._delay)
-                status, body = self._route(name, path)
-                writer.write(
-                    b"HTTP/1.1 %d X\r\nContent-Type: text/plain\r\nContent-Length: %d\r\n\r\n"
-                    % (status, len(body))
-                    + body
-                )
+                    self.in_flight += 1
+                    self.peak = max(self.peak, self.in_flight)
+                try:
+                    if self._delay:
+                        await asyncio.sleep(self._delay)
+                    status, body = self._route(name, path)
+                    writer.write(
+                        b"HTTP/1.1 %d X\r\nContent-Type: text/plain\r\nContent-Length: %d\r\n\r\n"
+                        % (status, len(body))
+                        + body
+                    )
+                finally:
+                    with self._lock:
+                        self.in_flight -= 1
                 await writer.drain()
         except (asyncio.IncompleteReadError, ConnectionError, IndexError):
             pass

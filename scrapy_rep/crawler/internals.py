@@ -27,6 +27,7 @@ Facts relied on (Scrapy 2.13 to 2.19):
 from __future__ import annotations
 
 import logging
+from collections import deque
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 from scrapy.utils.conf import build_component_list
@@ -105,6 +106,9 @@ class _Reserved:
     __slots__ = ()
 
 
+_Waiters = deque[tuple[Deferred[None], _Reserved]]
+
+
 class Parking:
     """Let requests that wait for a robots.txt not count against CONCURRENT_REQUESTS.
 
@@ -130,31 +134,45 @@ class Parking:
         #: Requests waiting for robots.txt that could not be parked: in
         #: ``active``, but not downloading, so not counted as a place taken.
         self.holding = 0
-        self._place_waiters: list[tuple[Deferred[None], _Reserved]] = []
+        #: Downloads waiting for a place, each with the place it reserved:
+        #: parked pages whose verdict is in first, then robots.txt fetches.
+        self._place_waiters: tuple[_Waiters, _Waiters] = (deque(), deque())
         self._reserved = 0
         self._watcher: LoopingCall | None = None
 
-    async def place(self) -> None:
+    async def place(self, ahead: bool = False) -> None:
         """Wait for a free place in CONCURRENT_REQUESTS: a robots.txt download
         is a download like any other, and does not crowd the pages out.
 
         A waiting download reserves its place in ``active`` at once, so the
-        engine pulls no page into it: robots.txt goes first. Scrapy frees a
-        place after every middleware has seen the response, with no signal
-        then, so one timer looks for free places while downloads wait.
+        engine pulls no new page into it. ``ahead``: a parked page whose
+        verdict is in, served before the robots.txt fetches that wait, so an
+        origin's pages go while its answer is fresh (and still in memory).
+        Scrapy frees a place after every middleware has seen the response,
+        with no signal then, so one timer looks for free places while
+        downloads wait.
         """
         active = self._active()
-        if active is None or (self._free() > 0 and not self._place_waiters):
+        if active is None or (self._free() > 0 and not any(self._place_waiters)):
             return
         reserved = _Reserved()
         active.add(reserved)
         self._reserved += 1
         waiter: Deferred[None] = Deferred()
-        self._place_waiters.append((waiter, reserved))
+        waiters = self._place_waiters[0 if ahead else 1]
+        waiters.append((waiter, reserved))
         if self._watcher is None:
             self._watcher = LoopingCall(self._release)
             self._watcher.start(PLACE_POLL, now=False)
-        await wait(waiter)
+        try:
+            await wait(waiter)
+        finally:
+            # The reserved place is given up only now, as the download takes
+            # it: in between, the engine would see a free place and fill it.
+            active.discard(reserved)
+            if (waiter, reserved) in waiters:  # cancelled before its turn
+                waiters.remove((waiter, reserved))
+                self._reserved -= 1
 
     def _free(self) -> int:
         active = self._active()
@@ -166,15 +184,16 @@ class Parking:
     def _release(self) -> None:
         free = self._free()
         active = self._active()
-        while self._place_waiters and (free > 0 or self.stopping):
-            waiter, reserved = self._place_waiters.pop(0)
-            if active is not None:
-                active.discard(reserved)
-            self._reserved -= 1
-            if not waiter.called:
-                waiter.callback(None)  # its download enters ``active`` now
-                free -= 1
-        if not self._place_waiters and self._watcher is not None:
+        for waiters in self._place_waiters:
+            while waiters and (free > 0 or self.stopping):
+                waiter, reserved = waiters.popleft()
+                self._reserved -= 1  # its reserved place counts as taken now
+                if not waiter.called:
+                    waiter.callback(None)  # it swaps that place for its download
+                    free -= 1
+                elif active is not None:
+                    active.discard(reserved)
+        if not any(self._place_waiters) and self._watcher is not None:
             self._watcher.stop()
             self._watcher = None
 

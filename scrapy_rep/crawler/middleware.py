@@ -160,11 +160,14 @@ class RobotsTxtMiddleware:
             if answer is not None:
                 self._report.stats.inc_value("robotstxt/cache/served")
             return answer
-        access = self._resolver.current(origin) or await self._access(origin, request)
-        if access is None:  # the crawl stopped while it waited: back to the scheduler
+        access = self._resolver.current(origin)
+        if access is not None:
+            self._check(request, origin, access)
+            return None
+        if await self._access(origin, request, check=True) is None:
+            # The crawl stopped while it waited: back to the scheduler.
             self._report.stats.inc_value("robotstxt/requeued_on_stop")
             return request.replace(dont_filter=True)
-        self._check(request, origin, access)
         return None
 
     def _origin(self, request: Request, parts: ParseResult) -> Origin | None:
@@ -191,11 +194,13 @@ class RobotsTxtMiddleware:
         origin = self._origins[key] = origin_of(url)
         return origin
 
-    async def _access(self, origin: Origin, request: Request) -> Access | None:
+    async def _access(self, origin: Origin, request: Request, check: bool = False) -> Access | None:
         """Wait for the origin's access (SPEC §8.3): load or fetch its robots.txt.
 
         None: the crawl is stopping (a pause with JOBDIR), and the request
         should go back to the scheduler rather than keep the stop waiting.
+        ``check``: then decide the request (a drop raises); one that passes
+        waits for a place in CONCURRENT_REQUESTS again before it downloads.
         """
         if not self._storage_opened:
             await self._open_storage()
@@ -211,10 +216,16 @@ class RobotsTxtMiddleware:
         self._fetcher.remember_first(origin, request)
         try:
             if parked:  # a pause gives it back to the scheduler (JOBDIR keeps it)
-                return await unless_stopped(
+                access = await unless_stopped(
                     self._resolver.access(origin), lambda: self._parking.stopping, _STOP_POLL
                 )
-            return await self._resolver.access(origin)
+            else:
+                access = await self._resolver.access(origin)
+            if check and access is not None:
+                self._check(request, origin, access)  # a drop needs no place
+                if parked:  # every origin answering at once must not overfill the places
+                    await self._parking.place(ahead=True)
+            return access
         finally:
             self._fetcher.forget_first(origin)
             if self._triggers.get(origin) is request:

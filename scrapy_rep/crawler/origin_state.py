@@ -145,5 +145,13 @@ class OriginStates:
             self.bytes -= self._sizes.pop(old)
         return state
 
+    def room(self) -> int:
+        """How many answers may be fetched ahead of their requests: half of
+        what the LRU holds (in origins, and in bytes at the states' average
+        size so far), so that they are not evicted before they are used."""
+        count = len(self._states)
+        average = max(self.bytes // count if count else 0, _STATE_OVERHEAD)
+        return max(min(self._limit, self._max_bytes // average) // 2, 1)
+
     def __len__(self) -> int:
         return len(self._states)

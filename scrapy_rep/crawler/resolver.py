@@ -140,6 +140,7 @@ class Resolver:
         #: other responses cost the middleware nothing.
         self.streaking: set[Origin] = set()
         self._flights: Flights[Origin, _Landed] = Flights()
+        self._prefetching = 0  # flights ``prefetch`` started that have not landed
         self._closed = False
 
     @property
@@ -204,10 +205,24 @@ class Resolver:
 
     def prefetch(self, origin: Origin) -> None:
         """Start loading (or fetching) the origin's robots.txt now, if nothing
-        is known or under way; the requests that come later join that flight."""
+        is known or under way; the requests that come later join that flight.
+
+        Not beyond ``OriginStates.room``: an answer fetched further ahead of
+        its requests would be evicted before they come, and fetched again.
+        Those origins are fetched when their requests come instead.
+        """
         if self._closed or self._flights.pending(origin) or self.peek(origin) is not None:
             return
-        self._flights.launch(origin, lambda: self._fly(origin))
+        if self._prefetching >= self._states.room():
+            return
+        self._prefetching += 1
+        self._flights.launch(origin, lambda: self._fly_ahead(origin))
+
+    async def _fly_ahead(self, origin: Origin) -> _Landed:
+        try:
+            return await self._fly(origin)
+        finally:
+            self._prefetching -= 1
 
     async def access(self, origin: Origin) -> Access:
         """The access for ``origin``, loading or fetching its robots.txt if needed."""

@@ -117,6 +117,28 @@ async def test_cache_3_1_per_request_shortcut_never_outlives_its_record() -> Non
 
 
 @deferred_f_from_coro_f
+async def test_scrapy_prefetch_goes_no_further_ahead_than_memory_keeps() -> None:
+    """Issue 14 §3's early fetches stop at half the in-process LRU: an answer
+    fetched further ahead would be evicted before its requests came, and
+    fetched again. The others are fetched when their requests come."""
+    clock = ManualClock()
+    server = Server(clock, OK)
+    server.gate = asyncio.Event()
+    rep = Resolver(server, clock=clock, max_origins=8)  # room for 4 ahead
+    origins = [Origin("http", f"o{n}.example", None) for n in range(10)]
+    for origin in origins:
+        rep.prefetch(origin)
+    await settle()
+    assert server.calls == origins[:4]
+    server.gate.set()
+    await settle()
+    rep.prefetch(origins[4])  # room again
+    await settle()
+    assert server.calls == origins[:5]
+    assert all(rep.peek(origin) is not None for origin in origins[:5])
+
+
+@deferred_f_from_coro_f
 async def test_status_5xx_streak_drops_at_once_and_retries_in_the_background() -> None:
     """SPEC §2.2: during a streak nobody waits; retries follow the back-off."""
     clock = ManualClock()

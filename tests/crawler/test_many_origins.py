@@ -52,3 +52,20 @@ async def test_spec_8_3_tiny_lru_thousands_of_origins_no_wrong_drop(tmp_path: Pa
     # The LRU holds one origin, so an origin may be loaded again from the
     # store, never fetched again: one robots.txt request per origin.
     assert robots_requests == ORIGINS
+
+
+@deferred_f_from_coro_f
+async def test_scrapy_concurrent_requests_hold_when_many_origins_answer_at_once() -> None:
+    """Requests that waited for their origin's robots.txt (out of CONCURRENT_REQUESTS,
+    issue 14 §2) take a place again before they download: when a wave of origins
+    answers at once, the server never sees more than CONCURRENT_REQUESTS."""
+    origins = 200
+    with ManyHosts(origins, route, delay=0.05) as server:
+        urls = [server.url(i, f"/page{n}") for n in range(3) for i in range(origins)]
+        settings = {"CONCURRENT_REQUESTS": 16, "CONCURRENT_REQUESTS_PER_DOMAIN": 16}
+        crawler = await crawl(urls, {**settings, "LOG_LEVEL": "INFO"})
+        peak = server.peak
+        robots_requests = server.count("/robots.txt")
+    assert len(spider_of(crawler).got) == 3 * origins
+    assert robots_requests == origins
+    assert peak <= 16, f"{peak} requests at once"
