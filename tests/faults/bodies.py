@@ -14,6 +14,8 @@ __all__ = [
     "long_lines",
     "many_groups",
     "many_stars",
+    "middle_pieces",
+    "middle_pieces_path",
     "nul_bytes",
     "utf16_with_bom",
 ]
@@ -102,3 +104,22 @@ def grid(rows: int = 150, columns: int = 150) -> bytes:
 def grid_path(rows: int = 150, columns: int = 150) -> str:
     """The path that has every rule of ``grid`` tried: each fails on its last piece."""
     return "/" + "".join(f"t{j}y" for j in range(columns)) + "".join(f"t{i}x" for i in range(rows))
+
+
+def middle_pieces(side: int = 28) -> bytes:
+    """``Disallow: /*a<i>x*b<j>y*c<k>z`` for every i, j, k: with ``middle_pieces_path``
+    each rule fails only on its middle piece, which no index of first and last
+    pieces can rule out, so a check meets its cost bound (SPEC §6.8)."""
+    rules = (
+        f"Disallow: /*a{i}x*b{j}y*c{k}z\n"
+        for i in range(side)
+        for j in range(side)
+        for k in range(side)
+    )
+    return ("User-agent: *\nAllow: /page\n" + "".join(rules)).encode()
+
+
+def middle_pieces_path(side: int = 28) -> str:
+    """Every ``a<n>x``, then every ``c<n>z``, then every ``b<n>y``."""
+    pieces = (f"{letter}{n}{end}" for letter, end in ("ax", "cz", "by") for n in range(side))
+    return "/" + "".join(pieces)
