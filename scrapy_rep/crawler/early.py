@@ -60,17 +60,11 @@ class RobotsTxtSpiderMiddleware:
     # no generator of its own per item (an async generator costs far more
     # than the check); only a dropped request's errback output gets one.
 
-    async def process_start(self, start: AsyncIterator[Any]) -> AsyncIterator[Any]:
-        async for item in start:
-            drop = self._early(item) if isinstance(item, Request) else None
-            if drop is None:
-                yield item
-            else:
-                async for produced in self._dropped(drop, item):
-                    yield produced
+    def process_start(self, start: AsyncIterator[Any]) -> AsyncIterator[Any]:
+        return self.process_spider_output_async(None, start)
 
     async def process_spider_output_async(
-        self, response: Response, result: AsyncIterator[Any]
+        self, response: Response | None, result: AsyncIterator[Any]
     ) -> AsyncIterator[Any]:
         async for item in result:
             drop = self._early(item) if isinstance(item, Request) else None
