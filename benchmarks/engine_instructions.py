@@ -86,6 +86,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--phase", choices=("checks", "again", "compile", "parse"),
                         default="checks")
+    parser.add_argument("--impls", nargs="+", choices=IMPLS, default=list(IMPLS),
+                        help="only these (scrapy_rep alone: an A/B in under a minute)")
     parser.add_argument("--json", type=Path)
     parser.add_argument("--worker", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -96,15 +98,17 @@ def main() -> None:
     if shutil.which("valgrind") is None:
         sys.exit("valgrind not found (apt-get install valgrind)")
     counts: dict[str, Any] = {}
-    for impl in IMPLS:
+    impls = [impl for impl in IMPLS if impl in args.impls]
+    for impl in impls:
         instructions(impl, args.phase, False)  # compiles .pyc files, so both runs load them
         with_phase = instructions(impl, args.phase, True)
         counts[impl] = with_phase - instructions(impl, args.phase, False)
         print(f"  {impl:15} {counts[impl] / 1e6:9.1f} M instructions", file=sys.stderr)
-    ours = counts["scrapy_rep"]
+    ours = counts.get("scrapy_rep")
     print(f"# {args.phase} of the corpus workload ({CORPUS}), callgrind instructions")
-    for impl in IMPLS:
-        print(f"{impl:15} {counts[impl] / 1e6:9.1f} M  {counts[impl] / ours:5.1f}x scrapy_rep")
+    for impl in impls:
+        ratio = f"  {counts[impl] / ours:5.1f}x scrapy_rep" if ours else ""
+        print(f"{impl:15} {counts[impl] / 1e6:9.1f} M{ratio}")
     if args.json:
         args.json.write_text(json.dumps({"phase": args.phase, "instructions": counts}, indent=2))
 
