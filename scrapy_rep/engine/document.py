@@ -20,6 +20,7 @@ from scrapy_rep.engine.agents import crawler_tokens, group_token, select_group
 from scrapy_rep.engine.lines import ALLOW
 from scrapy_rep.engine.matching import (
     ALLOW_BIT,
+    PLAIN_WEB_URL,
     CompiledGroup,
     Rule,
     match_path,
@@ -34,6 +35,7 @@ logger = logging.getLogger(__name__)
 UserAgent = str | Sequence[str]
 
 _ROBOTS_PATH = "/robots.txt"
+_plain_path = PLAIN_WEB_URL.match
 
 
 class Verdict(NamedTuple):
@@ -135,7 +137,10 @@ class RobotsTxt:
             return True
         if self._quirks:
             return group.allows(path_params_query(url))
-        path = match_path(url)
+        # ``match_path`` inlined for the usual URL: a call is a tenth of a check.
+        plain = _plain_path(url)
+        if plain is None or "/." in (path := plain[1]):
+            path = match_path(url)
         return path == _ROBOTS_PATH or group.allows(path)  # SPEC §6.9
 
     def explain(self, url: str, user_agent: UserAgent, *, use_global: bool = True) -> Verdict:

@@ -67,7 +67,7 @@ _URL_NEEDS_ENCODING: Final = re.compile(f"[^{_URL_CHARS}%]+")
 #: Anything in a path that normalisation may change: escapes and the above.
 NEEDS_NORMALISING: Final = re.compile(f"[^{_URL_CHARS}]")
 #: An http(s) URL whose path needs no normalisation: the path in one match.
-_PLAIN_WEB_URL: Final = re.compile(f"https?://[^/?;#]*(/[{_URL_CHARS.replace('#', '')}]*)(?:#|\\Z)")
+PLAIN_WEB_URL: Final = re.compile(f"https?://[^/?;#]*(/[{_URL_CHARS.replace('#', '')}]*)(?:#|\\Z)")
 #: A ``$`` that is not a rule's last character: a literal, so encoded.
 _INNER_DOLLAR: Final = re.compile(r"\$(?!\n|\Z)")
 
@@ -75,7 +75,7 @@ _INNER_DOLLAR: Final = re.compile(r"\$(?!\n|\Z)")
 def match_path(url: str) -> str:
     """``normalise(path_params_query(url))`` without dot segments, with one
     regex match for most URLs."""
-    plain = _PLAIN_WEB_URL.match(url)
+    plain = PLAIN_WEB_URL.match(url)
     path = plain[1] if plain is not None else path_params_query(url)
     if plain is None and NEEDS_NORMALISING.search(path):
         path = normalise_path(path)
