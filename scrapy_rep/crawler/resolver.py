@@ -290,7 +290,11 @@ class Resolver:
         if marked is None:
             return
         state.record = marked
+        if self._flights.pending(origin):
+            return  # a fetch under way records its outcome on top of this mark
         stored = await self._store.load(origin)
+        if state.record is not marked:
+            return  # a fetch landed meanwhile, on top of the mark: its record is newer
         if stored is None or stored.fetched_at <= marked.fetched_at:
             await self._store.save(origin, marked)  # never over another process's newer record
 

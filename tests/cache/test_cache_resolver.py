@@ -182,6 +182,52 @@ async def test_status_5xx_page_answer_during_a_retry_is_not_lost() -> None:
     record = rep.record(A)
     assert record is not None and record.failures == 2
     assert record.site_reachable_at == clock.now
+    assert await rep.storage.get(str(A)) == record  # and it is what the store keeps
+
+
+class SlowLoads(MemoryStorage):
+    """A store whose next read can be held open, as a thread or a network holds it."""
+
+    def __init__(self, clock: ManualClock) -> None:
+        super().__init__(clock=clock)
+        self.hold_next: asyncio.Event | None = None
+
+    async def get(self, key: str) -> OriginRecord | None:
+        found = await super().get(key)
+        hold, self.hold_next = self.hold_next, None
+        if hold is not None:
+            await hold.wait()
+        return found
+
+
+@deferred_f_from_coro_f
+async def test_status_5xx_page_answer_never_overwrites_the_fetch_that_ended_a_streak() -> None:
+    """A page answers during a streak while the robots.txt fetch that ends it is
+    under way, and the page's store read is slow: the fetch's record stays in
+    the store, not the streak's with the page's mark (the next crawl would
+    fetch robots.txt again)."""
+    clock = ManualClock()
+    server = Server(clock, DOWN)
+    store = SlowLoads(clock)
+    rep = resolver(server, clock, store, unreachable_wait=0)
+    await rep.access(A)  # the streak starts
+    clock.now += 13 * HOUR
+    server.answers = [OK]
+    server.gate = asyncio.Event()
+    await rep.access(A)  # a retry is due: it starts, and waits at the server
+    await settle()
+    assert rep.pending(A)
+    release = store.hold_next = asyncio.Event()
+    answered = asyncio.ensure_future(rep.site_answered(A))
+    await settle()
+    server.gate.set()  # the retry succeeds meanwhile
+    await settle()
+    release.set()
+    await answered
+    await settle()
+    assert not rep.pending(A)
+    stored = await store.get(str(A))
+    assert stored is not None and not stored.in_streak  # the fetch's, not the streak's
 
 
 @deferred_f_from_coro_f
