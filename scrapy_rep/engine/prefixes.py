@@ -62,14 +62,14 @@ class Prefixes:
             # the largest key not above the text the two share.
             up = parents[found]
             if up == UNKNOWN:
-                text = text[: _common_length(text, key)]
+                text = text[: common_length(text, key)]
                 up = bisect_right(keys, text, 0, found) - 1
             found = up
         parents[index] = found
         return found
 
 
-def _common_length(one: str, other: str) -> int:
+def common_length(one: str, other: str) -> int:
     """How many leading characters two strings share."""
     limit = len(one) if len(one) < len(other) else len(other)
     length = 0

@@ -4,11 +4,14 @@ deep and wide literal tables, and the lines ``explain`` reports."""
 
 from __future__ import annotations
 
-from hypothesis import given, settings
+from unittest.mock import patch
+
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from test_properties import reference_allowed
 
 from scrapy_rep import RobotsTxt
+from scrapy_rep.engine import matching
 from scrapy_rep.engine.matching import (
     _CHANGING_ESCAPE,
     _ESCAPE_FORMS,
@@ -96,3 +99,34 @@ def test_explain_reports_a_rule_as_written_when_normalised() -> None:
     joe = robots.explain("https://example.com/~joe/", "bot").rule
     assert cafe is not None and (cafe.pattern, cafe.line) == ("/caf\u00e9", 2)
     assert joe is not None and (joe.pattern, joe.line) == ("/%7ejoe", 3)
+
+
+# Floating wildcards ("/*<need>"), many sharing starts and lengths: ties to break.
+floating = st.text(alphabet="ab?&", min_size=1, max_size=4).map(lambda text: "/*" + text)
+
+
+@given(
+    st.lists(st.tuples(st.sampled_from(["allow", "disallow"]), floating), min_size=1, max_size=60),
+    st.lists(st.text(alphabet="/ab?&", max_size=12).map(lambda text: "/" + text), max_size=20),
+)
+@example(  # "bab" and "aab" tie; "aab" shares a gate with "aaaa", written first
+    [("disallow", "/*aaaa"), ("disallow", "/*bab"), ("disallow", "/*aab")], ["/babaab"]
+)
+@settings(max_examples=300)
+def test_gated_needs_decide_as_the_plain_loop_does(
+    rules: list[tuple[str, str]], paths: list[str]
+) -> None:
+    """A group of many needs tests them behind gates; the rule it names,
+    line included (SPEC §6.6: of rules that tie, the first written), is the
+    one the need-by-need loop names."""
+    joined = "\n".join(pattern for _, pattern in rules)
+    codes = [rule_code(kind, line) for line, (kind, _) in enumerate(rules, 1)]
+    with patch.object(matching, "GATED_NEEDS", 1):
+        gated = CompiledGroup(joined, codes, False)
+    with patch.object(matching, "GATED_NEEDS", 10**6):
+        looped = CompiledGroup(joined, codes, False)
+    assert gated._need_gates is not None or not gated._needs
+    assert looped._need_gates is None
+    for path in paths:
+        assert gated.allows(path) == looped.allows(path) == reference_allowed(rules, path), path
+        assert gated.decide(path) == looped.decide(path), path
