@@ -97,9 +97,11 @@ class RobotsTxt:
         # agent -> (token, group), and block ids -> group: a group selected by
         # several agents is compiled once.
         self._selected: dict[object, tuple[str | None, CompiledGroup | None]] = {}
-        self._compiled: dict[tuple[tuple[int, ...], ...], CompiledGroup | None] = {}
-        self._usage_compiled: dict[object, UsageMatcher] = {}
-        self._usage_selected: dict[object, UsageMatcher] = {}
+        self._compiled: dict[tuple[tuple[int, ...], ...], CompiledGroup | None] | None = None
+        # Made when first asked for (most files are never asked about usage):
+        # a parsed file's memory is mostly such small fixed costs.
+        self._usage_compiled: dict[object, UsageMatcher] | None = None
+        self._usage_selected: dict[object, UsageMatcher] | None = None
         #: Absolute sitemap URLs in file order, de-duplicated (SPEC §7.1).
         self.sitemaps = sitemaps
 
@@ -202,7 +204,11 @@ class RobotsTxt:
     def usage_matcher(self, user_agent: UserAgent, *, use_global: bool = True) -> UsageMatcher:
         """The usage rules of the agent's group, compiled once, with their problems."""
         key = _selection_key(user_agent, use_global)
-        matcher = self._usage_selected.get(key)
+        selected, compiled = self._usage_selected, self._usage_compiled
+        if selected is None or compiled is None:
+            selected = self._usage_selected = {}
+            compiled = self._usage_compiled = {}
+        matcher = selected.get(key)
         if matcher is None:
             tokens = crawler_tokens(user_agent, self._quirks)
             agent, block_ids = select_group(self._groups, tokens, self._quirks, use_global)
@@ -214,12 +220,12 @@ class RobotsTxt:
             # Agents sharing a group's rules may not share its usage lines: the
             # compiled matcher is per (token, blocks), not per blocks.
             group_key = (tuple(names), tuple(block_ids))
-            matcher = self._usage_compiled.get(group_key)
+            matcher = compiled.get(group_key)
             if matcher is None:
                 lines = self._usage_lines(names, block_ids)
                 matcher = compile_usage(lines, google_quirks=self._quirks)
-                self._usage_compiled[group_key] = matcher
-            self._usage_selected[key] = matcher
+                compiled[group_key] = matcher
+            selected[key] = matcher
         return matcher
 
     def _usage_lines(
@@ -260,10 +266,13 @@ class RobotsTxt:
             tokens = crawler_tokens(user_agent, self._quirks)
             agent, block_ids = select_group(self._groups, tokens, self._quirks, use_global)
             group_key = tuple(block_ids)
-            if group_key in self._compiled:
-                group = self._compiled[group_key]
+            compiled = self._compiled
+            if compiled is None:  # made on the first question, as the usage dicts
+                compiled = self._compiled = {}
+            if group_key in compiled:
+                group = compiled[group_key]
             else:
-                group = self._compiled[group_key] = self._compile(block_ids)
+                group = compiled[group_key] = self._compile(block_ids)
             found = self._selected[key] = (agent, group)
         return found
 
