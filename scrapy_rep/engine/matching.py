@@ -568,7 +568,8 @@ class CompiledGroup:
                         ):
                             floor, allow, pattern = priority, kind, written
                             break
-                index = heads.parent(index)
+                up = heads.parents[index]  # ``heads.parent``, inlined when known
+                index = up if up != UNKNOWN else heads.parent(index)
         needs: Sequence[str] = self._needs
         if self._need_gates is not None:  # many: those behind a gate the path passes
             needs = self._gated_needs(path, bisect_left(self._need_floors, -floor))
