@@ -143,7 +143,7 @@ class RobotsTxt:
         plain = _plain_path(url)
         if plain is None or "/." in (path := plain[1]):
             path = match_path(url)
-        return path == _ROBOTS_PATH or group.allows(path)  # SPEC §6.9
+        return group.allows(path) or path == _ROBOTS_PATH  # SPEC §6.9, asked of drops only
 
     def explain(self, url: str, user_agent: UserAgent, *, use_global: bool = True) -> Verdict:
         """The verdict with the deciding rule and the group's token."""
