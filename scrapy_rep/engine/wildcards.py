@@ -100,13 +100,15 @@ def matches(
     ``position``), matches: greedy, leftmost occurrences, no backtracking."""
     if anchored and not path.endswith(tail):
         return False  # a cheap test first: the rules of a big group mostly fail it
-    for piece in middle:
-        found = _find(path, piece, position, seen)
+    for piece in middle:  # a small group's check has no ``seen``: a plain find
+        found = path.find(piece, position) if seen is None else _find(path, piece, position, seen)
         if found < 0:
             return False
         position = found + len(piece)
     if anchored:
         return len(path) - len(tail) >= position
+    if seen is None:
+        return path.find(tail, position) >= 0
     return not tail or _find(path, tail, position, seen) >= 0
 
 
