@@ -70,8 +70,10 @@ NEEDS_NORMALISING: Final = re.compile(f"[^{_URL_CHARS}]")
 #: An http(s) URL whose path needs no normalisation: the path in one match.
 #: Possessive repeats: giving back a character could never help what follows
 #: match (the host's are not "/", the path's not "#"), so no state is kept.
+#: Python 3.10's ``re`` has no possessive repeats: plain ones match the same.
+_ONCE: Final = "+" if sys.version_info >= (3, 11) else ""
 PLAIN_WEB_URL: Final = re.compile(
-    f"https?://[^/?;#]*+(/[{_URL_CHARS.replace('#', '')}]*+)(?:#|\\Z)"
+    f"https?://[^/?;#]*{_ONCE}(/[{_URL_CHARS.replace('#', '')}]*{_ONCE})(?:#|\\Z)"
 )
 #: A ``$`` that is not a rule's last character: a literal, so encoded.
 _INNER_DOLLAR: Final = re.compile(r"\$(?!\n|\Z)")
