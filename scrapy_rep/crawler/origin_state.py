@@ -13,6 +13,7 @@ from typing import Final
 
 from scrapy_rep.cache.outcome import Access, AccessState, FetchKind, FetchOutcome
 from scrapy_rep.cache.policy import Decision, OriginRecord
+from scrapy_rep.engine.lines import MAX_BODY_BYTES
 from scrapy_rep.engine.origin import Origin
 
 __all__ = ["OriginState", "OriginStates"]
@@ -98,6 +99,7 @@ class OriginState:
 
 #: What a state costs besides its bodies: the objects around them.
 _STATE_OVERHEAD: Final = 1_024
+_LARGEST_STATE: Final = MAX_BODY_BYTES + _STATE_OVERHEAD
 
 
 def decision_key(decision: Decision) -> _Key:
@@ -148,9 +150,11 @@ class OriginStates:
     def room(self) -> int:
         """How many answers may be fetched ahead of their requests: half of
         what the LRU holds (in origins, and in bytes at the states' average
-        size so far), so that they are not evicted before they are used."""
+        size so far), so that they are not evicted before they are used.
+        Before any state is known, each is taken to be as big as a body may be:
+        a crawl's first burst must not fetch ahead what the budget cannot hold."""
         count = len(self._states)
-        average = max(self.bytes // count if count else 0, _STATE_OVERHEAD)
+        average = max(self.bytes // count, _STATE_OVERHEAD) if count else _LARGEST_STATE
         return max(min(self._limit, self._max_bytes // average) // 2, 1)
 
     def __len__(self) -> int:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import logging
 import random as _random
 import time
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from typing import Final
@@ -140,7 +141,8 @@ class Resolver:
         #: other responses cost the middleware nothing.
         self.streaking: set[Origin] = set()
         self._flights: Flights[Origin, _Landed] = Flights()
-        self._prefetching = 0  # flights ``prefetch`` started that have not landed
+        #: Origins ``prefetch`` started that no request has asked for yet.
+        self._ahead: OrderedDict[Origin, None] = OrderedDict()
         self._closed = False
 
     @property
@@ -159,6 +161,8 @@ class Resolver:
         May start a background retry (a streak) and counts the lookup, like
         ``access``; None means "call ``access``".
         """
+        if self._ahead:
+            self._ahead.pop(origin, None)
         state = self._states.get(origin)
         if state is None:
             return None
@@ -207,25 +211,28 @@ class Resolver:
         """Start loading (or fetching) the origin's robots.txt now, if nothing
         is known or under way; the requests that come later join that flight.
 
-        Not beyond ``OriginStates.room``: an answer fetched further ahead of
-        its requests would be evicted before they come, and fetched again.
-        Those origins are fetched when their requests come instead.
+        Not beyond ``OriginStates.room`` answers fetched and not yet asked
+        for: one fetched further ahead of its requests would be evicted before
+        they come, and fetched again. Those origins are fetched when their
+        requests come instead.
         """
         if self._closed or self._flights.pending(origin) or self.peek(origin) is not None:
             return
-        if self._prefetching >= self._states.room():
+        ahead = self._ahead
+        while ahead:  # those evicted unasked (their requests went elsewhere)
+            first = next(iter(ahead))
+            if self._states.get(first) is not None or self._flights.pending(first):
+                break
+            del ahead[first]
+        if len(ahead) >= self._states.room():
             return
-        self._prefetching += 1
-        self._flights.launch(origin, lambda: self._fly_ahead(origin))
-
-    async def _fly_ahead(self, origin: Origin) -> _Landed:
-        try:
-            return await self._fly(origin)
-        finally:
-            self._prefetching -= 1
+        ahead[origin] = None
+        self._flights.launch(origin, lambda: self._fly(origin))
 
     async def access(self, origin: Origin) -> Access:
         """The access for ``origin``, loading or fetching its robots.txt if needed."""
+        if self._ahead:
+            self._ahead.pop(origin, None)
         state = self._states.get(origin)
         decision = self._decision(state) if state is not None else None
         how = HIT

@@ -118,9 +118,10 @@ async def test_cache_3_1_per_request_shortcut_never_outlives_its_record() -> Non
 
 @deferred_f_from_coro_f
 async def test_scrapy_prefetch_goes_no_further_ahead_than_memory_keeps() -> None:
-    """Issue 14 §3's early fetches stop at half the in-process LRU: an answer
-    fetched further ahead would be evicted before its requests came, and
-    fetched again. The others are fetched when their requests come."""
+    """Issue 14 §3's early fetches stop at half the in-process LRU, counting
+    the answers fetched and not yet asked for: one fetched further ahead would
+    be evicted before its requests came, and fetched again. The others are
+    fetched when their requests come."""
     clock = ManualClock()
     server = Server(clock, OK)
     server.gate = asyncio.Event()
@@ -132,10 +133,38 @@ async def test_scrapy_prefetch_goes_no_further_ahead_than_memory_keeps() -> None
     assert server.calls == origins[:4]
     server.gate.set()
     await settle()
-    rep.prefetch(origins[4])  # room again
+    rep.prefetch(origins[4])  # landed but not asked for: still ahead
+    await settle()
+    assert server.calls == origins[:4]
+    await rep.access(origins[0])
+    rep.prefetch(origins[4])  # one was asked for: room again
     await settle()
     assert server.calls == origins[:5]
     assert all(rep.peek(origin) is not None for origin in origins[:5])
+
+
+@deferred_f_from_coro_f
+async def test_scrapy_prefetch_first_burst_fits_the_byte_budget() -> None:
+    """Before any robots.txt is known each may be as big as the parse limit:
+    the crawl's first burst fetches ahead only what the byte budget holds
+    (a CI run fetched 680 for 400 origins when it assumed them small)."""
+    clock = ManualClock()
+    server = Server(clock, OK)
+    server.gate = asyncio.Event()
+    rep = Resolver(server, clock=clock, max_origins=10_000, max_bytes=4 * 2**20)
+    origins = [Origin("http", f"o{n}.example", None) for n in range(40)]
+    for origin in origins[:20]:
+        rep.prefetch(origin)
+    await settle()
+    assert server.calls == origins[:4]  # 4 MiB holds 8 bodies of 512,000 bytes
+    server.gate.set()
+    await settle()
+    for origin in origins[:4]:
+        await rep.access(origin)
+    for origin in origins[4:]:  # the small bodies seen since: much more room
+        rep.prefetch(origin)
+    await settle()
+    assert server.calls == origins
 
 
 @deferred_f_from_coro_f
