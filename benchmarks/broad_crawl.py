@@ -62,11 +62,12 @@ Figures printed besides the table:
   one of the C places for its duration. Obeying crawls skip the disallowed
   pages, so they could in principle beat it: the line shows the same formula
   with P' (allowed pages only) too.
-- held-place bound = (P' x page_latency + 2 x O x robots_latency) / C: both
-  middlewares keep the request that triggered a robots.txt fetch in the
-  downloader's active set (one of the C places) while the robots.txt request
-  takes another, so each origin's first round trip costs two places. An
-  obeying crawl near this bound loses nothing else.
+- held-place bound = (P' x page_latency + 2 x O x robots_latency) / C:
+  Scrapy's built-in middleware keeps the request that triggered a robots.txt
+  fetch in the downloader's active set (one of the C places) while the
+  robots.txt request takes another, so each origin's first round trip costs
+  two places; a crawl near this bound loses nothing else. scrapy_rep gives
+  the waiting request's place up (issue 14 §2), so it can come well below.
 - mean in-flight = (robots.txt requests x robots_latency + pages served x
   page_latency) / wall time: how many of the C places the crawl kept busy on
   average at the server; "peak" is the most requests the server held at once.
@@ -866,7 +867,7 @@ def _table(
         held = allowed_only + robots_part
         print(
             f"    held-place bound   (P' x page_latency + 2 x O x robots_latency) / C = "
-            f"{held:.2f} s (the triggering request waits in a place of its own)"
+            f"{held:.2f} s (the built-in's: the triggering request waits in a place of its own)"
         )
         for mode, r in summary.items():
             if mode != "none":
