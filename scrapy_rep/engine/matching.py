@@ -68,12 +68,11 @@ _URL_NEEDS_ENCODING: Final = re.compile(f"[^{_URL_CHARS}%]+")
 #: Anything in a path that normalisation may change: escapes and the above.
 NEEDS_NORMALISING: Final = re.compile(f"[^{_URL_CHARS}]")
 #: An http(s) URL whose path needs no normalisation: the path in one match.
-#: Possessive repeats: giving back a character could never help what follows
-#: match (the host's are not "/", the path's not "#"), so no state is kept.
-#: Python 3.10's ``re`` has no possessive repeats: plain ones match the same.
-_ONCE: Final = "+" if sys.version_info >= (3, 11) else ""
+#: Plain repeats, not possessive ones (Python 3.10's ``re`` has none): giving
+#: back a character never lets the rest match (the host's are not "/", the
+#: path's not "#"), so the answer is the same and the cost linear.
 PLAIN_WEB_URL: Final = re.compile(
-    f"https?://[^/?;#]*{_ONCE}(/[{_URL_CHARS.replace('#', '')}]*{_ONCE})(?:#|\\Z)"
+    f"https?://[^/?;#]*(/[{_URL_CHARS.replace('#', '')}]*)(?:#|\\Z)"
 )
 #: A ``$`` that is not a rule's last character: a literal, so encoded.
 _INNER_DOLLAR: Final = re.compile(r"\$(?!\n|\Z)")
