@@ -42,6 +42,10 @@ class Flights(Generic[K, R]):
         """Some flight is under way."""
         return bool(self._waiters)
 
+    def __len__(self) -> int:
+        """Flights under way."""
+        return len(self._waiters)
+
     async def join(self, key: K, fly: Callable[[], Coroutine[Any, Any, R]]) -> R:
         """The result of ``key``'s flight, starting ``fly()`` if none is under way."""
         waiter: Deferred[R] = Deferred()

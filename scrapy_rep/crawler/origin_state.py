@@ -116,6 +116,10 @@ class OriginStates:
         self._states: OrderedDict[Origin, OriginState] = OrderedDict()
         self._sizes: dict[Origin, int] = {}
         self.bytes = 0
+        #: States with a record (not a flight's first empty one): their count
+        #: and bytes, the average ``room`` reads.
+        self._answered: set[Origin] = set()
+        self._answered_bytes = 0
 
     def get(self, origin: Origin) -> OriginState | None:
         return self._states.get(origin)
@@ -137,24 +141,35 @@ class OriginStates:
         counting its bodies again (a fetch may have changed them)."""
         self._states[origin] = state
         self._states.move_to_end(origin)
-        size = state.size
-        self.bytes += size - self._sizes.get(origin, 0)
-        self._sizes[origin] = size
+        self._forget_size(origin)
+        size = self._sizes[origin] = state.size
+        self.bytes += size
+        if state.record is not None:
+            self._answered.add(origin)
+            self._answered_bytes += size
         while len(self._states) > 1 and (
             len(self._states) > self._limit or self.bytes > self._max_bytes
         ):
             old, _ = self._states.popitem(last=False)
-            self.bytes -= self._sizes.pop(old)
+            self._forget_size(old)
         return state
+
+    def _forget_size(self, origin: Origin) -> None:
+        size = self._sizes.pop(origin, 0)
+        self.bytes -= size
+        if origin in self._answered:
+            self._answered.remove(origin)
+            self._answered_bytes -= size
 
     def room(self) -> int:
         """How many answers may be fetched ahead of their requests: half of
-        what the LRU holds (in origins, and in bytes at the states' average
-        size so far), so that they are not evicted before they are used.
-        Before any state is known, each is taken to be as big as a body may be:
-        a crawl's first burst must not fetch ahead what the budget cannot hold."""
-        count = len(self._states)
-        average = max(self.bytes // count, _STATE_OVERHEAD) if count else _LARGEST_STATE
+        what the LRU holds (in origins, and in bytes at the average size of
+        the states answered so far), so that they are not evicted before they
+        are used. Before any is answered, each is taken to be as big as a body
+        may be: a crawl's first burst must not fetch ahead what the budget
+        cannot hold (the empty states of flights under way weigh nothing yet)."""
+        count = len(self._answered)
+        average = self._answered_bytes // count if count else _LARGEST_STATE
         return max(min(self._limit, self._max_bytes // average) // 2, 1)
 
     def __len__(self) -> int:

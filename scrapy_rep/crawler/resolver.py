@@ -212,19 +212,20 @@ class Resolver:
         is known or under way; the requests that come later join that flight.
 
         Not beyond ``OriginStates.room`` answers fetched and not yet asked
-        for: one fetched further ahead of its requests would be evicted before
-        they come, and fetched again. Those origins are fetched when their
-        requests come instead.
+        for, or under way: one fetched further ahead of its requests would be
+        evicted before they come, and fetched again. Those origins are fetched
+        when their requests come instead.
         """
         if self._closed or self._flights.pending(origin) or self.peek(origin) is not None:
             return
         ahead = self._ahead
-        while ahead:  # those evicted unasked (their requests went elsewhere)
+        while ahead:  # those evicted unasked: fetched for nothing
             first = next(iter(ahead))
             if self._states.get(first) is not None or self._flights.pending(first):
                 break
             del ahead[first]
-        if len(ahead) >= self._states.room():
+        # The answers of flights under way need keeping too, ahead or not.
+        if max(len(ahead), len(self._flights)) >= self._states.room():
             return
         ahead[origin] = None
         self._flights.launch(origin, lambda: self._fly(origin))

@@ -144,6 +144,27 @@ async def test_scrapy_prefetch_goes_no_further_ahead_than_memory_keeps() -> None
 
 
 @deferred_f_from_coro_f
+async def test_scrapy_prefetch_leaves_room_for_the_answers_requests_wait_for() -> None:
+    """The answers of fetches that requests wait for need keeping as much as
+    those fetched ahead: with as many under way as the room, none goes ahead."""
+    clock = ManualClock()
+    server = Server(clock, OK)
+    server.gate = asyncio.Event()
+    rep = Resolver(server, clock=clock, max_origins=8)  # room for 4
+    origins = [Origin("http", f"o{n}.example", None) for n in range(6)]
+    waiting = [asyncio.ensure_future(rep.access(origin)) for origin in origins[:4]]
+    await settle()
+    rep.prefetch(origins[4])
+    await settle()
+    assert server.calls == origins[:4]
+    server.gate.set()
+    await asyncio.gather(*waiting)
+    rep.prefetch(origins[4])
+    await settle()
+    assert server.calls == origins[:5]
+
+
+@deferred_f_from_coro_f
 async def test_scrapy_prefetch_first_burst_fits_the_byte_budget() -> None:
     """Before any robots.txt is known each may be as big as the parse limit:
     the crawl's first burst fetches ahead only what the byte budget holds
