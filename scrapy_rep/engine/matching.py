@@ -74,6 +74,8 @@ NEEDS_NORMALISING: Final = re.compile(f"[^{_URL_CHARS}]")
 PLAIN_WEB_URL: Final = re.compile(
     f"https?://[^/?;#]*(/[{_URL_CHARS.replace('#', '')}]*)(?:#|\\Z)"
 )
+#: The characters of such a path, as bytes.
+PLAIN_PATH_BYTES: Final = frozenset(_URI_BYTES) - frozenset(b"#$*")
 #: A ``$`` that is not a rule's last character: a literal, so encoded.
 _INNER_DOLLAR: Final = re.compile(r"\$(?!\n|\Z)")
 
@@ -334,13 +336,13 @@ class CompiledGroup:
         "_index",
         "_keys",
         "_last",
-        "_literal_best",
         "_literals",
         "_need_floors",
         "_need_gates",
         "_needs",
         "_patterns",
         "_plain",
+        "_slots",
         "_stars",
         "_where",
         "_wild_top",
@@ -355,8 +357,6 @@ class CompiledGroup:
         self._where: tuple[dict[tuple[str, bool], int], list[str]] | None = None
         self._anchored: dict[str, Best] = {}
         self._stars: dict[str, int] = {}  # literal -> trailing "*" its winner was written with
-        #: index of a literal -> the best rule up its links (``_best_literal``), once asked
-        self._literal_best: dict[int, Best] = {}
         #: Wildcards by the piece they need: (highest priority, the rules, highest first).
         self._by_need: dict[str, tuple[int, list[Wildcard]]] = {}
         self._needs: tuple[str, ...] = ()  # highest first
@@ -385,6 +385,10 @@ class CompiledGroup:
         keys.sort()
         self._keys = keys
         self._literals = Prefixes(keys)
+        #: What a path that sorts just after ``keys[at - 1]`` is matched by
+        #: (``_slot``), made when first asked: slot ``at`` -> a comparison in
+        #: place of a prefix test, and the best literal rule on either side.
+        self._slots: list[Slot | None] = [None] * (len(keys) + 1)
         self._plain = not (self._anchored or self._stars or self._wild_top >= 0)
 
     def _normalise(self, text: str) -> str:
@@ -477,17 +481,19 @@ class CompiledGroup:
 
     def allows(self, path: str) -> bool:
         """Whether ``path`` (normalised) may be fetched: no rule, or an allow, decides."""
-        keys = self._keys
-        index = bisect_right(keys, path) - 1
-        while index >= 0 and not path.startswith(keys[index]):  # ``Prefixes.walk_up``, inlined
-            up = self._literals.parents[index]
-            index = up if up != UNKNOWN else self._literals.parent(index)
+        at = bisect_right(self._keys, path)
+        slot = self._slots[at]
+        if slot is None:
+            slot = self._slot(at)
+        if path < slot[0]:  # starts with the greatest literal not above it
+            found = slot[1]
+        else:
+            found = slot[2] or self._outside(path, at)
         if self._plain:  # literal prefixes only: the longest one decides
-            return index < 0 or keys[index] in self._allow
+            return found[1]
         # The literal that matched, an anchored rule, then the wildcards, if
         # one of the kind that would change the verdict can outrank those.
-        found = self._literal_best.get(index)
-        floor, allow, pattern = found if found is not None else self._literal(index)
+        floor, allow, pattern = found
         if self._anchored:
             anchored = self._anchored.get(path)
             if anchored is not None and anchored[0] > floor:
@@ -532,19 +538,43 @@ class CompiledGroup:
             floor, allow, pattern = self._wildcards_over(path, (floor, allow, pattern))
         return (floor, allow, pattern) if floor >= 0 else None
 
+    def _slot(self, at: int) -> Slot:
+        """Slot ``at``: the paths that sort between ``keys[at - 1]`` and
+        ``keys[at]``. They start with the first exactly when they sort before
+        its end (``_end``); if it has no parent, those that do not start with
+        it start with no literal at all (``_outside``)."""
+        if at == 0:  # below every literal
+            slot: Slot = _BELOW
+        else:
+            key = self._keys[at - 1]
+            end = key + _DEL if not self._google else _end(key)
+            outside = _NOTHING if self._literals.parents[at - 1] == -1 else None
+            slot = (end, self._literal(at - 1), outside)
+        self._slots[at] = slot
+        return slot
+
+    def _outside(self, path: str, at: int) -> Best:
+        """The best literal rule of a path of slot ``at`` that does not start
+        with ``keys[at - 1]``: up that literal's links. Once it is known to
+        have none, the slot says so."""
+        literals = self._literals
+        index = literals.walk_up(path, at - 1)
+        if literals.parents[at - 1] == -1:
+            slot = self._slots[at]
+            assert slot is not None
+            self._slots[at] = (slot[0], slot[1], _NOTHING)
+        return self._literal(index)
+
     def _literal(self, index: int) -> Best:
         """The best literal rule for a path whose longest literal prefix is
-        ``keys[index]`` (-1: none; a ``/a*`` rule counts its stars), once per index."""
+        ``keys[index]`` (-1: none; a ``/a*`` rule counts its stars)."""
         if index < 0:
-            found: Best = (-1, True, "")  # nothing matched: allowed
-        elif self._stars:
-            found = self._best_literal(index)
-        else:
-            pattern = self._keys[index]
-            allow = pattern in self._allow
-            found = (2 * len(pattern) + allow, allow, pattern)
-        self._literal_best[index] = found
-        return found
+            return _NOTHING
+        if self._stars:
+            return self._best_literal(index)
+        pattern = self._keys[index]
+        allow = pattern in self._allow
+        return (2 * len(pattern) + allow, allow, pattern)
 
     def _wildcards_over(self, path: str, best: Best) -> Best:
         """The best of ``best`` and the wildcards that match ``path``: in a big
@@ -621,6 +651,29 @@ class CompiledGroup:
             index = self._literals.parent(index)
         assert best is not None
         return best
+
+
+#: What decides a path that no rule matches: allowed.
+_NOTHING: Final[Best] = (-1, True, "")
+#: A slot of paths (``CompiledGroup._slot``): the end of the literal before
+#: them, the best rule of those that start with it, and of those that do not
+#: (None: it depends on the path).
+Slot = tuple[str, Best, Best | None]
+#: Above every character of a normalised path (``normalise_path`` encodes it).
+_DEL: Final = "\x7f"
+
+
+#: The slot of the paths below every literal: none starts them.
+_BELOW: Final[Slot] = ("", _NOTHING, _NOTHING)
+
+
+def _end(key: str) -> str:
+    """The least string above every text that starts with ``key``: a text
+    not below ``key`` starts with it exactly when it sorts below this. For
+    a normalised path (ASCII below DEL), ``key`` and a DEL; for a path as
+    written (Google's quirks), ``key`` with its last character's successor,
+    and for the empty literal, which starts every path ("/..."), U+10FFFF."""
+    return key[:-1] + chr(ord(key[-1]) + 1) if key else "\U0010ffff"
 
 
 def _gates(needs: Sequence[str]) -> tuple[tuple[str, tuple[int, ...]], ...]:
