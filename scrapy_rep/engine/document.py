@@ -20,11 +20,13 @@ from scrapy_rep.engine.agents import crawler_tokens, group_token, select_group
 from scrapy_rep.engine.lines import ALLOW
 from scrapy_rep.engine.matching import (
     ALLOW_BIT,
+    PLAIN_PATH_BYTES,
     PLAIN_WEB_URL,
     CompiledGroup,
     Rule,
     match_path,
     path_params_query,
+    without_dot_segments,
 )
 from scrapy_rep.engine.usage import USAGE_KEYS, Preferences, UsageMatcher, compile_usage
 
@@ -36,6 +38,9 @@ UserAgent = str | Sequence[str]
 
 _ROBOTS_PATH = "/robots.txt"
 _plain_path = PLAIN_WEB_URL.match
+#: Keeps each byte of a path that needs no normalisation and changes every
+#: other one: such a path's bytes are translated into themselves.
+_KEEP_PLAIN: bytes = bytes(b if b in PLAIN_PATH_BYTES else b ^ 1 for b in range(256))
 
 
 class Verdict(NamedTuple):
@@ -77,6 +82,7 @@ class RobotsTxt:
         "_blocks",
         "_compiled",
         "_groups",
+        "_origin",
         "_quirks",
         "_selected",
         "_usage_compiled",
@@ -94,6 +100,9 @@ class RobotsTxt:
         self._blocks = tuple(blocks)
         self._groups = groups
         self._quirks = google_quirks
+        #: Scheme and host of the last URL asked about (``_path``): most
+        #: questions are about the same origin. To start with, an empty host.
+        self._origin = "https://"
         # agent -> (token, group), and block ids -> group: a group selected by
         # several agents is compiled once.
         self._selected: dict[object, tuple[str | None, CompiledGroup | None]] = {}
@@ -139,11 +148,30 @@ class RobotsTxt:
             return True
         if self._quirks:
             return group.allows(path_params_query(url))
-        # ``match_path`` inlined for the usual URL: a call is a tenth of a check.
-        plain = _plain_path(url)
-        if plain is None or "/." in (path := plain[1]):
-            path = match_path(url)
+        # ``match_path`` for the usual URL, in C and without a regex: the
+        # origin of the last one, then a path that needs no normalisation.
+        before, _, path = url.partition(self._origin)
+        if (
+            before
+            or not path
+            or path[0] != "/"
+            or not path.isascii()
+            or (raw := path.encode()).translate(_KEEP_PLAIN) != raw
+            or "/." in path
+        ):
+            path = self._path(url)
         return group.allows(path) or path == _ROBOTS_PATH  # SPEC §6.9, asked of drops only
+
+    def _path(self, url: str) -> str:
+        """``match_path(url)``, remembering the URL's origin when its path
+        needs no normalisation: ``allowed`` then reads the path of the next
+        URL of that origin as this regex would (the host has no "/")."""
+        plain = _plain_path(url)
+        if plain is None:
+            return match_path(url)
+        self._origin = url[: plain.start(1)]
+        path = plain[1]
+        return without_dot_segments(path) if "/." in path else path
 
     def explain(self, url: str, user_agent: UserAgent, *, use_global: bool = True) -> Verdict:
         """The verdict with the deciding rule and the group's token."""
