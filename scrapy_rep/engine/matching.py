@@ -363,8 +363,9 @@ class CompiledGroup:
         self._need_floors = array("i")  # minus each need's highest priority, ascending
         self._need_gates: tuple[tuple[str, tuple[int, ...]], ...] | None = None  # many needs
         self._index: WildcardIndex | None = None  # over the wildcards, when there are many
-        #: Wildcards whose head is more than "/": the heads, and each one's rules.
-        self._heads: tuple[Prefixes, list[list[Wildcard]]] | None = None
+        #: Wildcards whose head is more than "/": the heads, each one's rules,
+        #: and each one's end (``_end``).
+        self._heads: tuple[Prefixes, list[list[Wildcard]], list[str]] | None = None
         #: The last path found disallowed, and by what: ``explain`` after
         #: ``allowed`` (a drop, logged with its rule) does not pay twice.
         self._last: tuple[str, Best | None] | None = None
@@ -454,7 +455,8 @@ class CompiledGroup:
             self._need_gates = _gates(self._needs)
         if by_head:
             heads = sorted(by_head)
-            self._heads = Prefixes(heads), [by_head[head] for head in heads]
+            ends = [_end(head) if self._google else head + _DEL for head in heads]
+            self._heads = Prefixes(heads), [by_head[head] for head in heads], ends
 
     def _add_starred(self, keys: list[str], starred: list[tuple[str, int, bool]]) -> list[str]:
         """``/a*`` matches what ``/a`` matches, but counts its stars in its
@@ -584,12 +586,12 @@ class CompiledGroup:
             return self._index.best(path, best)
         floor, allow, pattern = best
         if self._heads is not None:
-            heads, by_head = self._heads
+            heads, by_head, ends = self._heads
             keys = heads.keys
             index = bisect_right(keys, path) - 1
             while index >= 0:  # up the links: each head that starts it, longest first
                 head = keys[index]
-                if path.startswith(head):
+                if path < ends[index]:  # not above it: starts with it (``_slot``)
                     for rule in by_head[index]:
                         priority, kind, _, middle, tail, end, written, need, sure = rule
                         if priority <= floor:
