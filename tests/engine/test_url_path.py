@@ -35,6 +35,7 @@ URLS = [
     "https://EXAMPLE.com/a",
     "https:///a",
     "/a",
+    "//example.com/a",
     "https://example.com/index.php",
     "https://example.com/index.php?x",
     "https://example.com/a$",
@@ -50,6 +51,17 @@ def test_each_url_after_each_other() -> None:
         for url in URLS:
             robots.allowed(before, "bot")  # the origin it leaves behind
             assert robots.allowed(url, "bot") == robots.explain(url, "bot").allowed, (before, url)
+
+
+class URL(str):
+    """A URL of a ``str`` subclass: its string methods may return copies."""
+
+
+def test_url_of_a_str_subclass() -> None:
+    robots = RobotsTxt.parse(BODY)
+    for url in URLS:
+        asked = URL(url)
+        assert robots.allowed(asked, "bot") == robots.explain(url, "bot").allowed, url
 
 
 urls = st.builds(
