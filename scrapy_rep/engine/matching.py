@@ -339,6 +339,7 @@ class CompiledGroup:
         "_literals",
         "_need_floors",
         "_need_gates",
+        "_need_tops",
         "_needs",
         "_patterns",
         "_plain",
@@ -357,9 +358,10 @@ class CompiledGroup:
         self._where: tuple[dict[tuple[str, bool], int], list[str]] | None = None
         self._anchored: dict[str, Best] = {}
         self._stars: dict[str, int] = {}  # literal -> trailing "*" its winner was written with
-        #: Wildcards by the piece they need: (highest priority, the rules, highest first).
-        self._by_need: dict[str, tuple[int, list[Wildcard]]] = {}
+        #: Wildcards by the piece they need, highest first.
+        self._by_need: dict[str, list[Wildcard]] = {}
         self._needs: tuple[str, ...] = ()  # highest first
+        self._need_tops: tuple[tuple[str, int], ...] = ()  # each with its highest priority
         self._need_floors = array("i")  # minus each need's highest priority, ascending
         self._need_gates: tuple[tuple[str, tuple[int, ...]], ...] | None = None  # many needs
         self._index: WildcardIndex | None = None  # over the wildcards, when there are many
@@ -448,8 +450,9 @@ class CompiledGroup:
             else:
                 by_need.setdefault(rule[7], []).append(rule)
         # The needs in the order their highest rules come, highest first.
-        self._by_need = {need: (group[0][0], group) for need, group in by_need.items()}
+        self._by_need = by_need
         self._needs = tuple(by_need)
+        self._need_tops = tuple((need, group[0][0]) for need, group in by_need.items())
         self._need_floors = array("i", [-group[0][0] for group in by_need.values()])
         if len(self._needs) >= GATED_NEEDS:
             self._need_gates = _gates(self._needs)
@@ -603,18 +606,15 @@ class CompiledGroup:
                             break
                 up = heads.parents[index]  # ``heads.parent``, inlined when known
                 index = up if up != UNKNOWN else heads.parent(index)
-        needs: Sequence[str] = self._needs
+        needs: Sequence[tuple[str, int]] = self._need_tops
         if self._need_gates is not None:  # many: those behind a gate the path passes
             needs = self._gated_needs(path, bisect_left(self._need_floors, -floor))
-        elif floor >= 0:
-            needs = needs[: bisect_left(self._need_floors, -floor)]
-        for need in needs:
-            if need not in path:
-                continue
-            top, wildcards = self._by_need[need]
+        for need, top in needs:
             if top <= floor:
                 break  # the needs come highest first: none after can win
-            for priority, kind, head, middle, tail, end, written, _, sure in wildcards:
+            if need not in path:
+                continue
+            for priority, kind, head, middle, tail, end, written, _, sure in self._by_need[need]:
                 if priority <= floor:
                     break
                 if not path.startswith(head):
@@ -624,7 +624,7 @@ class CompiledGroup:
                     break
         return floor, allow, pattern
 
-    def _gated_needs(self, path: str, end: int) -> list[str]:
+    def _gated_needs(self, path: str, end: int) -> list[tuple[str, int]]:
         """The needs before ``end`` (those that can outrank what matched) that
         ``path`` holds, highest first, testing each only if its gate is in it."""
         needs = self._needs
@@ -637,7 +637,7 @@ class CompiledGroup:
             if position < end and needs[position] in path
         ]
         present.sort()  # the needs' order: highest first, ties as written
-        return [needs[position] for position in present]
+        return [self._need_tops[position] for position in present]
 
     def _best_literal(self, index: int) -> Best:
         """The best literal rule up the links from ``index``: stars count in its length."""
