@@ -366,7 +366,7 @@ class CompiledGroup:
         self._need_gates: tuple[tuple[str, tuple[int, ...]], ...] | None = None  # many needs
         self._index: WildcardIndex | None = None  # over the wildcards, when there are many
         #: Wildcards whose head is more than "/": the heads, each one's rules,
-        #: and each one's end (``_end``).
+        #: and each one's end (as a literal's: ``_slot``).
         self._heads: tuple[Prefixes, list[list[Wildcard]], list[str]] | None = None
         #: The last path found disallowed, and by what: ``explain`` after
         #: ``allowed`` (a drop, logged with its rule) does not pay twice.
@@ -458,7 +458,7 @@ class CompiledGroup:
             self._need_gates = _gates(self._needs)
         if by_head:
             heads = sorted(by_head)
-            ends = [_end(head) if self._google else head + _DEL for head in heads]
+            ends = [_end_as_written(head) if self._google else head + _DEL for head in heads]
             self._heads = Prefixes(heads), [by_head[head] for head in heads], ends
 
     def _add_starred(self, keys: list[str], starred: list[tuple[str, int, bool]]) -> list[str]:
@@ -545,14 +545,15 @@ class CompiledGroup:
 
     def _slot(self, at: int) -> Slot:
         """Slot ``at``: the paths that sort between ``keys[at - 1]`` and
-        ``keys[at]``. They start with the first exactly when they sort before
-        its end (``_end``); if it has no parent, those that do not start with
-        it start with no literal at all (``_outside``)."""
+        ``keys[at]``. They start with the first exactly when they sort below
+        its end, the least string above all that do (``_DEL``,
+        ``_end_as_written``); if it has no parent, those that do not start
+        with it start with no literal at all (``_outside``)."""
         if at == 0:  # below every literal
             slot: Slot = _BELOW
         else:
             key = self._keys[at - 1]
-            end = key + _DEL if not self._google else _end(key)
+            end = key + _DEL if not self._google else _end_as_written(key)
             outside = _NOTHING if self._literals.parents[at - 1] == -1 else None
             slot = (end, self._literal(at - 1), outside)
         self._slots[at] = slot
@@ -661,7 +662,8 @@ _NOTHING: Final[Best] = (-1, True, "")
 #: them, the best rule of those that start with it, and of those that do not
 #: (None: it depends on the path).
 Slot = tuple[str, Best, Best | None]
-#: Above every character of a normalised path (``normalise_path`` encodes it).
+#: A normalised path is ASCII below DEL (``normalise_path`` encodes the
+#: rest), so a literal's end, for such paths, is the literal and a DEL.
 _DEL: Final = "\x7f"
 
 
@@ -669,12 +671,11 @@ _DEL: Final = "\x7f"
 _BELOW: Final[Slot] = ("", _NOTHING, _NOTHING)
 
 
-def _end(key: str) -> str:
-    """The least string above every text that starts with ``key``: a text
-    not below ``key`` starts with it exactly when it sorts below this. For
-    a normalised path (ASCII below DEL), ``key`` and a DEL; for a path as
-    written (Google's quirks), ``key`` with its last character's successor,
-    and for the empty literal, which starts every path ("/..."), U+10FFFF."""
+def _end_as_written(key: str) -> str:
+    """The end of ``key`` for paths as written (Google's quirks), which may
+    hold any character: ``key`` with its last character's successor (keys
+    are ASCII), and for the empty key, which starts every path ("/..."),
+    the last code point."""
     return key[:-1] + chr(ord(key[-1]) + 1) if key else "\U0010ffff"
 
 
