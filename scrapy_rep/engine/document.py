@@ -25,8 +25,8 @@ from scrapy_rep.engine.matching import (
     CompiledGroup,
     Rule,
     match_path,
+    path_of,
     path_params_query,
-    without_dot_segments,
 )
 from scrapy_rep.engine.usage import USAGE_KEYS, Preferences, UsageMatcher, compile_usage
 
@@ -168,11 +168,9 @@ class RobotsTxt:
         needs no normalisation: ``allowed`` then reads the path of the next
         URL of that origin as this regex would (the host has no "/")."""
         plain = _plain_path(url)
-        if plain is None:
-            return match_path(url)
-        self._origin = url[: plain.start(1)]
-        path = plain[1]
-        return without_dot_segments(path) if "/." in path else path
+        if plain is not None:
+            self._origin = url[: plain.start(1)]
+        return path_of(plain, url)
 
     def explain(self, url: str, user_agent: UserAgent, *, use_global: bool = True) -> Verdict:
         """The verdict with the deciding rule and the group's token."""

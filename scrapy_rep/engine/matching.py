@@ -83,7 +83,12 @@ _INNER_DOLLAR: Final = re.compile(r"\$(?!\n|\Z)")
 def match_path(url: str) -> str:
     """``normalise(path_params_query(url))`` without dot segments, with one
     regex match for most URLs."""
-    plain = PLAIN_WEB_URL.match(url)
+    return path_of(PLAIN_WEB_URL.match(url), url)
+
+
+def path_of(plain: re.Match[str] | None, url: str) -> str:
+    """``match_path(url)``, given ``PLAIN_WEB_URL``'s match of it (a caller
+    that wants the match too need not make it twice)."""
     path = plain[1] if plain is not None else path_params_query(url)
     if plain is None and NEEDS_NORMALISING.search(path):
         path = normalise_path(path)
