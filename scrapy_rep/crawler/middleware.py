@@ -39,6 +39,7 @@ from scrapy_rep.crawler.internals import (
 from scrapy_rep.crawler.reporting import Drop, Reporter
 from scrapy_rep.crawler.resolver import Resolver
 from scrapy_rep.crawler.settings import Config, SettingError
+from scrapy_rep.crawler.spider_robots import ROBOTS_PATH
 from scrapy_rep.crawler.store import open_configured_storage
 from scrapy_rep.crawler.tokens import RequestTokens
 from scrapy_rep.engine.origin import Origin, origin_of, robots_url
@@ -58,7 +59,6 @@ _MAX_REMEMBERED: Final = 100_000
 _STOP_POLL: Final = 0.25
 _ALLOW_ALL: Final = AccessState.ALLOW_ALL
 _DISALLOW_ALL: Final = AccessState.DISALLOW_ALL
-_ROBOTS_PATH: Final = "/robots.txt"
 
 
 class RobotsTxtMiddleware:
@@ -154,7 +154,7 @@ class RobotsTxtMiddleware:
         origin = self._origin(request, parts)
         if origin is None:
             return None
-        if parts.path == _ROBOTS_PATH and spider_robots.is_robots_path(parts):
+        if parts.path == ROBOTS_PATH and spider_robots.is_robots_path(parts):
             await self._access(origin, request)  # resolves the origin: this may be the fetch
             answer = spider_robots.cached_response(request, self._resolver.last_answer(origin))
             if answer is not None:
@@ -298,7 +298,7 @@ class RobotsTxtMiddleware:
         if parts.scheme not in self._schemes:
             return None
         origin = self._remembered_origin(parts.scheme, parts.netloc, request.url)
-        if origin is None or (parts.path == _ROBOTS_PATH and spider_robots.is_robots_path(parts)):
+        if origin is None or (parts.path == ROBOTS_PATH and spider_robots.is_robots_path(parts)):
             return None  # the download-time check decides these
         access = self._resolver.peek(origin)
         if access is None:
@@ -314,7 +314,7 @@ class RobotsTxtMiddleware:
         """Learn from responses: a spider's own robots.txt, pages answering in a streak."""
         if self._bypass or self._storage_error is not None:
             return response
-        if not self._resolver.streaking and "/robots.txt" not in request.url:
+        if not self._resolver.streaking and ROBOTS_PATH not in request.url:
             return response  # nearly every response: nothing to learn, nothing parsed
         if request.meta.get(META_KEY):
             return response

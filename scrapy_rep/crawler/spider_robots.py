@@ -8,6 +8,7 @@ got that way is newer than ours, so it is kept.
 
 from __future__ import annotations
 
+from typing import Final
 from urllib.parse import ParseResult
 
 from scrapy.http import Headers, Request, Response
@@ -18,7 +19,9 @@ from scrapy_rep.cache.outcome import FetchKind, FetchOutcome, kind_of_status
 from scrapy_rep.crawler.fetcher import first_header
 from scrapy_rep.engine.origin import Origin, robots_url
 
-__all__ = ["cached_response", "is_robots_path", "is_robots_url", "outcome_of"]
+__all__ = ["ROBOTS_PATH", "cached_response", "is_robots_path", "is_robots_url", "outcome_of"]
+
+ROBOTS_PATH: Final = "/robots.txt"
 
 #: Headers that described the bytes on the wire, not the body we replay.
 _WIRE_HEADERS = ("content-length", "content-encoding", "transfer-encoding")
@@ -31,7 +34,7 @@ def is_robots_url(request: Request) -> bool:
 
 def is_robots_path(parts: ParseResult) -> bool:
     """``is_robots_url`` for a URL already parsed (``urlparse_cached``)."""
-    return parts.path == "/robots.txt" and not parts.query and not parts.params
+    return parts.path == ROBOTS_PATH and not parts.query and not parts.params
 
 
 def cached_response(request: Request, answer: FetchOutcome | None) -> Response | None:
