@@ -37,3 +37,5 @@ autodoc_default_options = {"show-inheritance": True}
 
 html_theme = "sphinx_rtd_theme"
 html_title = f"scrapy_rep {release}"
+html_static_path = ["_static"]
+html_css_files = ["custom.css"]

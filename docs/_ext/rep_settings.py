@@ -86,10 +86,10 @@ class SettingsTable(Directive):
     has_content = False
 
     def run(self) -> list[nodes.Node]:
-        table = nodes.table(classes=["rep-settings"])
+        table = nodes.table(classes=["rep-settings", "colwidths-given"])
         group = nodes.tgroup(cols=4)
         table += group
-        for width in (24, 18, 22, 36):
+        for width in (22, 14, 20, 44):
             group += nodes.colspec(colwidth=width)
         head = nodes.thead()
         head += _row(

@@ -645,7 +645,7 @@ SETTINGS: Final[tuple[Setting, ...]] = (
         "The sqlite file.",
         attribute="storage_path",
         parse=_to_path,
-        default=f".scrapy/{DEFAULT_STORAGE_FILE}",
+        default=f"`.scrapy/{DEFAULT_STORAGE_FILE}`",
     ),
     Setting(
         "REP_MEMORY_MAX_ORIGINS",
