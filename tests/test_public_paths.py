@@ -1,4 +1,4 @@
-"""The dotted paths users write in settings, as the README lists them, all load.
+"""The dotted paths users write in settings, as the docs list them, all load.
 
 Modules inside the package may move; these names must not.
 """
@@ -13,18 +13,18 @@ from scrapy.utils.misc import load_object
 
 import scrapy_rep
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+GETTING_STARTED = Path(__file__).resolve().parent.parent / "docs" / "getting-started.md"
 
 
-def _readme_paths() -> list[str]:
-    text = README.read_text(encoding="utf-8")
-    section = text.split("### The dotted paths to write in settings", 1)[1].split("\n#", 1)[0]
+def _documented_paths() -> list[str]:
+    text = GETTING_STARTED.read_text(encoding="utf-8")
+    section = text.split("## The dotted paths to write in settings", 1)[1].split("\n#", 1)[0]
     table = "\n".join(line for line in section.splitlines() if line.startswith("| `"))
     return sorted(set(re.findall(r"`(scrapy_rep\.[A-Za-z_.]+)`", table)))
 
 
-def test_scrapy_readme_lists_the_settings_paths() -> None:
-    assert _readme_paths() == [
+def test_scrapy_docs_list_the_settings_paths() -> None:
+    assert _documented_paths() == [
         "scrapy_rep.Addon",
         "scrapy_rep.CrawlDelay",
         "scrapy_rep.FollowSitemaps",
@@ -36,7 +36,7 @@ def test_scrapy_readme_lists_the_settings_paths() -> None:
     ]
 
 
-@pytest.mark.parametrize("path", _readme_paths())
+@pytest.mark.parametrize("path", _documented_paths())
 def test_scrapy_settings_path_loads(path: str) -> None:
     assert isinstance(load_object(path), type)
 

@@ -51,6 +51,8 @@ class FetchOutcome:
 
 
 class AccessState(str, Enum):
+    """How an origin's requests are answered: by the rules, all allowed, or all dropped."""
+
     RULES = "rules"  # the parsed rules decide
     ALLOW_ALL = "allow"  # no robots.txt applies
     DISALLOW_ALL = "disallow"  # the origin is closed (unreachable)

@@ -53,6 +53,8 @@ DIRECTIVES_PRIORITY: Final = 950
 
 
 class Addon:
+    """Switches a project to scrapy_rep; this module's docstring lists each change."""
+
     def update_settings(self, settings: BaseSettings) -> None:
         # Scrapy's replace_in_component_priority_dict() raises KeyError for the
         # built-in, which lives only in DOWNLOADER_MIDDLEWARES_BASE, so both

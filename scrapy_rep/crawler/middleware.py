@@ -72,7 +72,7 @@ class RobotsTxtMiddleware:
     closed with ``finish_reason = "robotstxt_storage_unavailable"`` before any
     request is sent.
 
-    Its stats are the README's "Stats" table (the built-in's five keys, and
+    Its stats are those of docs/stats-signals.md (the built-in's five keys, and
     ``robotstxt/*`` for each drop and each cache answer).
 
     For other components: ``crawler.get_downloader_middleware(RobotsTxtMiddleware)``

@@ -5,8 +5,10 @@ rest of the package takes a ``Config``. A bad value fails the crawl at
 start-up with a ``SettingError`` naming the setting, the value and what is
 accepted, instead of surfacing as odd behaviour hours later.
 
-To add a setting: add a field with its default, a ``_read_*`` call in
-``from_settings``, and a row in the README's settings table.
+To add a setting: add a field to ``Config`` with its default and one entry to
+``SETTINGS`` at the end of this module (name, accepted values, what it does,
+the field and its parser). ``from_settings`` reads the table, and the
+settings reference in docs/ is generated from it.
 """
 
 from __future__ import annotations
@@ -31,9 +33,11 @@ __all__ = [
     "DEFAULT_STORAGE_FILE",
     "MIN_BODY_BYTES",
     "OUTAGE_RULES",
+    "SETTINGS",
     "STORAGE_KINDS",
     "USAGE_ACTIONS",
     "Config",
+    "Setting",
     "SettingError",
 ]
 
@@ -191,47 +195,34 @@ class Config:
 
     @classmethod
     def from_settings(cls, settings: Mapping[str, Any]) -> Config:
-        """Read and validate; ``settings`` is a Scrapy ``Settings`` or a plain dict."""
+        """Read and validate; ``settings`` is a Scrapy ``Settings`` or a plain dict.
+
+        Every setting comes through ``SETTINGS`` (the table the reference
+        documentation is generated from) but REP_CLOCK, a testing hook.
+        """
         defaults = cls()
+        values = {
+            setting.attribute: read_setting(
+                settings, setting.name, _default_of(setting, settings, defaults), setting.parse
+            )
+            for setting in SETTINGS
+            if setting.attribute is not None and setting.parse is not None
+        }
+        values["clock"] = read_setting(settings, "REP_CLOCK", defaults.clock, _to_clock)
         written_tokens = settings.get("ROBOTSTXT_USER_AGENT")
-        user_agent = read_setting(settings, "USER_AGENT", defaults.default_user_agent, _to_str)
-        max_redirects = read_setting(
-            settings, "REP_FOLLOW_REDIRECTS", defaults.max_redirects, _int_at_least(0)
-        )
         notes = (
             token_notes("ROBOTSTXT_USER_AGENT", written_tokens)
             if written_tokens is not None
-            else _user_agent_notes(user_agent)
+            else _user_agent_notes(values["default_user_agent"])
         )
+        max_redirects = values["max_redirects"]
         if max_redirects < MIN_REDIRECTS:
             notes.append(
                 f"REP_FOLLOW_REDIRECTS={max_redirects}: RFC 9309 §2.3.1.2 asks crawlers to "
                 f"follow at least 5 redirect hops for robots.txt; a chain longer than "
                 f"{max_redirects} is treated as no robots.txt (full allow)"
             )
-        return cls(
-            obey=read_setting(settings, "ROBOTSTXT_OBEY", defaults.obey, to_bool),
-            user_agent_tokens=read_setting(
-                settings, "ROBOTSTXT_USER_AGENT", defaults.user_agent_tokens, _to_tokens
-            ),
-            notes=tuple(notes),
-            default_user_agent=user_agent,
-            google_quirks=read_setting(
-                settings, "REP_GOOGLE_QUIRKS", defaults.google_quirks, to_bool
-            ),
-            max_redirects=max_redirects,
-            max_body_bytes=read_setting(
-                settings,
-                "REP_MAX_BODY_BYTES",
-                defaults.max_body_bytes,
-                _int_at_least(MIN_BODY_BYTES),
-            ),
-            checked_schemes=read_setting(
-                settings, "REP_CHECKED_SCHEMES", defaults.checked_schemes, _to_schemes
-            ),
-            **_cache_settings(settings, defaults),
-            **_usage_settings(settings, defaults),
-        ).validated()
+        return cls(notes=tuple(notes), **values).validated()
 
     def policy(self) -> PolicyConfig:
         """The pure policy's view of these settings (the preset filled in)."""
@@ -292,25 +283,6 @@ class Config:
         return self
 
 
-def _usage_settings(settings: Mapping[str, Any], defaults: Config) -> dict[str, Any]:
-    """The REP_ settings of usage preferences and page directives (issue 15)."""
-    return {
-        "purposes": read_setting(settings, "REP_PURPOSES", defaults.purposes, _to_purposes),
-        "usage_action": read_setting(
-            settings, "REP_USAGE_ACTION", defaults.usage_action, _choice(USAGE_ACTIONS)
-        ),
-        "page_directives": read_setting(
-            settings, "REP_PAGE_DIRECTIVES", defaults.page_directives, to_bool
-        ),
-        "page_directives_max_bytes": read_setting(
-            settings,
-            "REP_PAGE_DIRECTIVES_MAX_BYTES",
-            defaults.page_directives_max_bytes,
-            _int_at_least(1024),
-        ),
-    }
-
-
 _PURPOSES_ACCEPTED: Final = (
     "a list of usage labels, each one of "
     + ", ".join(repr(label) for label in LABELS)
@@ -333,67 +305,6 @@ def _as_list_of(value: object, accepted: str) -> list[object]:
     if isinstance(value, (list, tuple, set, frozenset)):
         return list(value)
     raise Rejected(accepted)
-
-
-def _cache_settings(settings: Mapping[str, Any], defaults: Config) -> dict[str, Any]:
-    """The REP_ settings of the cache and outage rules (SPEC §2.2, §3)."""
-    seconds = _seconds
-    values: dict[str, Any] = {
-        "storage": read_setting(settings, "REP_STORAGE", defaults.storage, _to_storage),
-        "storage_path": read_setting(settings, "REP_STORAGE_PATH", defaults.storage_path, _to_path),
-        "memory_max_origins": read_setting(
-            settings, "REP_MEMORY_MAX_ORIGINS", defaults.memory_max_origins, _int_at_least(1)
-        ),
-        "memory_max_bytes": read_setting(
-            settings, "REP_MEMORY_MAX_BYTES", defaults.memory_max_bytes, _int_at_least(MIN_MEMORY)
-        ),
-        "redis_url": read_setting(
-            settings,
-            "REP_REDIS_URL",
-            read_setting(settings, "REDIS_URL", defaults.redis_url, _to_redis_url),
-            _to_redis_url,
-        ),
-        "redis_prefix": read_setting(settings, "REP_REDIS_PREFIX", defaults.redis_prefix, _to_str),
-        "outage_rules": read_setting(
-            settings, "REP_OUTAGE_RULES", defaults.outage_rules, _choice(OUTAGE_RULES)
-        ),
-        "long_outage": read_setting(
-            settings, "REP_LONG_OUTAGE", defaults.long_outage, _choice(LONG_OUTAGE_VALUES)
-        ),
-        "unreachable_disallow": read_setting(
-            settings, "REP_UNREACHABLE_DISALLOW", defaults.unreachable_disallow, seconds
-        ),
-        "unreachable_max_age": read_setting(
-            settings, "REP_UNREACHABLE_MAX_AGE", defaults.unreachable_max_age, seconds
-        ),
-        "retry_factor": read_setting(
-            settings, "REP_RETRY_FACTOR", defaults.retry_factor, _number_within(1.0, math.inf)
-        ),
-        "retry_jitter": read_setting(
-            settings, "REP_RETRY_JITTER", defaults.retry_jitter, _number_within(0.0, 1.0)
-        ),
-        "clock": read_setting(settings, "REP_CLOCK", defaults.clock, _to_clock),
-    }
-    durations = {
-        "redis_retry_interval": "REP_REDIS_RETRY_INTERVAL",
-        "cache_ttl": "REP_CACHE_TTL",
-        "cache_min_ttl": "REP_CACHE_MIN_TTL",
-        "cache_max_ttl": "REP_CACHE_MAX_TTL",
-        "site_reachable_window": "REP_SITE_REACHABLE_WINDOW",
-        "unreachable_wait": "REP_UNREACHABLE_WAIT",
-        "retry_initial": "REP_RETRY_INITIAL",
-        "retry_max": "REP_RETRY_MAX",
-        "retry_busy_initial": "REP_RETRY_BUSY_INITIAL",
-        "retry_busy_max": "REP_RETRY_BUSY_MAX",
-        "retry_after_min": "REP_RETRY_AFTER_MIN",
-        "retry_after_max": "REP_RETRY_AFTER_MAX",
-    }
-    for attribute, name in durations.items():
-        values[attribute] = read_setting(settings, name, getattr(defaults, attribute), seconds)
-    values["cache_keep"] = read_setting(
-        settings, "REP_CACHE_KEEP", defaults.cache_keep, _number_within(0.0, MAX_KEEP)
-    )
-    return values
 
 
 # --- parsing -----------------------------------------------------------------
@@ -613,3 +524,369 @@ def _as_list(value: object) -> list[object]:
     if isinstance(value, (list, tuple, set, frozenset)):
         return list(value)
     raise Rejected("a list")
+
+
+# --- the table -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One setting scrapy_rep reads: ``Config`` validates it, the docs print it.
+
+    The settings reference (docs/settings.md) is generated from ``SETTINGS``
+    by ``docs/_ext/rep_settings.py``, so what is documented is what is read.
+    """
+
+    name: str
+    #: The values it takes, in words.
+    accepted: str
+    #: What it does, in a sentence or two (``code`` in backquotes).
+    doc: str
+    #: The ``Config`` field it fills, and the parser that validates it.
+    #: None for a setting another component reads (``read_by``).
+    attribute: str | None = None
+    parse: Callable[[object], Any] | None = None
+    #: The default in words, when the ``Config`` field's default does not say it.
+    default: str | None = None
+    #: A setting read instead when this one is unset (scrapy-redis's REDIS_URL).
+    fallback: str | None = None
+    #: The module that reads a setting ``Config`` does not.
+    read_by: str | None = None
+
+
+def _default_of(setting: Setting, settings: Mapping[str, Any], defaults: Config) -> Any:
+    """The value a setting takes when unset: its fallback setting's, else the field's."""
+    default = getattr(defaults, str(setting.attribute))
+    if setting.fallback is None or setting.parse is None:
+        return default
+    return read_setting(settings, setting.fallback, default, setting.parse)
+
+
+_CRAWL_DELAY: Final = "scrapy_rep.crawler.crawl_delay"
+_SITEMAPS: Final = "scrapy_rep.crawler.sitemaps"
+_SECONDS: Final = "seconds >= 0"
+
+#: Every setting scrapy_rep reads but REP_CLOCK (a testing hook), in the order
+#: the reference lists them. A new setting is one entry here (and, when
+#: ``Config`` reads it, a field of ``Config`` with its default).
+SETTINGS: Final[tuple[Setting, ...]] = (
+    # --- obeying robots.txt --------------------------------------------------
+    Setting(
+        "ROBOTSTXT_OBEY",
+        "bool",
+        "Obey robots.txt at all (Scrapy's project template sets `True`).",
+        attribute="obey",
+        parse=to_bool,
+    ),
+    Setting(
+        "ROBOTSTXT_USER_AGENT",
+        "a token, or a list of tokens in order of preference",
+        "The tokens robots.txt groups are matched with. Unset: the crawler named in the "
+        "request's `User-Agent`, else in `USER_AGENT` (never a browser's name).",
+        attribute="user_agent_tokens",
+        parse=_to_tokens,
+        default="unset",
+    ),
+    Setting(
+        "USER_AGENT",
+        "str",
+        "Scrapy's own setting: the crawler's token is taken from it when "
+        "`ROBOTSTXT_USER_AGENT` is unset and a request has no `User-Agent` header yet.",
+        attribute="default_user_agent",
+        parse=_to_str,
+        default="Scrapy's",
+    ),
+    Setting(
+        "REP_GOOGLE_QUIRKS",
+        "bool",
+        "Also accept what Google's open-source parser accepts (misspelt fields, "
+        "missing colons, ...).",
+        attribute="google_quirks",
+        parse=to_bool,
+    ),
+    Setting(
+        "REP_FOLLOW_REDIRECTS",
+        "int >= 0",
+        "Redirect hops followed for robots.txt; below 5 (RFC 9309's minimum), a "
+        "WARNING at start-up.",
+        attribute="max_redirects",
+        parse=_int_at_least(0),
+    ),
+    Setting(
+        "REP_MAX_BODY_BYTES",
+        f"int >= {MIN_BODY_BYTES}",
+        f"Bytes of robots.txt downloaded (parsing stops at {MIN_BODY_BYTES:,}).",
+        attribute="max_body_bytes",
+        parse=_int_at_least(MIN_BODY_BYTES),
+    ),
+    Setting(
+        "REP_CHECKED_SCHEMES",
+        "list or comma-separated string, at least one",
+        "URL schemes whose requests are checked; others pass through. A checked URL "
+        "with no origin (`http://:80/x`) is dropped (`RobotsTxtNoOrigin`, stat "
+        "`robotstxt/no_origin`).",
+        attribute="checked_schemes",
+        parse=_to_schemes,
+    ),
+    # --- the cache and its storage -------------------------------------------
+    Setting(
+        "REP_STORAGE",
+        "`sqlite`, `memory`, `redis`, or the dotted path of a `scrapy_rep.Storage` class",
+        "Where robots.txt records are kept. Every store works under every "
+        "`TWISTED_REACTOR` Scrapy supports (asyncio, epoll, poll, select); under a "
+        "reactor other than asyncio, the store runs on an asyncio loop in a thread "
+        "of its own.",
+        attribute="storage",
+        parse=_to_storage,
+    ),
+    Setting(
+        "REP_STORAGE_PATH",
+        "a path (relative: in the project data dir)",
+        "The sqlite file.",
+        attribute="storage_path",
+        parse=_to_path,
+        default=f"`.scrapy/{DEFAULT_STORAGE_FILE}`",
+    ),
+    Setting(
+        "REP_MEMORY_MAX_ORIGINS",
+        "int >= 1",
+        "Origins kept by the memory store and the in-process cache.",
+        attribute="memory_max_origins",
+        parse=_int_at_least(1),
+    ),
+    Setting(
+        "REP_MEMORY_MAX_BYTES",
+        f"int >= {MIN_MEMORY} (16 MiB)",
+        "Bytes of robots.txt kept in the process, whatever the files: half for parsed "
+        "bodies, a quarter for the per-origin copies, a quarter for the memory store "
+        "(or Redis's stand-in); least recently used out. An answer evicted before its "
+        "origin's next request is read back from the sqlite or Redis store, or fetched "
+        "again with the memory store.",
+        attribute="memory_max_bytes",
+        parse=_int_at_least(MIN_MEMORY),
+    ),
+    Setting(
+        "REP_REDIS_URL",
+        "a `redis://`, `rediss://` or `unix://` URL",
+        "The Redis server (required when `REP_STORAGE` is `redis`).",
+        attribute="redis_url",
+        parse=_to_redis_url,
+        default="`REDIS_URL`, else unset",
+        fallback="REDIS_URL",
+    ),
+    Setting(
+        "REP_REDIS_PREFIX",
+        "str",
+        "The prefix of every Redis key.",
+        attribute="redis_prefix",
+        parse=_to_str,
+    ),
+    Setting(
+        "REP_REDIS_RETRY_INTERVAL",
+        _SECONDS,
+        "How often Redis is tried again while it is down.",
+        attribute="redis_retry_interval",
+        parse=_seconds,
+    ),
+    Setting(
+        "REP_CACHE_TTL",
+        _SECONDS,
+        "The life of a cached robots.txt without Cache-Control.",
+        attribute="cache_ttl",
+        parse=_seconds,
+    ),
+    Setting(
+        "REP_CACHE_MIN_TTL",
+        "seconds >= 0, <= `REP_CACHE_MAX_TTL`",
+        "The lower bound for Cache-Control's `max-age` / `s-maxage`.",
+        attribute="cache_min_ttl",
+        parse=_seconds,
+    ),
+    Setting(
+        "REP_CACHE_MAX_TTL",
+        _SECONDS,
+        "The upper bound for Cache-Control's `max-age` / `s-maxage`.",
+        attribute="cache_max_ttl",
+        parse=_seconds,
+    ),
+    Setting(
+        "REP_CACHE_KEEP",
+        f"seconds, 0 to {MAX_KEEP:.0f} (10 years)",
+        "How long a record is kept in storage after its last update.",
+        attribute="cache_keep",
+        parse=_number_within(0.0, MAX_KEEP),
+    ),
+    # --- outages ---------------------------------------------------------------
+    Setting(
+        "REP_OUTAGE_RULES",
+        "`google`, `google-legacy`",
+        "The preset that `REP_UNREACHABLE_DISALLOW`, `REP_UNREACHABLE_MAX_AGE` and "
+        "`REP_LONG_OUTAGE` default to: Google's current rules, or its older edition.",
+        attribute="outage_rules",
+        parse=_choice(OUTAGE_RULES),
+    ),
+    Setting(
+        "REP_UNREACHABLE_DISALLOW",
+        _SECONDS,
+        "Full disallow this long into an outage (0: the last good copy at once).",
+        attribute="unreachable_disallow",
+        parse=_seconds,
+        default="`43200` (12 h); 30 d with `google-legacy`",
+    ),
+    Setting(
+        "REP_UNREACHABLE_MAX_AGE",
+        _SECONDS,
+        "The last good copy applies until then.",
+        attribute="unreachable_max_age",
+        parse=_seconds,
+        default="`2592000` (30 d)",
+    ),
+    Setting(
+        "REP_LONG_OUTAGE",
+        "`site`, `cached`",
+        "After that: allow if the site's pages answer, else disallow (`site`), or the "
+        "last good copy, else allow (`cached`).",
+        attribute="long_outage",
+        parse=_choice(LONG_OUTAGE_VALUES),
+        default='`"site"`; `"cached"` with `google-legacy`',
+    ),
+    Setting(
+        "REP_SITE_REACHABLE_WINDOW",
+        _SECONDS,
+        'How recent a page answer must be to count as "the site answers".',
+        attribute="site_reachable_window",
+        parse=_seconds,
+    ),
+    Setting(
+        "REP_UNREACHABLE_WAIT",
+        _SECONDS,
+        "How long requests wait for quick retries during an origin's first failing "
+        "fetch; 0 drops them at the first failure.",
+        attribute="unreachable_wait",
+        parse=_seconds,
+    ),
+    Setting(
+        "REP_RETRY_INITIAL",
+        "seconds >= 0, <= `REP_RETRY_MAX`",
+        "The first wait between robots.txt retries during an outage.",
+        attribute="retry_initial",
+        parse=_seconds,
+    ),
+    Setting(
+        "REP_RETRY_MAX",
+        _SECONDS,
+        "The longest wait between robots.txt retries during an outage.",
+        attribute="retry_max",
+        parse=_seconds,
+    ),
+    Setting(
+        "REP_RETRY_BUSY_INITIAL",
+        "seconds >= 0, <= `REP_RETRY_BUSY_MAX`",
+        "`REP_RETRY_INITIAL` for 503 and 429 answers.",
+        attribute="retry_busy_initial",
+        parse=_seconds,
+    ),
+    Setting(
+        "REP_RETRY_BUSY_MAX",
+        _SECONDS,
+        "`REP_RETRY_MAX` for 503 and 429 answers.",
+        attribute="retry_busy_max",
+        parse=_seconds,
+    ),
+    Setting(
+        "REP_RETRY_FACTOR",
+        "a number >= 1",
+        "The back-off's growth per failure.",
+        attribute="retry_factor",
+        parse=_number_within(1.0, math.inf),
+    ),
+    Setting(
+        "REP_RETRY_JITTER",
+        "a number from 0 to 1",
+        "Each wait is shortened by up to this fraction, at random.",
+        attribute="retry_jitter",
+        parse=_number_within(0.0, 1.0),
+    ),
+    Setting(
+        "REP_RETRY_AFTER_MIN",
+        "seconds >= 0, <= `REP_RETRY_AFTER_MAX`",
+        "The lower bound for a `Retry-After` header.",
+        attribute="retry_after_min",
+        parse=_seconds,
+    ),
+    Setting(
+        "REP_RETRY_AFTER_MAX",
+        _SECONDS,
+        "The upper bound for a `Retry-After` header.",
+        attribute="retry_after_max",
+        parse=_seconds,
+    ),
+    # --- crawl-delay and sitemaps (read by their extensions) -------------------
+    Setting(
+        "REP_CRAWL_DELAY",
+        "`ignore`, `obey`",
+        "Obey `crawl-delay` / `request-rate` as a download slot's minimum delay.",
+        default='`"ignore"`',
+        read_by=_CRAWL_DELAY,
+    ),
+    Setting(
+        "REP_CRAWL_DELAY_MAX",
+        "seconds > 0",
+        "Longer crawl-delays are cut to this, with a warning.",
+        default="`30`",
+        read_by=_CRAWL_DELAY,
+    ),
+    Setting(
+        "REP_FOLLOW_SITEMAPS",
+        "bool",
+        "Request the sitemaps robots.txt lists, once per crawl.",
+        default="`False`",
+        read_by=_SITEMAPS,
+    ),
+    Setting(
+        "REP_FOLLOW_SITEMAPS_MAX",
+        "int >= 1",
+        "Sitemaps followed per robots.txt at most (a hostile file may list thousands).",
+        default="`50`",
+        read_by=_SITEMAPS,
+    ),
+    Setting(
+        "REP_SITEMAP_CALLBACK",
+        "a spider method's name",
+        "The callback of those requests.",
+        default='`"parse_sitemap"`',
+        read_by=_SITEMAPS,
+    ),
+    # --- what the content may be used for, and page rules ---------------------
+    Setting(
+        "REP_PURPOSES",
+        "a list (or comma-separated string) of `train-ai`, `ai-use`, `search`, `ai-input`",
+        "What the crawl's output is used for: robots.txt refusals drop requests before "
+        "download. Empty: no usage check at all.",
+        attribute="purposes",
+        parse=_to_purposes,
+    ),
+    Setting(
+        "REP_USAGE_ACTION",
+        "`drop`, `tag`",
+        "A response whose `Content-Usage` header refuses a purpose: dropped, or kept "
+        'and tagged in `meta["rep_usage"]`.',
+        attribute="usage_action",
+        parse=_choice(USAGE_ACTIONS),
+    ),
+    Setting(
+        "REP_PAGE_DIRECTIVES",
+        "bool",
+        "Read `X-Robots-Tag` and robots meta tags; obey `nofollow`, expose the rest in "
+        '`meta["rep_directives"]`.',
+        attribute="page_directives",
+        parse=to_bool,
+    ),
+    Setting(
+        "REP_PAGE_DIRECTIVES_MAX_BYTES",
+        "int >= 1024",
+        "Bytes of an HTML body searched for meta tags.",
+        attribute="page_directives_max_bytes",
+        parse=_int_at_least(1024),
+    ),
+)
