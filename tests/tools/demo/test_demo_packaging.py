@@ -45,9 +45,11 @@ def test_scrapy_demo_import_is_seen_by_the_check() -> None:
     assert json.loads(done.stdout) == ["scrapy_rep.tools.demo"]
 
 
-def test_scrapy_demo_project_from_a_clone() -> None:
-    assert not (demo.PACKAGED_PROJECT / "scrapy.cfg").exists()  # an editable install
-    assert demo.default_project() == ROOT / "example_project"
+def test_scrapy_demo_project_from_a_clone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # An editable install has no shipped copy: the clone's example_project/.
+    monkeypatch.setattr(demo, "PACKAGED_PROJECT", tmp_path / "demo_project")
+    assert demo.default_project() == demo.CLONE_PROJECT
+    assert demo.CLONE_PROJECT.name == "example_project"
 
 
 def test_scrapy_demo_project_shipped_in_the_package_wins(
