@@ -22,6 +22,9 @@ from typing import Any
 from scrapy_rep import signals
 from scrapy_rep.engine.document import RobotsTxt, Rule, Verdict
 
+#: The one place the version is written (pyproject.toml reads it from here).
+__version__ = "0.1.0"
+
 # name -> module, for names that pull in Scrapy or a storage client.
 _LAZY: dict[str, str] = {
     "Addon": "scrapy_rep.crawler.addon",
@@ -48,7 +51,7 @@ _LAZY: dict[str, str] = {
     "OriginRecord": "scrapy_rep.cache.policy",
 }
 
-__all__ = ["Rule", "RobotsTxt", "Verdict", "signals", *_LAZY]
+__all__ = ["Rule", "RobotsTxt", "Verdict", "__version__", "signals", *_LAZY]
 
 
 def __getattr__(name: str) -> Any:

@@ -1,4 +1,4 @@
-"""Shared test configuration: where ../shared is, and that it exists; the reactor."""
+"""Shared test configuration: where the test data is; the reactor; a redis-server."""
 
 from __future__ import annotations
 
@@ -10,7 +10,9 @@ from local_redis import RedisServer
 from reactor_choice import REACTOR_ENV, chosen_reactor
 
 ROOT = Path(__file__).resolve().parent.parent
-SHARED = ROOT.parent / "shared"
+#: Data the tests read, kept in the repository (tests/data/conformance/ORIGIN.md).
+DATA = ROOT / "tests" / "data"
+CONFORMANCE = DATA / "conformance" / "google"
 
 #: REP_TEST_REACTOR -> pytest-twisted's --reactor for the in-process crawls.
 #: Its "default" is the platform's reactor: epoll on Linux (checked below).
@@ -36,10 +38,11 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 @pytest.fixture(scope="session")
-def shared_dir() -> Path:
-    if not (SHARED / "conformance" / "google").is_dir():
-        pytest.fail(f"{SHARED} is missing: the conformance data must sit beside the clone")
-    return SHARED
+def conformance_dir() -> Path:
+    """Google's conformance cases (tests/data/conformance/google)."""
+    if not CONFORMANCE.is_dir():
+        pytest.fail(f"{CONFORMANCE} is missing: the conformance data is part of the repository")
+    return CONFORMANCE
 
 
 @pytest.fixture

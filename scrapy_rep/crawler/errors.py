@@ -45,7 +45,10 @@ class ForbiddenByRobotsTxt(RobotsTxtDisallowed):
 
 
 class RobotsTxtUnreachable(RobotsTxtDisallowed):
-    """The origin's robots.txt could not be fetched, so the origin is closed (SPEC §2.2, §2.4)."""
+    """The origin's robots.txt could not be fetched, so the origin is closed.
+
+    SPEC §2.2, §2.4.
+    """
 
 
 class RobotsTxtNoOrigin(RobotsTxtDisallowed):

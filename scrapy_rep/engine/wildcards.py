@@ -1,4 +1,4 @@
-"""Matching rules with ``*``: one rule greedily, and a big group through an index (SPEC §6.8).
+"""Matching rules with ``*``: one rule greedily, a big group through an index (SPEC §6.8).
 
 A wildcard rule is its head (literal text before the first ``*``, a prefix
 of the path), then pieces found in order, leftmost first; an anchored rule's

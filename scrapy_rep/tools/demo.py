@@ -48,8 +48,15 @@ SPIDERS: Final = ("catalog", "monitor", "news")
 #: The spider that declares REP_PURPOSES = ["train-ai"], run against the usage site only.
 TRAINER: Final = "trainer"
 USAGE_SITE: Final = "usage"
-#: Where the example project sits in a clone (the package is installed editable).
-DEFAULT_PROJECT: Final = Path(__file__).resolve().parents[2] / "example_project"
+#: The example project as the wheel ships it (pyproject.toml's force-include).
+PACKAGED_PROJECT: Final = Path(__file__).resolve().parent / "demo_project"
+#: The example project in a clone (the package is installed editable).
+CLONE_PROJECT: Final = Path(__file__).resolve().parents[2] / "example_project"
+
+
+def default_project() -> Path:
+    """The shipped copy when installed from a wheel, else the clone's own."""
+    return PACKAGED_PROJECT if (PACKAGED_PROJECT / "scrapy.cfg").is_file() else CLONE_PROJECT
 
 # --- the local sites ------------------------------------------------------------
 
@@ -670,19 +677,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--project",
         type=Path,
-        default=DEFAULT_PROJECT,
-        help="the example Scrapy project (default: example_project/ of this clone)",
+        default=None,
+        help="the example Scrapy project (default: the one installed with scrapy_rep, "
+        "or example_project/ of this clone)",
     )
     parser.add_argument(
         "--log-level", default="WARNING", help="Scrapy's LOG_LEVEL for the crawl (on stderr)"
     )
     args = parser.parse_args(argv)
     out = sys.stdout
-    project: Path = args.project.resolve()
+    project: Path = (args.project or default_project()).resolve()
     if not (project / "scrapy.cfg").is_file():
         print(
-            f"scrapy-rep demo: no Scrapy project at {project}; run it from a clone of "
-            "scrapy_rep (pip install -e .) or pass --project DIR",
+            f"scrapy-rep demo: no Scrapy project at {project}; pass --project DIR "
+            "(a folder with scrapy.cfg)",
             file=sys.stderr,
         )
         return 2

@@ -133,7 +133,7 @@ async def test_status_3xx_without_location_is_unreachable() -> None:
 
 @deferred_f_from_coro_f
 async def test_rfc9309_redirect_chain_of_5_hops_across_origins() -> None:
-    """SPEC §2.1: 5 hops over two origins; the final rules apply to the original origin only."""
+    """SPEC §2.1: 5 hops, two origins; the rules found apply to the first origin only."""
     with SiteServer() as other, SiteServer() as site:
         site.routes.update(
             {

@@ -1,4 +1,4 @@
-"""Loading the shared Google conformance cases (../shared/conformance/google)."""
+"""Loading Google's conformance cases (tests/data/conformance/google)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-GOOGLE = Path(__file__).resolve().parents[2].parent / "shared" / "conformance" / "google"
+GOOGLE = Path(__file__).resolve().parents[1] / "data" / "conformance" / "google"
 
 Case = dict[str, Any]
 
@@ -16,7 +16,7 @@ def load(name: str) -> list[Case]:
     """The cases of one file; a missing file fails the collection loudly."""
     path = GOOGLE / name
     if not path.is_file():
-        raise FileNotFoundError(f"conformance data missing: {path} (../shared must sit beside)")
+        raise FileNotFoundError(f"conformance data missing: {path} (part of the repository)")
     cases: list[Case] = json.loads(path.read_text(encoding="ascii"))
     return cases
 

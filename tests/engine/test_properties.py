@@ -47,7 +47,8 @@ def reference_allowed(group_rules: list[tuple[str, str]], path: str) -> bool:
         body = pattern[:-1] if anchored else pattern
         regex = ".*".join(re.escape(piece) for piece in body.split("*"))
         if re.match(regex + (r"\Z" if anchored else ""), path, re.DOTALL):
-            candidate = (len(normalise(pattern)), kind == "allow")  # SPEC §6.6: octets, normalised
+            # SPEC §6.6: octets, normalised
+            candidate = (len(normalise(pattern)), kind == "allow")
             if best is None or candidate > best:
                 best = candidate
     return best is None or best[1]

@@ -2,23 +2,22 @@
 
 ``usage.usage_lines`` reads a body on its own and is pinned by test_usage.py's
 tables; ``RobotsTxt`` reads the same lines while it parses the rules. The two
-must agree, line for line, on every corpus file (with usage lines put in) and
-on generated files, in both reading modes, for every agent.
+must agree, line for line, on Google's conformance bodies (with usage lines
+put in) and on generated files, in both reading modes, for every agent.
 """
 
 from __future__ import annotations
 
 import random
-from pathlib import Path
 
 import pytest
+from google_cases import body_of, load
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scrapy_rep import RobotsTxt
 from scrapy_rep.engine.usage import ALLOWED, DENIED, UNSTATED, compile_usage, usage_lines
 
-CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "robots"
 POOL = [
     "Content-Usage: train-ai=n",
     "Content-Usage: /private/ train-ai=n, search=y",
@@ -58,12 +57,12 @@ def agree(body: bytes, agent: str, quirks: bool, robots: RobotsTxt | None = None
     assert robots.has_usage or not got
 
 
-def test_scrapy_document_reads_the_usage_lines_of_the_corpus() -> None:
+def test_scrapy_document_reads_the_usage_lines_of_generated_files() -> None:
+    # Generated files, and Google's conformance bodies (tests/data) with usage
+    # lines put in; the corpus run is benchmarks/corpus/test_corpus_usage.py.
     rng = random.Random(15)
-    files = sorted(CORPUS.glob("*.txt"))
-    assert files, f"no corpus at {CORPUS}"
-    bodies = [with_usage(path.read_bytes(), rng) for path in files]
-    bodies += [generated(rng) for _ in range(300)]
+    bodies = [with_usage(body_of(case), rng) for case in load("allowed_cases.json")]
+    bodies += [generated(rng) for _ in range(600)]
     for body in bodies:
         agents = [a for a in RobotsTxt.parse(body).agents if a != "*"][:3]
         for quirks in (False, True):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import json
 import os
 import subprocess
 import sys
@@ -9,16 +11,26 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
+CONFORMANCE = ROOT / "tests" / "data" / "conformance" / "google"
 SECONDS = int(os.environ.get("REP_FUZZ_SECONDS", "15"))
+
+
+def body_of(case: dict[str, str]) -> bytes:
+    if "robots_b64" in case:
+        return base64.b64decode(case["robots_b64"])
+    return case["robots"].encode("utf-8")
 
 
 def test_rfc9309_fuzz_engine_never_raises(tmp_path: Path) -> None:
     corpus = tmp_path / "corpus"
     corpus.mkdir()
-    seeds = sorted((ROOT.parent / "shared" / "corpus" / "robots").glob("*.txt"))[:40]
+    # Seeds: the bodies of Google's conformance cases (tests/data), cut short.
+    cases = json.loads((CONFORMANCE / "allowed_cases.json").read_text(encoding="ascii"))
+    seeds = sorted({body_of(case)[:4000] for case in cases})
+    assert len(seeds) >= 40
     for index, seed in enumerate(seeds):
         # quirks flag, empty URL and agent, then the body: a valid provider layout
-        (corpus / f"seed{index}").write_bytes(b"\x00" + seed.read_bytes()[:4000])
+        (corpus / f"seed{index}").write_bytes(b"\x00" + seed)
     result = subprocess.run(
         [
             sys.executable,

@@ -1,4 +1,4 @@
-"""``scrapy-rep lint``: every finding code, output formats, exit codes, the corpus.
+"""``scrapy-rep lint``: every finding code, output formats, exit codes, a file on disk.
 
 Each code has a minimal body with the exact findings it must give, so a
 check that is too eager (a finding where there is none) fails as surely as
@@ -17,7 +17,7 @@ import pytest
 from cli_schema import assert_lint_schema
 
 from scrapy_rep.tools.cli import main
-from scrapy_rep.tools.lint import SEVERITIES, Finding, format_text, lint, report
+from scrapy_rep.tools.lint import SEVERITIES, Finding, lint
 
 PAD = 512_000  # SPEC §4.3
 
@@ -156,9 +156,9 @@ def test_lint_every_code_has_a_case() -> None:
     assert covered == set(SEVERITIES)
 
 
-def test_lint_conformance_lines_numbers_are_counted_correctly(shared_dir: Path) -> None:
+def test_lint_conformance_lines_numbers_are_counted_correctly(conformance_dir: Path) -> None:
     # Google's reporting case LinesNumbersAreCountedCorrectly#1, mapped onto findings.
-    cases = json.loads((shared_dir / "conformance/google/reporting_cases.json").read_text())
+    cases = json.loads((conformance_dir / "reporting_cases.json").read_text())
     case = next(c for c in cases if c["id"] == "LinesNumbersAreCountedCorrectly#1")
     found = codes(case["robots"].encode())
     assert (3, "missing-colon") in found  # "User-Agent bar # no"
@@ -171,10 +171,10 @@ def test_lint_conformance_lines_numbers_are_counted_correctly(shared_dir: Path) 
     assert not [f for f in found if f[0] in (1, 2, 5, 6, 8, 9, 14, 15)]
 
 
-def test_lint_conformance_every_flagged_line_is_a_finding(shared_dir: Path) -> None:
+def test_lint_conformance_every_flagged_line_is_a_finding(conformance_dir: Path) -> None:
     # Whatever Google's reporter flags (typo, missing colon, unknown key, too
     # long) on any reporting case, lint reports on that line.
-    cases = json.loads((shared_dir / "conformance/google/reporting_cases.json").read_text())
+    cases = json.loads((conformance_dir / "reporting_cases.json").read_text())
     checked = 0
     for case in cases:
         found = codes(case["robots"].encode())
@@ -454,54 +454,17 @@ def test_cli_lint_subprocess(tmp_path: Path, run_cli: Any) -> None:
     assert_lint_schema(json.loads(done.stdout))
 
 
-# --- the shared corpus ---------------------------------------------------------------------
+# --- a file on disk ---------------------------------------------------------------
 
 
-def test_lint_corpus_every_file(shared_dir: Path) -> None:
-    # Real files: lint never crashes, its JSON report always fits the schema,
-    # and every line number points into the file.
-    corpus = shared_dir / "corpus"
-    paths = sorted((corpus / "robots").glob("*.txt")) + sorted((corpus / "synthetic").glob("*.txt"))
-    assert len(paths) >= 400
-    for path in paths:
-        body = path.read_bytes()[: PAD + 1]
-        findings = lint(body)
-        result = report(path.name, body, findings, None)
-        assert_lint_schema(json.loads(json.dumps(result)))
-        assert all(f.line <= result["summary"]["lines"] for f in findings), path.name
-        assert "html-page" not in {f.code for f in findings}, path.name
-        format_text(result).encode("utf-8")  # printable
-
-
-def test_lint_corpus_nonrobots_html_reported_as_html(shared_dir: Path) -> None:
-    paths = sorted((shared_dir / "corpus" / "nonrobots").glob("*.txt"))
-    assert len(paths) == 15
-    for path in paths:
-        body = path.read_bytes()[: PAD + 1]
-        found = {f.code for f in lint(body)}
-        if body.lstrip().startswith(b"<"):
-            assert "html-page" in found, path.name
-            assert found <= {"html-page", "body-too-large"}, path.name
-        else:
-            assert found == {"no-groups"}, path.name  # a commented-out robots.txt
-
-
-def test_lint_corpus_known_problems(shared_dir: Path) -> None:
-    robots = shared_dir / "corpus" / "robots"
-    # "User-Agent: *" followed by a raw 0xA0 byte: the only group applies to nobody.
-    found = codes((robots / "protego__www.turktelekom.com.tr.txt").read_bytes())
-    assert found[:3] == [
-        (1, "group-never-applies"),
-        (1, "user-agent-never-matches"),
-        (1, "invalid-utf8"),
-    ]
-    # 832 KiB: the cut falls inside line 19134.
-    (cut,) = only((robots / "protego__docs.oracle.com.txt").read_bytes(), "body-too-large")
-    assert cut.line == 19_134
-
-
-def test_cli_lint_corpus_file_subprocess(shared_dir: Path, run_cli: Any) -> None:
-    path = shared_dir / "corpus" / "nonrobots" / "protego__www.autotrader.com.txt"
+def test_cli_lint_html_file_subprocess(tmp_path: Path, run_cli: Any) -> None:
+    # An HTML soft-404 served at /robots.txt, saved to a file (as the corpus's
+    # nonrobots/ pages are); benchmarks/corpus/test_corpus_lint.py lints those.
+    path = tmp_path / "robots.txt"
+    path.write_bytes(
+        b"<!DOCTYPE html>\n<html><head><title>Page not found</title></head>\n"
+        b"<body><h1>Sorry</h1><p>User-agent: * Disallow: /</p></body></html>\n"
+    )
     done = run_cli("lint", str(path))
     assert done.returncode == 1
     assert done.stdout.splitlines()[0] == (
