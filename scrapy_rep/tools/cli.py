@@ -310,7 +310,7 @@ def run_cache(args: argparse.Namespace) -> int:
     if args.json:
         _out(json.dumps({"origin": key, **data}, ensure_ascii=False))
     else:
-        _out(printable(format_record(store, key, data)))
+        _out("\n".join(printable(line) for line in format_record(store, key, data).split("\n")))
     return EXIT_OK if record is not None else EXIT_FOUND
 
 

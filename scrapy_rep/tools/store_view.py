@@ -113,7 +113,12 @@ def describe(
     closed = decision.state is AccessState.DISALLOW_ALL
     closed_until = None
     if closed and record.streak_started_at is not None:
-        closed_until = record.streak_started_at + policy.disallow_window
+        # As the policy counts the window: from the streak's start, or from the
+        # copy's expiry if an early refresh failed (SPEC §2.2).
+        start = record.streak_started_at
+        if record.good_at is not None:
+            start = max(start, record.expires_at)
+        closed_until = start + policy.disallow_window
     body = record.good_body
     return {
         "kept": True,

@@ -1,4 +1,4 @@
-"""Fixtures for the robots.txt Running: the server in a thread, a headless Chromium.
+"""Fixtures for the robots.txt Tester: the server in a thread, a headless Chromium.
 
 The browser is Debian's ``chromium`` driven through ``chromium-driver`` by
 Selenium; CI installs both (``apt-get install -y chromium chromium-driver``).
@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from commands.conftest import command_path  # noqa: F401 (scrapy robots --serve)
 
 from scrapy_rep.tools.tester.server import TesterConfig, TesterServer, make_server
 
@@ -61,7 +62,7 @@ class Running:
         """One API call: (status, JSON answer); ``token=None`` sends none."""
         sent = dict(headers or {})
         if token is not None:
-            sent["X-Running-Token"] = token or self.token
+            sent["X-Tester-Token"] = token or self.token
         body = None
         if data is not None:
             body = json.dumps(data).encode()

@@ -1,4 +1,4 @@
-"""The robots.txt Running in a real headless Chromium (issue 27 §9).
+"""The robots.txt Tester in a real headless Chromium (issue 27 §9).
 
 What a user sees: a shared URL shows the engine's verdicts and deciding
 lines at once; a hostile robots.txt runs nothing; Refetch needs the page's
@@ -199,7 +199,7 @@ const sends = [
   fetch(target + "api/forget", {{method: "POST", mode: "no-cors",
       headers: {{"Content-Type": "text/plain"}}, body: JSON.stringify({{url: "{url}"}})}}),
   fetch(target + "api/forget", {{method: "POST", headers: {{"Content-Type": "application/json",
-      "X-Running-Token": "guess"}}, body: JSON.stringify({{url: "{url}"}})}}),
+      "X-Tester-Token": "guess"}}, body: JSON.stringify({{url: "{url}"}})}}),
 ];
 Promise.allSettled(sends).then(() => {{ document.title = "sent"; }});
 </script></body></html>"""
