@@ -1,7 +1,9 @@
-"""The ``scrapy-rep`` console script: ``check`` URLs against a robots.txt, ``lint`` one.
+"""The ``scrapy-rep`` console script: ``check`` URLs against a robots.txt, ``lint`` one,
+``cache show|forget`` an origin's record in a crawl's store, serve the ``tester``.
 
-It imports only the standard library and the engine (never Scrapy), so it
-answers at once. A robots.txt comes from a file, from standard input (``-``)
+It imports only the standard library, the engine and the cache (never
+Scrapy), so it answers at once; the tester's modules load only for
+``tester``. A robots.txt comes from a file, from standard input (``-``)
 or from an http(s) URL; a URL is fetched as a crawler fetches it (SPEC §2,
 §4.3): up to 5 redirects, at most 512,000 bytes kept, a 4xx other than 429
 means "everything allowed", and a 429, 5xx or network failure is a fetch
@@ -17,6 +19,8 @@ Exit codes: ``check`` 0 when every URL is allowed (and no declared purpose
 refused), 1 when one is disallowed (or refused);
 ``lint`` 0 when there is no error (warnings allowed), 1 when there is one;
 both 2 on a usage error or when robots.txt cannot be read or fetched.
+``cache`` 0 when a record was kept (and, with ``forget``, deleted), 1 when
+none was, 2 on a usage or store error.
 
 JSON output of ``scrapy-rep check --json`` (a list, one object per URL, in
 the order given)::

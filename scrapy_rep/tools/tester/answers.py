@@ -91,9 +91,11 @@ def _line_class(text: str, number: int) -> str:
         return TOO_LONG
     if not report.has_directive:
         return BLANK if report.is_empty or report.is_comment else UNKNOWN
+    if report.tag == "Unknown":
+        return UNKNOWN
     if report.is_acceptable_typo or report.is_missing_colon_separator:
         return TYPO
-    return {"Unused": UNUSED, "Unknown": UNKNOWN}.get(report.tag, VALID)
+    return UNUSED if report.tag == "Unused" else VALID
 
 
 def line_report(text: str) -> dict[str, Any]:

@@ -48,11 +48,23 @@ def test_lines_are_classed_as_search_console_does(start_tester: Callable[..., Ru
             "Disalow: /x",
             "Disallow: /" + "y" * 17_000,
             "# a comment",
+            "<svg onload=x>",
+            "Disallow /missing-colon",
         ]
     )
     _, answer = tester.call("/api/test", {"robots": text, "urls": []})
     classes = [line["class"] for line in answer["lines"]]
-    assert classes == ["valid", "unused", "unused", "unknown", "typo", "too-long", "blank"]
+    assert classes == [
+        "valid",
+        "unused",
+        "unused",
+        "unknown",
+        "typo",
+        "too-long",
+        "blank",
+        "unknown",
+        "typo",
+    ]
     codes = {line["n"]: [f["code"] for f in line["findings"]] for line in answer["lines"]}
     assert "unknown-field" in codes[4] and "misspelt-field" in codes[5]
     assert "line-too-long" in codes[6]

@@ -136,7 +136,7 @@
       tr.dataset.group = row.group === null ? "" : row.group;
       tr.append(el("td", row.verdict, "verdict"));
       tr.append(el("td", row.url));
-      tr.append(el("td", row.tokens.join(", ")));
+      tr.append(el("td", row.tokens.join(", ") || "(no token: only * applies)"));
       tr.append(el("td", row.group === null ? "(none)" : row.group));
       let why;
       if (row.rule && row.line) {
