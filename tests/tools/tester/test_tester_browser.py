@@ -264,9 +264,17 @@ def test_refetch_needs_the_token_and_makes_the_next_crawl_fetch_again(
     assert sorted(third["got"]) == [site.url("/private")]
 
 
-def test_live_against_edited_diff(browser: Any, start_tester: Callable[..., Running]) -> None:
-    """Issue 27 §2, §5: the live file's status and headers, and a diff with the edits."""
+def test_live_against_edited_diff_and_download(
+    browser: Any, start_tester: Callable[..., Running], tmp_path: Path
+) -> None:
+    """Issue 27 §2, §5: the live file's status and headers, a diff with the
+    edits, and the edited file downloaded as robots.txt."""
     tester = start_tester()
+    downloads = tmp_path / "downloads"
+    downloads.mkdir()
+    browser.execute_cdp_cmd(
+        "Browser.setDownloadBehavior", {"behavior": "allow", "downloadPath": str(downloads)}
+    )
     body = b"User-agent: *\nDisallow: /old\n"
     with SiteServer({"/robots.txt": Reply(200, body, {"Content-Type": "text/plain"})}) as site:
         browser.get(page_url(tester, robots_url=site.url("/robots.txt"), url=["/old", "/new"]))
@@ -279,5 +287,9 @@ def test_live_against_edited_diff(browser: Any, start_tester: Callable[..., Runn
         )
         diff = browser.find_element(By.ID, "diff").text
         screenshot(browser, "live-diff")
+        browser.find_element(By.ID, "download").click()
+        saved = downloads / "robots.txt"
+        WebDriverWait(browser, 20).until(lambda _: saved.exists() and saved.stat().st_size > 0)
+    assert saved.read_bytes() == body + b"Disallow: /new\n"
     assert "+Disallow: /new" in diff
     assert "robots=" in browser.current_url  # edited: the text itself is shared now
