@@ -8,6 +8,7 @@ A machine without them fails these tests: they never skip.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import tempfile
 import threading
@@ -111,6 +112,7 @@ def browser() -> Iterator[Any]:
     for flag in (*CHROMIUM_FLAGS, f"--user-data-dir={profile}"):
         options.add_argument(flag)
     driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    driver.rep_profile = profile
     driver.set_page_load_timeout(30)
     try:
         yield driver
@@ -139,10 +141,16 @@ def rows(driver: Any) -> list[dict[str, str]]:
 
 
 def screenshot(driver: Any, name: str) -> Path:
-    DOCS_STATIC.mkdir(parents=True, exist_ok=True)
-    path = DOCS_STATIC / f"tester-{name}.png"
+    """The whole page as a PNG: into docs/_static with ``REP_TESTER_SCREENSHOTS=docs``
+    (to refresh docs/tester.md's pictures), else into a temporary directory, so
+    that a test run leaves the tree as it found it."""
+    docs = os.environ.get("REP_TESTER_SCREENSHOTS") == "docs"
+    where = DOCS_STATIC if docs else Path(driver.rep_profile) / "shots"  # removed with it
+    where.mkdir(parents=True, exist_ok=True)
+    path = where / f"tester-{name}.png"
     height = driver.execute_script("return document.documentElement.scrollHeight")
     driver.set_window_size(1280, min(max(int(height) + 140, 800), 2400))
     driver.save_screenshot(str(path))
     driver.set_window_size(1280, 1000)
+    assert path.read_bytes().startswith(b"\x89PNG")
     return path
