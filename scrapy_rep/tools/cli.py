@@ -296,8 +296,6 @@ def run_cache(args: argparse.Namespace) -> int:
     )
 
     store = StoreName(args.store, args.redis_prefix)
-    if store.kind == "sqlite" and not os.path.isfile(args.store):
-        raise SourceError(f"no such store file: {args.store!r}")
     try:
         if args.action == "forget":
             key, found = forget_origin(store, args.url)

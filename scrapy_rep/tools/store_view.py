@@ -10,6 +10,7 @@ crawl's hot path. No Scrapy here.
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 from collections.abc import Coroutine
 from concurrent.futures import ThreadPoolExecutor
@@ -18,7 +19,7 @@ from typing import Any, TypeVar
 
 from scrapy_rep.cache.outcome import AccessState
 from scrapy_rep.cache.policy import OriginRecord, PolicyConfig, decide_settled
-from scrapy_rep.cache.storage import Storage, forget, open_storage
+from scrapy_rep.cache.storage import Storage, StorageError, forget, open_storage
 from scrapy_rep.engine.origin import origin_of
 
 __all__ = ["StoreName", "describe", "forget_origin", "format_record", "read_origin"]
@@ -54,6 +55,8 @@ class StoreName:
             return await open_storage(
                 "redis", redis_url=self.where, prefix=self.redis_prefix, redis_retry_interval=0
             )
+        if not os.path.isfile(self.where):  # a look never creates a store
+            raise StorageError(f"no such store file: {self.where!r}")
         return await open_storage("sqlite", path=self.where)
 
 

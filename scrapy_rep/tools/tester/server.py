@@ -31,6 +31,7 @@ from typing import Any, Final
 from urllib.parse import parse_qs, urlsplit
 
 from scrapy_rep.cache.policy import PolicyConfig
+from scrapy_rep.cache.storage import StorageError
 from scrapy_rep.engine.usage import LABELS
 from scrapy_rep.tools.live_fetch import DEFAULT_USER_AGENT, fetch_live, is_web_url
 from scrapy_rep.tools.store_view import StoreName, describe, forget_origin, read_origin
@@ -224,6 +225,8 @@ class TesterHandler(BaseHTTPRequestHandler):
             key, record = read_origin(store, url)
         except ValueError as exc:
             raise _Refused(400, str(exc)) from None
+        except StorageError as exc:
+            raise _Refused(503, str(exc)) from None
         answer = describe(record, policy=self.server.config.policy)
         answer.update(origin=key, store=store.shown(), now=time.time())
         return answer
@@ -234,6 +237,8 @@ class TesterHandler(BaseHTTPRequestHandler):
             key, found = forget_origin(store, _text(data.get("url"), "url"))
         except ValueError as exc:
             raise _Refused(400, str(exc)) from None
+        except StorageError as exc:
+            raise _Refused(503, str(exc)) from None
         return {"origin": key, "forgotten": found, "at": time.time(), "store": store.shown()}
 
     # --- answers ---------------------------------------------------------------

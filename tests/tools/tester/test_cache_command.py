@@ -100,7 +100,10 @@ def test_cache_command_names_a_missing_store_and_a_bad_url(
 
 
 async def _put(store: StoreName, key: str, found: OriginRecord) -> None:
-    storage = await store.open()
+    if store.kind == "sqlite":  # a crawl's first put creates the file
+        storage = await open_storage("sqlite", path=store.where)
+    else:
+        storage = await store.open()
     await storage.put(key, found, 3600)
     await storage.close()
 
@@ -177,3 +180,18 @@ def test_sqlite_forget_leaves_the_fetch_lock_alone(tmp_path: Path) -> None:
             await other.close()
 
     assert run(scenario()) == (False, True)
+
+
+def test_a_store_that_is_down_is_named_not_created(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A Redis that does not answer, or a SQLite file that is not there: exit 2."""
+    from local_redis import free_port
+
+    url = f"redis://127.0.0.1:{free_port()}/0"
+    assert main(["cache", "forget", "https://example.com/", "--store", url]) == 2
+    assert f"127.0.0.1:{url.rsplit(':', 1)[1].split('/')[0]}" in capsys.readouterr().err
+    missing = tmp_path / "typo.sqlite3"
+    assert main(["cache", "forget", "https://example.com/", "--store", str(missing)]) == 2
+    assert "no such store file" in capsys.readouterr().err
+    assert not missing.exists()

@@ -94,6 +94,7 @@ def test_every_call_needs_the_runs_token(
     start_tester: Callable[..., Running], tmp_path: Path, path: str
 ) -> None:
     """Issue 27 §8: no token, a wrong one, or another run's: 403, nothing done."""
+    (tmp_path / "s.sqlite3").touch()  # an empty file is an empty SQLite database
     store = StoreName(str(tmp_path / "s.sqlite3"))
     tester = start_tester(store=store)
     other = start_tester(store=store)
@@ -290,3 +291,13 @@ def test_stored_answer_reads_what_the_store_keeps(
     )
     assert 0 <= time.time() - stored["fetched"]["at"] < 120
     assert forgot["forgotten"] is True and gone is None
+
+
+def test_stored_from_a_missing_store_file_says_so(
+    start_tester: Callable[..., Running], tmp_path: Path
+) -> None:
+    missing = tmp_path / "none.sqlite3"
+    tester = start_tester(store=StoreName(str(missing)))
+    status, answer = tester.call("/api/stored?url=https://example.com/")
+    assert status == 503 and "no such store file" in answer["error"]
+    assert not missing.exists()
