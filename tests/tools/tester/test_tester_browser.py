@@ -205,6 +205,14 @@ Promise.allSettled(sends).then(() => {{ document.title = "sent"; }});
 </script></body></html>"""
 
 
+FORGE = """
+const [url, done] = arguments;
+const send = (token) => fetch("/api/forget", {method: "POST", body: JSON.stringify({url}),
+    headers: Object.assign({"Content-Type": "application/json"}, token)});
+Promise.all([send({}), send({"X-Tester-Token": "guess"})]).then(r => done(r.map(x => x.status)));
+"""
+
+
 def test_refetch_needs_the_token_and_makes_the_next_crawl_fetch_again(
     browser: Any, start_tester: Callable[..., Running], tmp_path: Path
 ) -> None:
@@ -241,6 +249,9 @@ def test_refetch_needs_the_token_and_makes_the_next_crawl_fetch_again(
         )
         wait_ready(browser)
         assert [row["verdict"] for row in rows(browser)] == ["allowed", "disallowed"]
+        statuses = browser.execute_async_script(FORGE, site.url("/"))
+        assert statuses == [403, 403]  # from the tester's own origin, without its token
+        assert read_origin(store, site.url("/"))[1] is not None
         clicked_at = time.time()
         browser.find_element(By.ID, "refetch").click()
         WebDriverWait(browser, 20).until(
