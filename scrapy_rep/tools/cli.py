@@ -360,6 +360,7 @@ def _parsers() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentPars
     parser = argparse.ArgumentParser(
         prog="scrapy-rep",
         description="Read a robots.txt as RFC 9309 and Google do: check URLs, lint the file, "
+        "show or forget what a crawl's store keeps, serve the robots.txt Tester, "
         "or run the local demo.",
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
