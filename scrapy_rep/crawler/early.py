@@ -74,9 +74,7 @@ class RobotsTxtSpiderMiddleware:
                 async for produced in self._dropped(drop, item):
                     yield produced
 
-    def process_spider_output(
-        self, response: Response, result: Iterable[Any]
-    ) -> Iterator[Any]:
+    def process_spider_output(self, response: Response, result: Iterable[Any]) -> Iterator[Any]:
         """The same for callbacks that are plain generators; a drop whose errback
         is a coroutine is left to the downloader (it cannot be awaited here)."""
         for item in result:

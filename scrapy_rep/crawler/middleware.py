@@ -334,9 +334,7 @@ class RobotsTxtMiddleware:
             await self._resolver.site_answered(origin)
         return response
 
-    async def _resolved(
-        self, origin: Origin, access: Access, fetched: FetchOutcome | None
-    ) -> None:
+    async def _resolved(self, origin: Origin, access: Access, fetched: FetchOutcome | None) -> None:
         """Say so; Scrapy's ``robots_parsed`` names the request that waited first."""
         await self._report.resolved(origin, access, fetched, self._triggers.get(origin))
 

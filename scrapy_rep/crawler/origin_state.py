@@ -59,7 +59,6 @@ class OriginState:
             self.outcome, self.outcome_record = outcome, record
             self.unannounced = outcome
 
-
     def replay(self, robotstxt_url: str) -> FetchOutcome | None:
         """The robots.txt answer behind the record, to replay to a spider.
 
@@ -84,7 +83,6 @@ class OriginState:
             reason=record.reason,
             headers={"content-type": ["text/plain"]},
         )
-
 
     @property
     def size(self) -> int:

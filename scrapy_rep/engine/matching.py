@@ -71,9 +71,7 @@ NEEDS_NORMALISING: Final = re.compile(f"[^{_URL_CHARS}]")
 #: Plain repeats, not possessive ones (Python 3.10's ``re`` has none): giving
 #: back a character never lets the rest match (the host's are not "/", the
 #: path's not "#"), so the answer is the same and the cost linear.
-PLAIN_WEB_URL: Final = re.compile(
-    f"https?://[^/?;#]*(/[{_URL_CHARS.replace('#', '')}]*)(?:#|\\Z)"
-)
+PLAIN_WEB_URL: Final = re.compile(f"https?://[^/?;#]*(/[{_URL_CHARS.replace('#', '')}]*)(?:#|\\Z)")
 #: The characters of such a path, as bytes.
 PLAIN_PATH_BYTES: Final = frozenset(_URI_BYTES) - frozenset(b"#$*")
 #: A ``$`` that is not a rule's last character: a literal, so encoded.

@@ -458,4 +458,3 @@ def _best_filed(filed: _Filed, path: str, best: Best, seen: Seen) -> Best:
     if steps[0] < 0:
         raise _GaveUp
     return floor, allow, pattern
-

@@ -1,7 +1,9 @@
-"""The ``scrapy-rep`` console script: ``check`` URLs against a robots.txt, ``lint`` one.
+"""The ``scrapy-rep`` console script: ``check`` URLs against a robots.txt, ``lint`` one,
+``cache show|forget`` an origin's record in a crawl's store, serve the ``tester``.
 
-It imports only the standard library and the engine (never Scrapy), so it
-answers at once. A robots.txt comes from a file, from standard input (``-``)
+It imports only the standard library, the engine and the cache (never
+Scrapy), so it answers at once; the tester's modules load only for
+``tester``. A robots.txt comes from a file, from standard input (``-``)
 or from an http(s) URL; a URL is fetched as a crawler fetches it (SPEC §2,
 §4.3): up to 5 redirects, at most 512,000 bytes kept, a 4xx other than 429
 means "everything allowed", and a 429, 5xx or network failure is a fetch
@@ -17,6 +19,8 @@ Exit codes: ``check`` 0 when every URL is allowed (and no declared purpose
 refused), 1 when one is disallowed (or refused);
 ``lint`` 0 when there is no error (warnings allowed), 1 when there is one;
 both 2 on a usage error or when robots.txt cannot be read or fetched.
+``cache`` 0 when a record was kept (and, with ``forget``, deleted), 1 when
+none was, 2 on a usage or store error.
 
 JSON output of ``scrapy-rep check --json`` (a list, one object per URL, in
 the order given)::
@@ -48,24 +52,18 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import queue
 import sys
-import threading
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Sequence
-from http.client import HTTPException
 from typing import Any, Final, NamedTuple
-from urllib.parse import urljoin
 
+from scrapy_rep.cache.outcome import FetchKind
 from scrapy_rep.engine.agents import crawler_tokens, product_token
 from scrapy_rep.engine.document import RobotsTxt, Rule
-from scrapy_rep.engine.lines import MAX_BODY_BYTES
 from scrapy_rep.engine.matching import UNDECIDED, UNDECIDED_TEXT, path_params_query
 from scrapy_rep.engine.origin import origin_of
 from scrapy_rep.engine.usage import LABELS, Preferences
 from scrapy_rep.tools.lint import ERROR, format_text, lint, printable, report
+from scrapy_rep.tools.live_fetch import MAX_REDIRECTS, READ_LIMIT, fetch_live
 
 __all__ = ["main"]
 
@@ -76,11 +74,6 @@ EXIT_USAGE: Final = 2  # bad arguments, unreadable file, unreachable robots.txt
 #: The token of Scrapy's default USER_AGENT ("Scrapy/2.x (+https://scrapy.org)").
 DEFAULT_AGENT: Final = "scrapy"
 DEFAULT_TIMEOUT: Final = 10.0
-#: RFC 9309 §2.3.1.2: follow at least five redirect hops.
-MAX_REDIRECTS: Final = 5
-#: One byte beyond the parsed limit tells lint that the body was cut (SPEC §4.3).
-READ_LIMIT: Final = MAX_BODY_BYTES + 1
-FETCH_USER_AGENT: Final = "scrapy-rep (robots.txt checker)"
 _WEB: Final = ("http://", "https://")
 
 
@@ -117,89 +110,17 @@ def read_source(arg: str, timeout: float) -> Source:
         raise SourceError(f"cannot read {arg!r}: {error.strerror or error}") from None
 
 
-class _KeepRedirects(urllib.request.HTTPRedirectHandler):
-    """Hand 3xx answers back, so that ``fetch`` counts the hops itself."""
-
-    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
-        return None
-
-
-_OPENER: Final = urllib.request.build_opener(_KeepRedirects)
-
-
-def _get(url: str, timeout: float) -> tuple[int, str, bytes]:
-    """One GET: status, Location header, and at most READ_LIMIT bytes of body."""
-    request = urllib.request.Request(url, headers={"User-Agent": FETCH_USER_AGENT})
-    try:
-        with _OPENER.open(request, timeout=timeout) as response:
-            return int(response.status), "", response.read(READ_LIMIT)
-    except urllib.error.HTTPError as error:
-        with error:
-            return error.code, error.headers.get("Location", ""), b""
-
-
-def _within(seconds: float, url: str, budget: float) -> tuple[int, str, bytes]:
-    """``_get(url)``, given up after ``seconds``: a socket timeout bounds each
-    read, and a server dripping its answer could stretch the whole past it.
-
-    The download runs in a daemon thread; past the deadline it is abandoned
-    (the process is about to exit with an error anyway).
-    """
-    answer: queue.Queue[tuple[int, str, bytes] | BaseException] = queue.Queue(maxsize=1)
-
-    def download() -> None:
-        try:
-            answer.put(_get(url, max(seconds, 0.001)))
-        except BaseException as error:  # handed to the caller
-            answer.put(error)
-
-    threading.Thread(target=download, daemon=True).start()
-    try:
-        result = answer.get(timeout=max(seconds, 0.0))
-    except queue.Empty:
-        raise TimeoutError(f"timed out: no complete answer within {budget:g} s") from None
-    if isinstance(result, BaseException):
-        raise result
-    return result
-
-
 def fetch(url: str, timeout: float) -> Source:
     """Fetch robots.txt as SPEC §2 says a crawler must, or raise ``SourceError``.
 
     ``timeout`` bounds the whole fetch, redirects and a slow body included.
     """
-    current, seen = url, {url}
-    deadline = time.monotonic() + timeout
-    for hop in range(MAX_REDIRECTS + 1):
-        try:
-            status, location, body = _within(deadline - time.monotonic(), current, timeout)
-        except (OSError, HTTPException, ValueError) as error:
-            reason = getattr(error, "reason", None) or error
-            raise SourceError(f"cannot fetch {current}: {reason}{_UNREACHABLE}") from None
-        if 200 <= status < 300:
-            return Source(url, body, status)
-        if 300 <= status < 400:
-            if not location:
-                raise SourceError(f"{current} answered HTTP {status} with no Location header")
-            current = urljoin(current, location)
-            if not current.lower().startswith(_WEB):
-                raise SourceError(f"{url} redirects to {current}: only http(s) is fetched")
-            if current in seen or hop == MAX_REDIRECTS:
-                why = "a redirect loop" if current in seen else f"over {MAX_REDIRECTS} redirects"
-                return Source(url, b"", status, f"{why}: robots.txt unavailable, all allowed")
-            seen.add(current)
-            continue
-        if status == 429 or status >= 500:
-            raise SourceError(f"{current} answered HTTP {status}{_UNREACHABLE}")
-        if 400 <= status < 500:
-            return Source(url, b"", status, f"HTTP {status}: robots.txt unavailable, all allowed")
-        raise SourceError(f"{current} answered HTTP {status}, which is not a final answer")
-    raise AssertionError("unreachable: the loop returns or raises")  # pragma: no cover
-
-
-_UNREACHABLE: Final = (
-    "; robots.txt is unreachable, so a crawler must not fetch from this site for now"
-)
+    got = fetch_live(url, timeout, max_redirects=MAX_REDIRECTS)
+    if got.kind is FetchKind.SUCCESS:
+        return Source(url, got.body[:READ_LIMIT], got.status)
+    if got.kind is FetchKind.UNAVAILABLE:
+        return Source(url, b"", got.status, got.message)
+    raise SourceError(got.message)
 
 
 # --- check ------------------------------------------------------------------------
@@ -361,6 +282,54 @@ def run_lint(args: argparse.Namespace) -> int:
     return EXIT_FOUND if any(f.severity == ERROR for f in findings) else EXIT_OK
 
 
+# --- cache and tester ---------------------------------------------------------------
+
+
+def run_cache(args: argparse.Namespace) -> int:
+    from scrapy_rep.cache.storage import StorageError
+    from scrapy_rep.tools.store_view import (
+        StoreName,
+        describe,
+        forget_origin,
+        format_record,
+        read_origin,
+    )
+
+    store = StoreName(args.store, args.redis_prefix)
+    try:
+        if args.action == "forget":
+            key, found = forget_origin(store, args.url)
+            if args.json:
+                _out(json.dumps({"origin": key, "forgotten": found}))
+            else:
+                done = "forgotten: every worker sharing the store fetches it again"
+                _out(f"{key}: {done if found else 'nothing was kept'} ({store.shown()})")
+            return EXIT_OK if found else EXIT_FOUND
+        key, record = read_origin(store, args.url)
+    except (ValueError, StorageError) as error:
+        raise SourceError(str(error)) from None
+    data = describe(record)
+    if args.json:
+        _out(json.dumps({"origin": key, **data}, ensure_ascii=False))
+    else:
+        _out("\n".join(printable(line) for line in format_record(store, key, data).split("\n")))
+    return EXIT_OK if record is not None else EXIT_FOUND
+
+
+def run_tester(args: argparse.Namespace) -> int:
+    from scrapy_rep.tools.store_view import StoreName
+    from scrapy_rep.tools.tester.server import TesterConfig, serve
+
+    config = TesterConfig(
+        agents=tuple(args.agent or [DEFAULT_AGENT]),
+        purposes=tuple(args.purpose or ()),
+        google_quirks=args.google_quirks,
+        store=StoreName(args.store, args.redis_prefix) if args.store else None,
+        timeout=args.timeout,
+    )
+    return serve(config, args.host, args.port)
+
+
 # --- the command line ---------------------------------------------------------------
 
 
@@ -391,6 +360,7 @@ def _parsers() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentPars
     parser = argparse.ArgumentParser(
         prog="scrapy-rep",
         description="Read a robots.txt as RFC 9309 and Google do: check URLs, lint the file, "
+        "show or forget what a crawl's store keeps, serve the robots.txt Tester, "
         "or run the local demo.",
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -434,6 +404,63 @@ def _parsers() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentPars
         epilog=_LINT_EXIT,
     )
     lint_parser.add_argument("robots", metavar="ROBOTS_FILE_OR_URL", help=_ROBOTS_HELP)
+    cache = commands.add_parser(
+        "cache",
+        help="show or forget what a crawl's store keeps for a URL's origin",
+        description="show: what the store keeps for URL's origin (outcome, fetched at, "
+        "expiry, the last good copy, closed or not). forget: delete that record, so every "
+        "worker sharing the store fetches robots.txt again when it next loads the origin.",
+        epilog="exit codes: 0 a record was kept (and, with forget, deleted), 1 none was kept, "
+        "2 usage or store error",
+    )
+    cache.add_argument("action", choices=("show", "forget"))
+    cache.add_argument("url", metavar="URL", help="any absolute URL of the origin")
+    _store_options(cache, required=True)
+    cache.add_argument("--json", action="store_true", help="print JSON instead of text")
+    cache.set_defaults(func=run_cache)
+    tester = commands.add_parser(
+        "tester",
+        help="serve the robots.txt Tester, a local page to edit and test robots.txt",
+        description="Serve a local page to edit a robots.txt, test URLs against it with "
+        "scrapy_rep's engine, lint it, compare it with the live or stored file, and make "
+        "the crawl refetch it. Prints the page's address.",
+    )
+    tester.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="address to listen on (default: 127.0.0.1; anything else is reachable by others)",
+    )
+    tester.add_argument("--port", type=int, default=8765, help="port (default: 8765; 0: any)")
+    tester.add_argument(
+        "--agent",
+        "-a",
+        action="append",
+        metavar="TOKENS",
+        help="a crawler's tokens, comma-separated in order of preference "
+        f"(repeatable; default: {DEFAULT_AGENT})",
+    )
+    tester.add_argument(
+        "--purpose",
+        "-p",
+        action="append",
+        choices=LABELS,
+        metavar="LABEL",
+        help=f"a purpose checked by default: {', '.join(LABELS)}",
+    )
+    tester.add_argument(
+        "--google-quirks",
+        action="store_true",
+        help="read and match as Google's open-source library does",
+    )
+    tester.add_argument(
+        "--timeout",
+        type=_positive,
+        default=DEFAULT_TIMEOUT,
+        metavar="SECONDS",
+        help=f"bound of a live fetch (default: {DEFAULT_TIMEOUT:g})",
+    )
+    _store_options(tester, required=False)
+    tester.set_defaults(func=run_tester)
     commands.add_parser(
         "demo",
         help="crawl local demo sites with the example project and tabulate what happened",
@@ -449,7 +476,23 @@ def _parsers() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentPars
             help=f"network timeout when fetching a URL (default: {DEFAULT_TIMEOUT:g})",
         )
         sub.set_defaults(func=func)
-    return parser, {"check": check, "lint": lint_parser}
+    return parser, {"check": check, "lint": lint_parser, "cache": cache, "tester": tester}
+
+
+def _store_options(parser: argparse.ArgumentParser, required: bool) -> None:
+    parser.add_argument(
+        "--store",
+        required=required,
+        metavar="FILE_OR_REDIS_URL",
+        help="the crawl's store: its SQLite file (REP_STORAGE_PATH, by default "
+        ".scrapy/robotstxt.sqlite3 in the project) or its Redis URL (REP_REDIS_URL)",
+    )
+    parser.add_argument(
+        "--redis-prefix",
+        default="scrapy_rep:",
+        metavar="PREFIX",
+        help="REP_REDIS_PREFIX of the crawl (default: scrapy_rep:)",
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -59,7 +59,7 @@ class RobotsCommand(ScrapyCommand):
     default_settings: ClassVar[dict[str, Any]] = {"LOG_LEVEL": "WARNING"}
 
     def syntax(self) -> str:
-        return "[options] <url>"
+        return "[options] <url> | --serve [--host H] [--port N]"
 
     def short_desc(self) -> str:
         return "Explain whether robots.txt lets this project crawl a URL"
@@ -93,8 +93,25 @@ class RobotsCommand(ScrapyCommand):
             help="a use of the content to check, instead of REP_PURPOSES (repeatable): "
             "train-ai, ai-use, search or ai-input",
         )
+        parser.add_argument(
+            "--serve",
+            action="store_true",
+            help="serve the robots.txt Tester with this project's settings (tokens, "
+            "User-Agent, store, fetch limits) instead of checking one URL",
+        )
+        parser.add_argument(
+            "--host", default="127.0.0.1", help="--serve: address (default: 127.0.0.1)"
+        )
+        parser.add_argument(
+            "--port", type=int, default=8765, help="--serve: port (default: 8765; 0: any)"
+        )
 
     def run(self, args: list[str], opts: argparse.Namespace) -> None:
+        if opts.serve:
+            if args:
+                raise UsageError("--serve takes no URL", print_help=False)
+            self.exitcode = self._serve(opts)
+            return
         if len(args) != 1:
             raise UsageError()
         url = args[0]
@@ -122,6 +139,22 @@ class RobotsCommand(ScrapyCommand):
         self.crawler_process.start()
         print(probe.explain())
         self.exitcode = probe.exit_code()
+
+    def _serve(self, opts: argparse.Namespace) -> int:
+        """The tester, told what this project's crawl would use."""
+        from scrapy_rep.tools.tester.project import tester_config
+        from scrapy_rep.tools.tester.server import serve
+
+        assert self.settings is not None and self.crawler_process is not None
+        settings = self.settings.copy()
+        if opts.spider:
+            try:
+                spidercls = self.crawler_process.spider_loader.load(opts.spider)
+            except KeyError:
+                raise UsageError(f"no spider named {opts.spider!r}", print_help=False) from None
+            settings.setdict(dict(spidercls.custom_settings or {}), priority="spider")
+        config = tester_config(settings, agents=opts.agent, purposes=opts.purpose)
+        return serve(config, opts.host, opts.port)
 
 
 def _enable_middleware(settings: BaseSettings) -> None:

@@ -24,7 +24,7 @@ from scrapy_rep.cache.storage.fallback import FallbackStorage
 from scrapy_rep.cache.storage.leases import LOCK_TTL
 from scrapy_rep.cache.storage.memory import MemoryStorage
 from scrapy_rep.cache.storage.parsed import ParsedBodies
-from scrapy_rep.cache.storage.protocol import CombinedCalls, Storage
+from scrapy_rep.cache.storage.protocol import CombinedCalls, Forgetting, Storage
 
 __all__ = [
     "LOCK_TTL",
@@ -32,12 +32,14 @@ __all__ = [
     "STORAGE_KINDS",
     "CombinedCalls",
     "FallbackStorage",
+    "Forgetting",
     "MemoryStorage",
     "ParsedBodies",
     "Storage",
     "StorageError",
     "StorageOptions",
     "StorageUnavailable",
+    "forget",
     "open_storage",
     "single_flight",
 ]
@@ -152,6 +154,15 @@ async def _open_custom(path: str, options: StorageOptions) -> Storage:
             "lock, release and close"
         )
     return storage
+
+
+async def forget(storage: Storage, key: str) -> bool:
+    """Delete ``key``'s record so that every process sharing ``storage`` fetches
+    its robots.txt again; True if there was one. Raises ``StorageError`` for a
+    store that cannot delete."""
+    if not isinstance(storage, Forgetting):
+        raise StorageError(f"{type(storage).__name__} cannot forget a record (no forget method)")
+    return await storage.forget(key)
 
 
 async def single_flight(

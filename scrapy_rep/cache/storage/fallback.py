@@ -20,7 +20,7 @@ from typing import TypeVar
 from scrapy_rep.cache.policy import OriginRecord, PolicyConfig
 from scrapy_rep.cache.storage.errors import StorageUnavailable
 from scrapy_rep.cache.storage.memory import MemoryStorage
-from scrapy_rep.cache.storage.protocol import Storage
+from scrapy_rep.cache.storage.protocol import Forgetting, Storage
 
 __all__ = ["FallbackStorage"]
 
@@ -108,6 +108,18 @@ class FallbackStorage:
         answered, _ = await self._try(lambda: self.primary.put(key, record, ttl_seconds))
         if not answered:
             self._dirty[key] = ttl_seconds
+
+    async def forget(self, key: str) -> bool:
+        """Delete ``key``'s record in both stores; True if either had one."""
+        self._dirty.pop(key, None)
+        here = await self.fallback.forget(key)
+        primary = self.primary
+        if not isinstance(primary, Forgetting):
+            return here
+        answered, there = await self._try(lambda: primary.forget(key))
+        if not answered:
+            raise StorageUnavailable(f"{self.name} is unreachable: the record was not deleted")
+        return bool(there) or here
 
     async def lock(self, key: str, ttl: float) -> bool:
         answered, won = await self._try(lambda: self.primary.lock(key, ttl))

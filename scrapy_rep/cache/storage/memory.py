@@ -112,6 +112,13 @@ class MemoryStorage:
         if record.good_body is not None:
             self._bodies.drop(record.good_body)
 
+    async def forget(self, key: str) -> bool:
+        """Delete ``key``'s record (not its lock); True if there was one."""
+        if key not in self._entries:
+            return False
+        self._remove(key)
+        return True
+
     async def lock(self, key: str, ttl: float) -> bool:
         now = self._clock()
         held = self._locks.get(key)

@@ -6,7 +6,7 @@ from typing import Protocol, runtime_checkable
 
 from scrapy_rep.cache.policy import OriginRecord
 
-__all__ = ["CombinedCalls", "Storage"]
+__all__ = ["CombinedCalls", "Forgetting", "Storage"]
 
 
 @runtime_checkable
@@ -50,3 +50,14 @@ class CombinedCalls(Protocol):
     async def lock_and_get(self, key: str, ttl: float) -> tuple[bool, OriginRecord | None]: ...
 
     async def put_and_release(self, key: str, record: OriginRecord, ttl_seconds: float) -> None: ...
+
+
+@runtime_checkable
+class Forgetting(Protocol):
+    """A store that can delete one origin's record (``scrapy-rep cache forget``).
+
+    Optional: a crawl never deletes; people do, to make every worker sharing
+    the store fetch robots.txt again. Locks are left alone.
+    """
+
+    async def forget(self, key: str) -> bool: ...

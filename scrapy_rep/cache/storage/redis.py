@@ -153,6 +153,10 @@ class RedisStorage:
         ttl_ms = max(int(ttl_seconds * 1000), 1)
         await self._call("set", self._record_key(key), record.to_bytes(), px=ttl_ms)
 
+    async def forget(self, key: str) -> bool:
+        """Delete ``key``'s record (not its lock); True if there was one."""
+        return bool(await self._call("delete", self._record_key(key)))
+
     async def lock(self, key: str, ttl: float) -> bool:
         token, ttl_ms, lock_key = new_token(), _ms(ttl), self._lock_key(key)
         won, holder = await self._call("eval", _ACQUIRE, 1, lock_key, token, ttl_ms)

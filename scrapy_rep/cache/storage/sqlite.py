@@ -103,6 +103,11 @@ class SqliteStorage:
         now = self._clock()
         await self._run(self._upsert, key, record, now + ttl_seconds, now)
 
+    async def forget(self, key: str) -> bool:
+        """Delete ``key``'s record (not its lock): every process sharing the file
+        loads nothing and fetches robots.txt again. True if there was one."""
+        return await self._run(self._delete, key)
+
     async def lock(self, key: str, ttl: float) -> bool:
         token = new_token()
         won, taken_from = await self._run(self._acquire, key, token, self._clock(), ttl)
@@ -262,6 +267,10 @@ class SqliteStorage:
                 (now, _PURGE_BATCH),
             )
             db.execute("DELETE FROM locks WHERE expires_at <= ?", (now,))
+
+    def _delete(self, key: str) -> bool:
+        cursor = self._conn().execute("DELETE FROM origins WHERE key = ?", (key,))
+        return cursor.rowcount > 0
 
     def _acquire(self, key: str, token: str, now: float, ttl: float) -> tuple[bool, str | None]:
         """Take the lock unless a live holder has it: (won, the dead holder taken over).

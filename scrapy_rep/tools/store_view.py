@@ -1,0 +1,171 @@
+"""What a crawl's store holds for one origin, and forgetting it
+(``scrapy-rep cache show|forget``, the tester's "stored" source and Refetch).
+
+A store is named as the crawl names it: a SQLite file (``REP_STORAGE_PATH``)
+or a Redis URL (``REP_REDIS_URL``) with its key prefix. Each call opens the
+store, does one thing and closes it: these are people's actions, not a
+crawl's hot path. No Scrapy here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import Coroutine
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from scrapy_rep.cache.outcome import AccessState
+from scrapy_rep.cache.policy import OriginRecord, PolicyConfig, decide_settled
+from scrapy_rep.cache.storage import Storage, StorageError, forget, open_storage
+from scrapy_rep.engine.origin import origin_of
+
+__all__ = ["StoreName", "describe", "forget_origin", "format_record", "read_origin"]
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class StoreName:
+    """Where the crawl keeps its records: a SQLite file or a redis:// URL."""
+
+    where: str
+    redis_prefix: str = "scrapy_rep:"
+
+    @property
+    def kind(self) -> str:
+        return (
+            "redis"
+            if self.where.lower().startswith(("redis://", "rediss://", "unix://"))
+            else ("sqlite")
+        )
+
+    def shown(self) -> str:
+        """For people: a Redis URL without its password."""
+        if self.kind == "redis":
+            from scrapy_rep.cache.storage.redis import safe_url
+
+            return safe_url(self.where)
+        return self.where
+
+    async def open(self) -> Storage:
+        if self.kind == "redis":
+            return await open_storage(
+                "redis", redis_url=self.where, prefix=self.redis_prefix, redis_retry_interval=0
+            )
+        if not os.path.isfile(self.where):  # a look never creates a store
+            raise StorageError(f"no such store file: {self.where!r}")
+        return await open_storage("sqlite", path=self.where)
+
+
+def _key(url: str) -> str:
+    origin = origin_of(url)
+    if origin is None:
+        raise ValueError(f"not an absolute http(s) URL with a host: {url!r}")
+    return str(origin)
+
+
+async def _with_store(store: StoreName, url: str, forgetting: bool) -> tuple[str, Any]:
+    key = _key(url)
+    storage = await store.open()
+    try:
+        if forgetting:
+            return key, await forget(storage, key)
+        return key, await storage.get(key)
+    finally:
+        await storage.close()
+
+
+def _run(coroutine: Coroutine[Any, Any, T]) -> T:
+    """Run on a loop of its own: in a worker thread if this one runs a loop."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coroutine)
+    with ThreadPoolExecutor(max_workers=1) as worker:
+        return worker.submit(asyncio.run, coroutine).result()
+
+
+def read_origin(store: StoreName, url: str) -> tuple[str, OriginRecord | None]:
+    """The origin key of ``url`` and its record in ``store`` (None: none kept)."""
+    return _run(_with_store(store, url, forgetting=False))
+
+
+def forget_origin(store: StoreName, url: str) -> tuple[str, bool]:
+    """Delete the record of ``url``'s origin: every worker sharing the store
+    fetches robots.txt again when it next loads the origin. True if one was kept."""
+    key, found = _run(_with_store(store, url, forgetting=True))
+    return key, bool(found)
+
+
+def _when(moment: float | None, now: float) -> dict[str, float] | None:
+    return None if moment is None else {"at": moment, "age": now - moment}
+
+
+def describe(
+    record: OriginRecord | None, now: float | None = None, policy: PolicyConfig | None = None
+) -> dict[str, Any]:
+    """The record as data: outcome, times, the last good copy, closed or not."""
+    if record is None:
+        return {"kept": False}
+    now = time.time() if now is None else now
+    policy = policy or PolicyConfig()
+    decision = decide_settled(record, now, policy)
+    closed = decision.state is AccessState.DISALLOW_ALL
+    closed_until = None
+    if closed and record.streak_started_at is not None:
+        # As the policy counts the window: from the streak's start, or from the
+        # copy's expiry if an early refresh failed (SPEC §2.2).
+        start = record.streak_started_at
+        if record.good_at is not None:
+            start = max(start, record.expires_at)
+        closed_until = start + policy.disallow_window
+    body = record.good_body
+    return {
+        "kept": True,
+        "outcome": record.kind.value,
+        "status": record.status,
+        "reason": record.reason,
+        "fetched": _when(record.fetched_at, now),
+        "expires_at": record.expires_at,
+        "expired": record.expires_at <= now,
+        "good": _when(record.good_at, now),
+        "good_status": record.good_status,
+        "body": None if body is None else body.decode("utf-8", "replace"),
+        "body_bytes": None if body is None else len(body),
+        "failures": record.failures,
+        "closed": closed,
+        "closed_until": closed_until,
+        "access": decision.state.value if decision.state is not None else None,
+        "access_reason": decision.reason,
+    }
+
+
+def format_record(store: StoreName, key: str, data: dict[str, Any]) -> str:
+    """``scrapy-rep cache show``'s text."""
+    if not data["kept"]:
+        return f"{key}: nothing kept in {store.shown()}"
+
+    def stamp(when: dict[str, float] | None) -> str:
+        if when is None:
+            return "never"
+        moment = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(when["at"]))
+        return f"{moment} ({when['age']:.0f} s ago)"
+
+    expires = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(data["expires_at"]))
+    lines = [
+        f"{key} in {store.shown()}",
+        f"  outcome     {data['outcome']} ({data['reason'] or data['status']})",
+        f"  fetched at  {stamp(data['fetched'])}",
+        f"  expires     {expires}{' (expired)' if data['expired'] else ''}",
+        f"  good copy   {stamp(data['good'])}"
+        + (f", {data['body_bytes']} bytes" if data["body_bytes"] is not None else ""),
+        f"  access      {data['access']}: {data['access_reason']}",
+    ]
+    if data["closed"]:
+        until = data["closed_until"]
+        shown = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(until)) if until else "?"
+        lines.append(f"  closed      until {shown} ({data['failures']} failed fetches)")
+    return "\n".join(lines)

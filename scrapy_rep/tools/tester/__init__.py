@@ -1,0 +1,7 @@
+"""The robots.txt Tester: a local page to edit, test and refetch what a crawl obeys.
+
+``scrapy-rep tester`` (or ``scrapy robots --serve`` in a project) serves it;
+``server`` holds the HTTP side, ``answers`` what the engine and lint say, and
+``static/`` the page's HTML, JavaScript and CSS. Nothing of the crawl imports
+this package.
+"""

@@ -1,0 +1,303 @@
+"""The tester's HTTP API without a browser: answers, guards, sources, lightness."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from crawler.servers import Huge, Redirect, Reply, SiteServer
+
+from scrapy_rep.tools.cli import Source, check_urls
+from scrapy_rep.tools.store_view import StoreName, read_origin
+
+from .conftest import Running
+
+ROOT = Path(__file__).resolve().parents[3]
+STATIC = ROOT / "scrapy_rep" / "tools" / "tester" / "static"
+BODY = "User-agent: *\nDisallow: /a\nAllow: /a/b\n"
+
+
+def test_answers_are_the_engines_row_for_row(start_tester: Callable[..., Running]) -> None:
+    tester = start_tester()
+    urls = ["/a", "/a/b", "/c", "/robots.txt"]
+    status, answer = tester.call("/api/test", {"robots": BODY, "urls": urls, "agents": ["x"]})
+    assert status == 200
+    engine = check_urls(Source("-", BODY.encode()), urls, ["x"], False)
+    assert [
+        (r["url"], r["verdict"] == "allowed", r["reason"], r["group"]) for r in answer["rows"]
+    ] == [(c.url, c.allowed, c.reason, c.group) for c in engine]
+    assert [r["line"] for r in answer["rows"]] == [2, 3, None, None]
+
+
+def test_lines_are_classed_as_search_console_does(start_tester: Callable[..., Running]) -> None:
+    """Issue 27 §4: valid, known but unused, unknown, accepted typo, too long."""
+    tester = start_tester()
+    text = "\n".join(
+        [
+            "User-agent: *",
+            "Crawl-delay: 5",
+            "Content-Signal: search=yes",
+            "Foo: bar",
+            "Disalow: /x",
+            "Disallow: /" + "y" * 17_000,
+            "# a comment",
+            "<svg onload=x>",
+            "Disallow /missing-colon",
+        ]
+    )
+    _, answer = tester.call("/api/test", {"robots": text, "urls": []})
+    classes = [line["class"] for line in answer["lines"]]
+    assert classes == [
+        "valid",
+        "unused",
+        "unused",
+        "unknown",
+        "typo",
+        "too-long",
+        "blank",
+        "unknown",
+        "typo",
+    ]
+    codes = {line["n"]: [f["code"] for f in line["findings"]] for line in answer["lines"]}
+    assert "unknown-field" in codes[4] and "misspelt-field" in codes[5]
+    assert "line-too-long" in codes[6]
+
+
+def test_unavailable_and_unreachable_sources_answer_as_the_crawl(
+    start_tester: Callable[..., Running],
+) -> None:
+    tester = start_tester()
+    common = {"robots": "", "urls": ["/x"], "agents": ["bot"]}
+    _, allowed = tester.call("/api/test", {**common, "access": "allow", "access_reason": "404"})
+    _, closed = tester.call("/api/test", {**common, "access": "disallow", "access_reason": "503"})
+    assert (allowed["rows"][0]["verdict"], allowed["rows"][0]["reason"]) == ("allowed", "404")
+    assert (closed["rows"][0]["verdict"], closed["rows"][0]["reason"]) == ("disallowed", "503")
+
+
+def test_diff_between_the_compared_file_and_the_edit(start_tester: Callable[..., Running]) -> None:
+    tester = start_tester()
+    _, answer = tester.call("/api/test", {"robots": BODY + "Disallow: /z\n", "compare": BODY})
+    assert {"op": "+", "text": "Disallow: /z"} in answer["diff"]
+    _, same = tester.call("/api/test", {"robots": BODY})
+    assert same["diff"] is None
+
+
+@pytest.mark.parametrize("path", ["/api/test", "/api/forget"])
+def test_every_call_needs_the_runs_token(
+    start_tester: Callable[..., Running], tmp_path: Path, path: str
+) -> None:
+    """Issue 27 §8: no token, a wrong one, or another run's: 403, nothing done."""
+    (tmp_path / "s.sqlite3").touch()  # an empty file is an empty SQLite database
+    store = StoreName(str(tmp_path / "s.sqlite3"))
+    tester = start_tester(store=store)
+    other = start_tester(store=store)
+    data = {"robots": BODY, "url": "https://example.com/"}
+    assert tester.call(path, data, token=None)[0] == 403
+    assert tester.call(path, data, token="guess")[0] == 403
+    assert tester.call(path, data, token=other.token)[0] == 403
+    assert tester.call("/api/live?url=http://127.0.0.1:1/", token=None)[0] == 403
+    assert tester.call("/api/stored?url=https://example.com/", token=None)[0] == 403
+    assert tester.call(path, data)[0] == 200
+    assert tester.token != other.token
+
+
+def test_forget_wants_json_and_another_host_is_refused(
+    start_tester: Callable[..., Running], tmp_path: Path
+) -> None:
+    """A form post (no preflight) cannot carry JSON; a rebound name is not served."""
+    tester = start_tester(store=StoreName(str(tmp_path / "s.sqlite3")))
+    form = {"Content-Type": "text/plain"}
+    assert tester.call("/api/forget", {"url": "https://e.com/"}, headers=form)[0] == 415
+    rebound = {"Host": f"evil.example:{tester.server.server_address[1]}"}
+    assert tester.call("/api/test", {"robots": ""}, headers=rebound)[0] == 421
+    assert (
+        tester.call(
+            "/api/test",
+            {"robots": ""},
+            headers={"Host": f"localhost:{tester.server.server_address[1]}"},
+        )[0]
+        == 200
+    )
+
+
+def test_page_is_served_with_a_strict_policy_and_nothing_from_elsewhere(
+    start_tester: Callable[..., Running],
+) -> None:
+    """Issue 27 §8, §10: own scripts only; the page loads no CDN."""
+    tester = start_tester()
+    connection = http.client.HTTPConnection("127.0.0.1", tester.server.server_address[1])
+    connection.request("GET", "/")
+    response = connection.getresponse()
+    page = response.read().decode()
+    policy = response.getheader("Content-Security-Policy") or ""
+    connection.close()
+    assert "script-src 'self'" in policy and "unsafe-inline" not in policy
+    assert f'content="{tester.token}"' in page
+    for name in ("index.html", "tester.js", "tester.css"):
+        text = (STATIC / name).read_text()
+        for marker in ('src="http', 'href="http', "url(http", "@import", "innerHTML", "eval("):
+            assert marker not in text, (name, marker)
+
+
+def test_live_fetch_shows_status_headers_and_follows_the_crawls_rules(
+    start_tester: Callable[..., Running],
+) -> None:
+    tester = start_tester(max_bytes=600_000, timeout=5)
+    routes = {
+        "/robots.txt": Redirect("/real.txt"),
+        "/real.txt": Reply(200, BODY.encode(), {"X-Served-By": "test"}),
+        "/busy/robots.txt": Reply(503, b"", {"Retry-After": "120"}),
+        "/gone/robots.txt": Reply(404),
+        "/huge/robots.txt": Huge(2_000_000),
+    }
+    with SiteServer(routes) as site:
+        _, ok = tester.call(f"/api/live?url={site.url('/robots.txt')}")
+        _, busy = tester.call(f"/api/live?url={site.url('/busy/robots.txt')}")
+        _, gone = tester.call(f"/api/live?url={site.url('/gone/robots.txt')}")
+        _, huge = tester.call(f"/api/live?url={site.url('/huge/robots.txt')}")
+    assert (ok["kind"], ok["status"], ok["hops"], ok["body"]) == ("success", 200, 1, BODY)
+    assert ["X-Served-By", "test"] in ok["headers"]
+    assert (busy["kind"], busy["status"]) == ("unreachable", 503)
+    assert ["Retry-After", "120"] in busy["headers"]
+    assert (gone["kind"], gone["status"]) == ("unavailable", 404)
+    assert huge["cut"] is True and len(huge["body"]) == 600_000
+
+
+def test_live_fetch_is_http_only(start_tester: Callable[..., Running]) -> None:
+    tester = start_tester()
+    for url in ("file:///etc/passwd", "ftp://127.0.0.1/robots.txt", "javascript:alert(1)"):
+        status, answer = tester.call(f"/api/live?url={url}")
+        assert status == 400 and "only http(s)" in answer["error"]
+
+
+def test_stored_source_without_a_store_says_so(start_tester: Callable[..., Running]) -> None:
+    status, answer = start_tester().call("/api/stored?url=https://example.com/")
+    assert status == 409 and "--store" in answer["error"]
+
+
+def test_importing_the_middleware_never_imports_the_tester() -> None:
+    """Issue 27 §10: a crawl (and every ``scrapy`` call) stays as light as before."""
+    code = (
+        "import sys, scrapy_rep, scrapy_rep.crawler.middleware, scrapy_rep.crawler.addon, "
+        "scrapy_rep.tools.commands, scrapy_rep.tools.cli\n"
+        "print(sorted(m for m in sys.modules if m.startswith('scrapy_rep.tools.tester')))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
+    )
+    assert done.stdout.strip() == "[]"
+
+
+def test_scrapy_rep_tester_prints_its_address_and_warns_off_loopback(tmp_path: Path) -> None:
+    """Issue 27 §1, §8: loopback by default; another address is served with a warning."""
+    for host, warned in (("127.0.0.1", False), ("0.0.0.0", True)):
+        process = subprocess.Popen(
+            [sys.executable, "-m", "scrapy_rep.tools.cli", "tester", "--host", host, "--port", "0"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=tmp_path,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+        )
+        try:
+            assert process.stdout is not None
+            first = process.stdout.readline()
+            port = int(first.rsplit(":", 1)[1].split("/")[0])
+            assert first.startswith(f"robots.txt tester: http://{host}:")
+            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+            connection.request("GET", "/static/tester.js")
+            assert connection.getresponse().status == 200
+            connection.close()
+        finally:
+            process.terminate()
+            _, err = process.communicate(timeout=10)
+        assert ("warning: the tester listens on 0.0.0.0" in err) is warned
+
+
+def test_scrapy_robots_serve_takes_the_projects_settings(scrapy_serve: Callable[..., dict]) -> None:
+    """Issue 27 §1: tokens, User-Agent, purposes and store from the project."""
+    config = scrapy_serve("-s", "REP_STORAGE=sqlite", "-s", "REP_PURPOSES=search")
+    assert config["agents"] == ["examplebot"]
+    assert config["user_agent"] == "ExampleBot/1.0 (+https://example.invalid/bot)"
+    assert config["purposes"] == ["search"]
+    assert config["store"].endswith(os.path.join(".scrapy", "robotstxt.sqlite3"))
+
+
+@pytest.fixture
+def scrapy_serve(command_path: str, tmp_path: Path) -> Callable[..., dict]:
+    import shutil
+
+    project = tmp_path / "project"
+    shutil.copytree(ROOT / "example_project", project, ignore=shutil.ignore_patterns(".scrapy"))
+
+    def run(*args: str) -> dict:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "scrapy", "robots", "--serve", "--port", "0", *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=project,
+            env={**os.environ, "PYTHONPATH": command_path},
+        )
+        try:
+            assert process.stdout is not None
+            first = process.stdout.readline()
+            if not first:
+                raise AssertionError(process.communicate(timeout=10)[1])
+            url = first.split()[2]
+            port = int(url.rsplit(":", 1)[1].strip("/"))
+            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+            connection.request("GET", "/")
+            page = connection.getresponse().read().decode()
+            token = page.split('name="tester-token" content="', 1)[1].split('"', 1)[0]
+            connection.request("GET", "/api/config", headers={"X-Tester-Token": token})
+            config: dict = json.loads(connection.getresponse().read())
+            connection.close()
+            return config
+        finally:
+            process.terminate()
+            process.communicate(timeout=10)
+
+    return run
+
+
+def test_stored_answer_reads_what_the_store_keeps(
+    start_tester: Callable[..., Running], tmp_path: Path
+) -> None:
+    from cache.conftest import run_crawlers
+
+    store = StoreName(str(tmp_path / "robotstxt.sqlite3"))
+    with SiteServer({"/robots.txt": Reply(200, BODY.encode())}) as site:
+        run_crawlers(
+            {"urls": [site.url("/a")], "settings": {"REP_STORAGE_PATH": store.where}}, cwd=tmp_path
+        )
+        tester = start_tester(store=store)
+        status, stored = tester.call(f"/api/stored?url={site.url('/x')}")
+        _, forgot = tester.call("/api/forget", {"url": site.url("/")})
+        gone = read_origin(store, site.url("/"))[1]
+    assert status == 200
+    assert (stored["kept"], stored["outcome"], stored["body"], stored["closed"]) == (
+        True,
+        "success",
+        BODY,
+        False,
+    )
+    assert 0 <= time.time() - stored["fetched"]["at"] < 120
+    assert forgot["forgotten"] is True and gone is None
+
+
+def test_stored_from_a_missing_store_file_says_so(
+    start_tester: Callable[..., Running], tmp_path: Path
+) -> None:
+    missing = tmp_path / "none.sqlite3"
+    tester = start_tester(store=StoreName(str(missing)))
+    status, answer = tester.call("/api/stored?url=https://example.com/")
+    assert status == 503 and "no such store file" in answer["error"]
+    assert not missing.exists()
