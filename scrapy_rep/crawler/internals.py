@@ -11,7 +11,8 @@ AutoThrottle itself writes ``slot.delay``. The helpers degrade to doing
 nothing (None) when the downloader looks different, so a Scrapy upgrade can
 lose the crawl-delay but cannot break a crawl.
 
-Facts relied on (Scrapy 2.13 to 2.19):
+Facts relied on (Scrapy 2.18, the floor, to 2.19; tests/crawler/test_internals.py
+checks them on both):
 
 - ``Downloader._enqueue_request`` gets or creates the slot, stores its key in
   ``request.meta["download_slot"]`` and sends ``request_reached_downloader``

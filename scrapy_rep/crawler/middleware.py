@@ -341,6 +341,10 @@ class RobotsTxtMiddleware:
     # --- crawl life cycle ----------------------------------------------------------
 
     async def _spider_opened(self, spider: Spider) -> None:
+        """A start-up failure closes the spider here, before the engine takes a
+        request from it: Scrapy 2.18 and later honour a ``CloseSpider`` raised by
+        a ``spider_opened`` handler (older ones logged and ignored it, which is
+        why 2.18 is the floor; tests/crawler/test_startup.py)."""
         self._unplug_builtin(spider)
         if self._bypass:
             return

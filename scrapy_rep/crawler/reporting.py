@@ -173,13 +173,11 @@ class Reporter:
             await self._announce_sitemaps(robots.sitemaps, robots_url(origin))
 
     async def _send_robots_parsed(self, access: Access, request: Request | None) -> None:
-        """Scrapy's own signal (2.18+), for code written against the built-in."""
-        signal = getattr(scrapy_signals, "robots_parsed", None)
-        if signal is not None:
-            parser = RepRobotParser(access, self._default_user_agent)
-            await self._crawler.signals.send_catch_log_async(
-                signal=signal, robotparser=parser, request=request
-            )
+        """Scrapy's own signal (new in 2.18, the floor), for code written against the built-in."""
+        parser = RepRobotParser(access, self._default_user_agent)
+        await self._crawler.signals.send_catch_log_async(
+            signal=scrapy_signals.robots_parsed, robotparser=parser, request=request
+        )
 
     async def _announce_sitemaps(self, sitemaps: tuple[str, ...], robotstxt_url: str) -> None:
         """SPEC §7.2: the signal, and the spider's ``robotstxt_sitemaps`` method if any."""

@@ -14,6 +14,7 @@ from typing import Any
 from scrapy import Spider
 from scrapy.crawler import Crawler
 from scrapy.http import Request, Response
+from scrapy.settings import default_settings
 from scrapy.utils.test import get_crawler
 
 from crawler.servers import Hit, SiteServer
@@ -33,6 +34,14 @@ SETTINGS: dict[str, Any] = {
     "REP_STORAGE": "memory",
     "LOG_LEVEL": "DEBUG",
 }
+
+#: No random variation of DOWNLOAD_DELAY: DOWNLOAD_DELAY_JITTER from Scrapy 2.19
+#: on (which deprecates RANDOMIZE_DOWNLOAD_DELAY), RANDOMIZE_DOWNLOAD_DELAY on 2.18.
+NO_DELAY_JITTER: dict[str, Any] = (
+    {"DOWNLOAD_DELAY_JITTER": 0}
+    if hasattr(default_settings, "DOWNLOAD_DELAY_JITTER")
+    else {"RANDOMIZE_DOWNLOAD_DELAY": False}
+)
 
 
 class PagesSpider(Spider):

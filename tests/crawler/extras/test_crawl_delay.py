@@ -21,7 +21,7 @@ from scrapy_rep.crawler.crawl_delay import CrawlDelayConfig, clamp, rebase, slot
 from scrapy_rep.crawler.internals import Timing
 from scrapy_rep.crawler.settings import SettingError
 
-from .conftest import PagesSpider, crawl, gaps, hits, spider_of, stats
+from .conftest import NO_DELAY_JITTER, PagesSpider, crawl, gaps, hits, spider_of, stats
 
 SLACK = 0.1
 OBEY = {"REP_CRAWL_DELAY": "obey"}
@@ -93,7 +93,7 @@ async def test_scrapy_crawl_delay_86400_is_clamped_and_logged(
 @deferred_f_from_coro_f
 async def test_scrapy_crawl_delay_never_lowers_a_larger_download_delay() -> None:
     with SiteServer({"/robots.txt": robots("User-agent: *\nCrawl-delay: 0.2\n")}) as site:
-        settings = {**OBEY, "DOWNLOAD_DELAY": 1.5, "DOWNLOAD_DELAY_JITTER": 0}
+        settings = {**OBEY, "DOWNLOAD_DELAY": 1.5, **NO_DELAY_JITTER}
         crawler = await crawl(pages(site, 2), settings)
     site_hits = hits(site)
     assert len(site_hits) == 3
