@@ -29,7 +29,7 @@ DAY = 24 * HOUR
 MIB = 1024 * 1024
 #: REP_ names that are not settings: the testing hook, and environment
 #: variables of the test suite.
-NOT_SETTINGS = {"REP_CLOCK", "REP_TEST_REACTOR", "REP_FUZZ_SECONDS"}
+NOT_SETTINGS = {"REP_CLOCK", "REP_TEST_REACTOR", "REP_FUZZ_SECONDS", "REP_TESTER_SCREENSHOTS"}
 _CODE = re.compile(r"`([^`]+)`")
 _REP_NAME = re.compile(r"\bREP_[A-Z][A-Z0-9_]*\b")
 
