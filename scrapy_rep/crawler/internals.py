@@ -133,7 +133,8 @@ class Parking:
         self._crawler = crawler
         self.count = 0
         #: Requests waiting for robots.txt that could not be parked: in
-        #: ``active``, but not downloading, so not counted as a place taken.
+        #: ``active``, but not downloading, so not counted as a place taken;
+        #: like parked ones, they wait for a ``place`` before they download.
         self.holding = 0
         #: Downloads waiting for a place, each with the place it reserved:
         #: parked pages whose verdict is in first, then robots.txt fetches.
@@ -147,8 +148,8 @@ class Parking:
         False: the crawl is stopping, do not download (SPEC §8.3: a stop stops).
 
         A waiting download reserves its place in ``active`` at once, so the
-        engine pulls no new page into it. ``ahead``: a parked page whose
-        verdict is in, served before the robots.txt fetches that wait, so an
+        engine pulls no new page into it. ``ahead``: a waiting page whose
+        verdict is in (parked or holding), served before the robots.txt fetches that wait, so an
         origin's pages go while its answer is fresh (and still in memory).
         Scrapy frees a place after every middleware has seen the response,
         with no signal then, so one timer looks for free places while

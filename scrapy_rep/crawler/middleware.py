@@ -232,8 +232,10 @@ class RobotsTxtMiddleware:
                 return None
             if check:
                 self._check(request, origin, access)  # a drop needs no place
-                # every origin answering at once must not overfill the places
-                if parked and not await self._parking.place(ahead=True):
+                # Every origin answering at once must not overfill the places:
+                # a parked request took none while it waited, nor did one
+                # holding its slot in ``active`` (issue 23 §4).
+                if not await self._parking.place(ahead=True):
                     return None
             return access
         except FetchStopped:
