@@ -208,7 +208,7 @@ class RobotsTxtMiddleware:
 
         None: the crawl is stopping (a pause, a close), and the request
         should go back to the scheduler rather than keep the stop waiting or
-        be downloaded after it (SPEC §8.3). ``check``: then decide the request
+        be downloaded after it (issue 23 §3). ``check``: then decide the request
         (a drop raises); one that passes waits for a place in
         CONCURRENT_REQUESTS again before it downloads.
         """
@@ -250,7 +250,7 @@ class RobotsTxtMiddleware:
 
     def _fetch_for(self, request: object) -> Fetch:
         """The fetch on behalf of ``request``, as its origin's flight starts:
-        every attempt of that flight goes the request's route (SPEC §8.3)."""
+        every attempt of that flight goes the request's route (issue 23 §1)."""
         route = route_of(request) if isinstance(request, Request) else ENVIRONMENT
 
         async def fetch(origin: Origin) -> FetchOutcome:
