@@ -18,7 +18,7 @@ import logging
 import time
 import zlib
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 from urllib.parse import urljoin, urlsplit
 
 from scrapy import signals
@@ -29,13 +29,22 @@ from w3lib.url import safe_url_string
 
 from scrapy_rep.cache.outcome import FetchKind, FetchOutcome, kind_of_status
 from scrapy_rep.crawler.ftp import download_ftp
+from scrapy_rep.crawler.resolver import FetchStopped
 from scrapy_rep.crawler.settings import Config
 from scrapy_rep.engine.origin import Origin, robots_url
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
-__all__ = ["META_KEY", "ROBOTS_PRIORITY", "Fetcher", "describe_error"]
+__all__ = [
+    "ENVIRONMENT",
+    "META_KEY",
+    "ROBOTS_PRIORITY",
+    "Fetcher",
+    "Route",
+    "describe_error",
+    "route_of",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -51,50 +60,73 @@ _UNDECODABLE: Final = "rep_undecodable"
 #: Only what can be inflated a piece at a time, within a bound.
 _ACCEPT_ENCODING: Final = b"gzip, deflate"
 _REDIRECTS: Final = frozenset({301, 302, 303, 307, 308})
-#: Bound of the first-request-per-origin memo (a request each: kept small).
-_MAX_FIRST: Final = 10_000
 _FOLLOWED_SCHEMES: Final = frozenset({"http", "https", "ftp"})
 
 
+class Route(NamedTuple):
+    """The way a request goes out, which its origin's robots.txt goes too.
+
+    As Scrapy's HttpProxyMiddleware reads ``meta``: ``named`` when the request
+    has a "proxy" key; ``proxy`` is then its value (None: direct, whatever the
+    environment says) and ``authorization`` the Proxy-Authorization header the
+    request carries. Not ``named``: the environment's proxy (``http_proxy``,
+    ``no_proxy``...) applies, or none.
+    """
+
+    named: bool
+    proxy: object = None
+    authorization: bytes | None = None
+
+
+#: A request that names no proxy: Scrapy's rules for the environment apply.
+ENVIRONMENT: Final = Route(named=False)
+_DIRECT: Final = Route(named=True)
+
+
+def route_of(request: Request) -> Route:
+    """The route of ``request`` now (before HttpProxyMiddleware fills it in)."""
+    meta = request.meta
+    if "proxy" not in meta:
+        return ENVIRONMENT
+    proxy = meta["proxy"]
+    if proxy is None:
+        return _DIRECT
+    return Route(True, proxy, request.headers.get(b"Proxy-Authorization"))
+
+
 class Fetcher:
-    """``await fetcher.fetch(origin)`` -> the ``FetchOutcome`` of its robots.txt."""
+    """``await fetcher.fetch(origin, route)`` -> the ``FetchOutcome`` of its robots.txt."""
 
     def __init__(
-        self, crawler: Crawler, config: Config, clock: Callable[[], float] = time.time
+        self,
+        crawler: Crawler,
+        config: Config,
+        clock: Callable[[], float] = time.time,
+        stopping: Callable[[], bool] = lambda: False,
     ) -> None:
         self._crawler = crawler
         self._config = config
         self._clock = clock
-        #: The first request seen per origin, until its robots.txt fetch
-        #: starts: that fetch goes through the same proxy.
-        self._first: dict[Origin, Request] = {}
+        self._stopping = stopping
         #: robots.txt downloads under way: the two signal handlers are
         #: connected only meanwhile, as every page's signals would call them.
         self._downloading = 0
 
-    def remember_first(self, origin: Origin, request: Request) -> None:
-        """The origin's first request: its proxy is the robots.txt request's."""
-        if origin not in self._first:
-            if len(self._first) >= _MAX_FIRST:
-                self._first.clear()
-            self._first[origin] = request
+    async def fetch(self, origin: Origin, route: Route = ENVIRONMENT) -> FetchOutcome:
+        """Every hop goes the ``route`` of the request the fetch is made for
+        (its proxy and credentials, or direct, or the environment's proxy).
 
-    def forget_first(self, origin: Origin) -> None:
-        self._first.pop(origin, None)
-
-    async def fetch(self, origin: Origin) -> FetchOutcome:
-        """Through the proxy of the origin's first request (``meta["proxy"]``,
-        its credentials included), if ``remember_first`` was told of one."""
+        Raises ``FetchStopped`` rather than follow a redirect once the crawl
+        is stopping: no robots.txt download starts after a stop.
+        """
         start = robots_url(origin)
-        via = self._first.pop(origin, None)
-        proxy = _proxy_of(via) if via is not None else None
         stats = self._crawler.stats
         assert stats is not None
         stats.inc_value("robotstxt/request_count")
         url, seen = start, {start}
         while True:
             try:
-                response = await self._download(url, proxy)
+                response = await self._download(url, route)
             except Exception as exc:
                 stats.inc_value(f"robotstxt/exception_count/{type(exc)}")
                 reason = describe_error(exc)
@@ -119,10 +151,10 @@ class Fetcher:
                 return self._outcome(FetchKind.UNAVAILABLE, start, target, reason=reason)
             seen.add(target)
             url = target
+            if self._stopping():
+                raise FetchStopped
 
-    async def _download(
-        self, url: str, proxy: tuple[object, bytes | None] | None = None
-    ) -> Response:
+    async def _download(self, url: str, route: Route) -> Response:
         if url.startswith("ftp:"):  # Scrapy's FTP handler has no byte cap
             settings = self._crawler.settings
             timeout = settings.getfloat("DOWNLOAD_TIMEOUT", 180.0)
@@ -149,10 +181,10 @@ class Fetcher:
                 "dont_cache": True,
             },
         )
-        if proxy is not None:
-            request.meta["proxy"], authorization = proxy
-            if authorization is not None:
-                request.headers[b"Proxy-Authorization"] = authorization
+        if route.named:  # else HttpProxyMiddleware applies the environment's, as to pages
+            request.meta["proxy"] = route.proxy
+            if route.authorization is not None:
+                request.headers[b"Proxy-Authorization"] = route.authorization
         engine = self._crawler.engine
         assert engine is not None
         self._listen()
@@ -388,11 +420,3 @@ def _is_tls(exc: BaseException) -> bool:
     module = type(exc).__module__.lower()
     return "ssl" in module or "tls" in module or type(exc).__name__.startswith("SSL")
 
-
-def _proxy_of(request: Request) -> tuple[object, bytes | None] | None:
-    """The proxy a request goes through (``meta["proxy"]``, credentials in its
-    URL included) and a Proxy-Authorization header the spider set itself."""
-    proxy = request.meta.get("proxy")
-    if proxy is None:
-        return None
-    return proxy, request.headers.get(b"Proxy-Authorization")

@@ -107,7 +107,7 @@ class _Reserved:
     __slots__ = ()
 
 
-_Waiters = deque[tuple[Deferred[None], _Reserved]]
+_Waiters = deque[tuple[Deferred[bool], _Reserved]]
 
 
 class Parking:
@@ -123,8 +123,9 @@ class Parking:
     robots.txt download itself is in ``active``, so robots.txt fetches stay
     within CONCURRENT_REQUESTS while no page holds a place for one. At most
     ``PARKED_PER_SLOT`` times CONCURRENT_REQUESTS are parked, so the scheduler
-    is not emptied into memory; and when the engine stops (a pause), parked
-    requests go back to the scheduler (``stopping``).
+    is not emptied into memory; and when the engine stops (a pause or a
+    close), parked requests go back to the scheduler and no download waiting
+    for a place starts (``stopping``).
     """
 
     PARKED_PER_SLOT: Final = 10
@@ -133,7 +134,8 @@ class Parking:
         self._crawler = crawler
         self.count = 0
         #: Requests waiting for robots.txt that could not be parked: in
-        #: ``active``, but not downloading, so not counted as a place taken.
+        #: ``active``, but not downloading, so not counted as a place taken;
+        #: like parked ones, they wait for a ``place`` before they download.
         self.holding = 0
         #: Downloads waiting for a place, each with the place it reserved:
         #: parked pages whose verdict is in first, then robots.txt fetches.
@@ -141,32 +143,35 @@ class Parking:
         self._reserved = 0
         self._watcher: LoopingCall | None = None
 
-    async def place(self, ahead: bool = False) -> None:
+    async def place(self, ahead: bool = False) -> bool:
         """Wait for a free place in CONCURRENT_REQUESTS: a robots.txt download
         is a download like any other, and does not crowd the pages out.
+        False: the crawl is stopping, do not download (issue 23 §3: a stop stops).
 
         A waiting download reserves its place in ``active`` at once, so the
-        engine pulls no new page into it. ``ahead``: a parked page whose
-        verdict is in, served before the robots.txt fetches that wait, so an
+        engine pulls no new page into it. ``ahead``: a waiting page whose
+        verdict is in (parked or holding), served before the robots.txt fetches that wait, so an
         origin's pages go while its answer is fresh (and still in memory).
         Scrapy frees a place after every middleware has seen the response,
         with no signal then, so one timer looks for free places while
         downloads wait.
         """
+        if self.stopping:
+            return False
         active = self._active()
         if active is None or (self._free() > 0 and not any(self._place_waiters)):
-            return
+            return True
         reserved = _Reserved()
         active.add(reserved)
         self._reserved += 1
-        waiter: Deferred[None] = Deferred()
+        waiter: Deferred[bool] = Deferred()
         waiters = self._place_waiters[0 if ahead else 1]
         waiters.append((waiter, reserved))
         if self._watcher is None:
             self._watcher = LoopingCall(self._release)
             self._watcher.start(PLACE_POLL, now=False)
         try:
-            await wait(waiter)
+            return await wait(waiter)
         finally:
             # The reserved place is given up only now, as the download takes
             # it: in between, the engine would see a free place and fill it.
@@ -183,14 +188,17 @@ class Parking:
         return int(limit) - (len(active) - self.holding - self._reserved)
 
     def _release(self) -> None:
+        """Give free places to the waiting downloads in turn; once the crawl
+        is stopping, tell every one of them not to start."""
         free = self._free()
+        stopping = self.stopping
         active = self._active()
         for waiters in self._place_waiters:
-            while waiters and (free > 0 or self.stopping):
+            while waiters and (free > 0 or stopping):
                 waiter, reserved = waiters.popleft()
                 self._reserved -= 1  # its reserved place counts as taken now
                 if not waiter.called:
-                    waiter.callback(None)  # it swaps that place for its download
+                    waiter.callback(not stopping)  # it swaps that place for its download
                     free -= 1
                 elif active is not None:
                     active.discard(reserved)
@@ -217,9 +225,18 @@ class Parking:
 
     @property
     def stopping(self) -> bool:
-        """The engine was asked to stop (Ctrl-C, ``crawler.stop()``, CLOSESPIDER_*)."""
+        """The engine was asked to stop (Ctrl-C, ``crawler.stop()``) or to close
+        the spider (CLOSESPIDER_*, ``engine.close_spider_async``).
+
+        A close leaves ``engine.running`` alone until the spider is closed;
+        its mark is the engine slot's ``closing`` (Scrapy 2.13 to 2.19).
+        """
         engine = self._crawler.engine
-        return engine is not None and getattr(engine, "running", True) is False
+        if engine is None:
+            return False
+        if getattr(engine, "running", True) is False:
+            return True
+        return getattr(getattr(engine, "_slot", None), "closing", None) is not None
 
     def _active(self) -> set[Any] | None:
         active = getattr(getattr(self._crawler.engine, "downloader", None), "active", None)

@@ -29,7 +29,7 @@ from scrapy_rep.crawler.errors import (
     RobotsTxtStorageUnavailable,
     RobotsTxtUnreachable,
 )
-from scrapy_rep.crawler.fetcher import META_KEY, Fetcher
+from scrapy_rep.crawler.fetcher import ENVIRONMENT, META_KEY, Fetcher, Route, route_of
 from scrapy_rep.crawler.flights import unless_stopped
 from scrapy_rep.crawler.internals import (
     Parking,
@@ -37,7 +37,7 @@ from scrapy_rep.crawler.internals import (
     unplug_builtin_robotstxt,
 )
 from scrapy_rep.crawler.reporting import Drop, Reporter
-from scrapy_rep.crawler.resolver import Resolver
+from scrapy_rep.crawler.resolver import Fetch, FetchStopped, Resolver
 from scrapy_rep.crawler.settings import Config, SettingError
 from scrapy_rep.crawler.spider_robots import ROBOTS_PATH
 from scrapy_rep.crawler.store import open_configured_storage
@@ -94,9 +94,13 @@ class RobotsTxtMiddleware:
         self._tokens = RequestTokens(config)
         self._report = Reporter(crawler, config.default_user_agent)
         download_timeout = crawler.settings.getfloat("DOWNLOAD_TIMEOUT", 180.0)
-        self._fetcher = Fetcher(crawler, config, clock=config.clock)
+        self._parking = Parking(crawler)
+        self._fetcher = Fetcher(
+            crawler, config, clock=config.clock, stopping=lambda: self._parking.stopping
+        )
         self._resolver = Resolver(
             self._fetch,
+            fetch_for=self._fetch_for,
             policy=config.policy(),
             google_quirks=config.google_quirks,
             clock=config.clock,
@@ -112,7 +116,6 @@ class RobotsTxtMiddleware:
         )
         self._storage_opened = False
         self._storage_error: str | None = None
-        self._parking = Parking(crawler)
         self._triggers: dict[Origin, Request] = {}  # the first waiting request per origin
         self._origins: dict[tuple[str, str], Origin | None] = {}  # (scheme, netloc) -> origin
         self._schemes = config.checked_schemes
@@ -155,20 +158,26 @@ class RobotsTxtMiddleware:
         if origin is None:
             return None
         if parts.path == ROBOTS_PATH and spider_robots.is_robots_path(parts):
-            await self._access(origin, request)  # resolves the origin: this may be the fetch
+            # resolves the origin: this may be the fetch
+            if await self._access(origin, request) is None:
+                return self._requeued(request)
             answer = spider_robots.cached_response(request, self._resolver.last_answer(origin))
             if answer is not None:
                 self._report.stats.inc_value("robotstxt/cache/served")
             return answer
-        access = self._resolver.current(origin)
+        access = self._resolver.current(origin, request)
         if access is not None:
             self._check(request, origin, access)
             return None
         if await self._access(origin, request, check=True) is None:
-            # The crawl stopped while it waited: back to the scheduler.
-            self._report.stats.inc_value("robotstxt/requeued_on_stop")
-            return request.replace(dont_filter=True)
+            return self._requeued(request)
         return None
+
+    def _requeued(self, request: Request) -> Request:
+        """The crawl stopped while ``request`` waited: back to the scheduler
+        (JOBDIR keeps it for the next run), never downloaded after the stop."""
+        self._report.stats.inc_value("robotstxt/requeued_on_stop")
+        return request.replace(dont_filter=True)
 
     def _origin(self, request: Request, parts: ParseResult) -> Origin | None:
         """None for schemes that are not checked (``data:``, ``file:``, ...); a
@@ -197,10 +206,11 @@ class RobotsTxtMiddleware:
     async def _access(self, origin: Origin, request: Request, check: bool = False) -> Access | None:
         """Wait for the origin's access (SPEC §8.3): load or fetch its robots.txt.
 
-        None: the crawl is stopping (a pause with JOBDIR), and the request
-        should go back to the scheduler rather than keep the stop waiting.
-        ``check``: then decide the request (a drop raises); one that passes
-        waits for a place in CONCURRENT_REQUESTS again before it downloads.
+        None: the crawl is stopping (a pause, a close), and the request
+        should go back to the scheduler rather than keep the stop waiting or
+        be downloaded after it (issue 23 §3). ``check``: then decide the request
+        (a drop raises); one that passes waits for a place in
+        CONCURRENT_REQUESTS again before it downloads.
         """
         if not self._storage_opened:
             await self._open_storage()
@@ -213,21 +223,24 @@ class RobotsTxtMiddleware:
         if not parked:
             self._parking.holding += 1
         self._triggers.setdefault(origin, request)
-        self._fetcher.remember_first(origin, request)
         try:
-            if parked:  # a pause gives it back to the scheduler (JOBDIR keeps it)
-                access = await unless_stopped(
-                    self._resolver.access(origin), lambda: self._parking.stopping, _STOP_POLL
-                )
-            else:
-                access = await self._resolver.access(origin)
-            if check and access is not None:
+            # A stop gives it back to the scheduler (JOBDIR keeps it).
+            access = await unless_stopped(
+                self._resolver.access(origin, request), lambda: self._parking.stopping, _STOP_POLL
+            )
+            if access is None or self._parking.stopping:
+                return None
+            if check:
                 self._check(request, origin, access)  # a drop needs no place
-                if parked:  # every origin answering at once must not overfill the places
-                    await self._parking.place(ahead=True)
+                # Every origin answering at once must not overfill the places:
+                # a parked request took none while it waited, nor did one
+                # holding its slot in ``active`` (issue 23 §4).
+                if not await self._parking.place(ahead=True):
+                    return None
             return access
+        except FetchStopped:
+            return None
         finally:
-            self._fetcher.forget_first(origin)
             if self._triggers.get(origin) is request:
                 del self._triggers[origin]
             if parked:
@@ -235,11 +248,23 @@ class RobotsTxtMiddleware:
             else:
                 self._parking.holding -= 1
 
-    async def _fetch(self, origin: Origin) -> FetchOutcome:
-        """Fetch through the first request's proxy; a redirect that ended at
-        another origin's own /robots.txt answered for that origin too."""
-        await self._parking.place()
-        outcome = await self._fetcher.fetch(origin)
+    def _fetch_for(self, request: object) -> Fetch:
+        """The fetch on behalf of ``request``, as its origin's flight starts:
+        every attempt of that flight goes the request's route (issue 23 §1)."""
+        route = route_of(request) if isinstance(request, Request) else ENVIRONMENT
+
+        async def fetch(origin: Origin) -> FetchOutcome:
+            return await self._fetch(origin, route)
+
+        return fetch
+
+    async def _fetch(self, origin: Origin, route: Route = ENVIRONMENT) -> FetchOutcome:
+        """Fetch the way ``route`` says, once a place is free (none once the
+        crawl is stopping); a redirect that ended at another origin's own
+        /robots.txt answered for that origin too."""
+        if not await self._parking.place():
+            raise FetchStopped
+        outcome = await self._fetcher.fetch(origin, route)
         target = origin_of(outcome.final_url) if outcome.final_url else None
         if (
             target is not None
@@ -302,10 +327,8 @@ class RobotsTxtMiddleware:
             return None  # the download-time check decides these
         access = self._resolver.peek(origin)
         if access is None:
-            self._fetcher.remember_first(origin, request)
-            self._resolver.prefetch(origin)
+            self._resolver.prefetch(origin, request)
             return None
-        self._fetcher.forget_first(origin)
         return self._verdict(request, origin, access)
 
     async def process_response(

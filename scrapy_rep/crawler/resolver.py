@@ -47,11 +47,24 @@ from scrapy_rep.crawler.origin_state import REUSE, OriginState, OriginStates, de
 from scrapy_rep.crawler.shared_store import SharedStore, Sleep
 from scrapy_rep.engine.origin import Origin, robots_url
 
-__all__ = ["Count", "Fetch", "OnAccess", "OnFetched", "Resolver", "shared_parser"]
+__all__ = [
+    "Count",
+    "Fetch",
+    "FetchFor",
+    "FetchStopped",
+    "OnAccess",
+    "OnFetched",
+    "Resolver",
+    "shared_parser",
+]
 
 logger = logging.getLogger(__name__)
 
 Fetch = Callable[[Origin], Awaitable[FetchOutcome]]
+#: What asked (a request, opaque here) -> the fetch made on its behalf: called
+#: the moment a flight starts, so that it can note what it needs of the asker
+#: then (the proxy its robots.txt goes through), before the asker moves on.
+FetchFor = Callable[[object], Fetch]
 #: After the fetches of one flight (a first failure and its quick retries,
 #: or one refresh), with the Access they lead to (logs).
 OnFetched = Callable[[Origin, list[FetchOutcome], Access], None]
@@ -76,6 +89,15 @@ STREAK_STATES: Final = {
 }
 
 _PARSERS: dict[bool, ParsedBodies] = {}
+
+
+class FetchStopped(BaseException):
+    """Raised by a fetch that did not start because the crawl is stopping.
+
+    Nothing was fetched, so nothing is recorded or announced: the flight ends
+    and its waiters get this, like a cancellation (hence a BaseException: no
+    ``except Exception`` on the way takes it for an unreachable robots.txt).
+    """
 
 
 def shared_parser(google_quirks: bool = False) -> ParsedBodies:
@@ -115,8 +137,10 @@ class Resolver:
         max_bytes: int = 32 * 1024 * 1024,
         parsed_max_bytes: int = 64 * 1024 * 1024,
         random: Callable[[], float] = _random.random,
+        fetch_for: FetchFor | None = None,
     ) -> None:
         self._fetch = fetch
+        self._fetch_for = fetch_for
         self.policy = policy if policy is not None else PolicyConfig()
         self._clock = clock
         self._sleep = sleep or reactor_sleep
@@ -155,11 +179,11 @@ class Resolver:
 
     # --- answers ---------------------------------------------------------------
 
-    def current(self, origin: Origin) -> Access | None:
+    def current(self, origin: Origin, via: object = None) -> Access | None:
         """The answer if it is known and still applies; never waits.
 
-        May start a background retry (a streak) and counts the lookup, like
-        ``access``; None means "call ``access``".
+        May start a background retry (a streak) on behalf of ``via`` and
+        counts the lookup, like ``access``; None means "call ``access``".
         """
         if self._ahead:
             self._ahead.pop(origin, None)
@@ -174,7 +198,7 @@ class Resolver:
         known = self._known(origin, state)
         if known is None:
             return None
-        self._note_use(origin, state, known, HIT)
+        self._note_use(origin, state, known, HIT, via)
         return state.access
 
     def peek(self, origin: Origin) -> Access | None:
@@ -207,7 +231,7 @@ class Resolver:
             self.streaking.discard(origin)
         return decision
 
-    def prefetch(self, origin: Origin) -> None:
+    def prefetch(self, origin: Origin, via: object = None) -> None:
         """Start loading (or fetching) the origin's robots.txt now, if nothing
         is known or under way; the requests that come later join that flight.
 
@@ -228,19 +252,26 @@ class Resolver:
         if max(len(ahead), len(self._flights)) >= self._states.room():
             return
         ahead[origin] = None
-        self._flights.launch(origin, lambda: self._fly(origin))
+        self._flights.launch(origin, lambda: self._fly(origin, self._fetch_of(via)))
 
-    async def access(self, origin: Origin) -> Access:
-        """The access for ``origin``, loading or fetching its robots.txt if needed."""
+    async def access(self, origin: Origin, via: object = None) -> Access:
+        """The access for ``origin``, loading or fetching its robots.txt if needed.
+
+        A fetch this starts is made on behalf of ``via`` (``fetch_for``); one
+        already under way is joined, whoever started it. Raises
+        ``FetchStopped`` if the fetch it waited for did not start.
+        """
         if self._ahead:
             self._ahead.pop(origin, None)
         state = self._states.get(origin)
         decision = self._decision(state) if state is not None else None
         how = HIT
         if state is None or decision is None or decision.action is Action.FETCH:
-            state, how = await self._flights.join(origin, lambda: self._fly(origin))
+            state, how = await self._flights.join(
+                origin, lambda: self._fly(origin, self._fetch_of(via))
+            )
             decision = self._decision(state, settled=True)
-        self._note_use(origin, state, decision, how)
+        self._note_use(origin, state, decision, how, via)
         if state.holds(decision):
             assert state.access is not None
             return state.access
@@ -333,7 +364,9 @@ class Resolver:
             return decide_settled(state.record, now, self.policy)
         return decision
 
-    def _note_use(self, origin: Origin, state: OriginState, decision: Decision, how: str) -> None:
+    def _note_use(
+        self, origin: Origin, state: OriginState, decision: Decision, how: str, via: object
+    ) -> None:
         self._states.touch(origin)
         self._count(how)
         if decision.stale:
@@ -345,8 +378,16 @@ class Resolver:
             if decision.state is not None:
                 self._count(f"unreachable/{STREAK_STATES[decision.state]}")
         if decision.refresh_due and not self._closed:
-            # requests do not wait for a background retry
-            self._flights.launch(origin, lambda: self._fly(origin, background=True))
+            # requests do not wait for a background retry; it goes their way
+            self._flights.launch(
+                origin, lambda: self._fly(origin, self._fetch_of(via), background=True)
+            )
+
+    def _fetch_of(self, via: object) -> Fetch:
+        """The fetch on behalf of ``via``, told now, as its flight starts."""
+        if via is None or self._fetch_for is None:
+            return self._fetch
+        return self._fetch_for(via)
 
     async def _settle(self, origin: Origin, state: OriginState, decision: Decision) -> Access:
         """A new Access for a new decision; tell ``on_access`` before answering."""
@@ -366,8 +407,9 @@ class Resolver:
 
     # --- a flight: load, fetch if needed, settle -----------------------------------
 
-    async def _fly(self, origin: Origin, background: bool = False) -> _Landed:
-        """Load, then fetch if the policy says so; the state and how it went."""
+    async def _fly(self, origin: Origin, fetch_it: Fetch, background: bool = False) -> _Landed:
+        """Load, then fetch (with ``fetch_it``, every attempt) if the policy
+        says so; the state and how it went."""
         how = EXPIRED
         state = self._states.get(origin)
         try:
@@ -378,7 +420,9 @@ class Resolver:
                 fetch = self._decision(state).action is Action.FETCH
                 how = HIT if not fetch else MISS if state.record is None else EXPIRED
             if fetch:
-                await self._fetch_with_quick_retries(origin, state, quick=not background)
+                await self._fetch_with_quick_retries(
+                    origin, state, fetch_it, quick=not background
+                )
             # Settle (and announce) before any waiter is answered.
             decision = self._decision(state, settled=True)
             if not state.holds(decision):
@@ -391,7 +435,7 @@ class Resolver:
         return state, how
 
     async def _fetch_with_quick_retries(
-        self, origin: Origin, state: OriginState, quick: bool
+        self, origin: Origin, state: OriginState, fetch_it: Fetch, quick: bool
     ) -> None:
         """SPEC §2.2: a first failure is retried soon while requests wait, a little."""
         since = self._clock()
@@ -399,7 +443,7 @@ class Resolver:
         fetched: list[FetchOutcome] = []
         try:
             while True:
-                record, outcome = await self._fetch_shared(origin, state)
+                record, outcome = await self._fetch_shared(origin, state, fetch_it)
                 if outcome is not None:
                     fetched.append(outcome)
                 if not quick or self._closed:
@@ -451,7 +495,7 @@ class Resolver:
         return record_outcome(known, broken, now, self.policy, random=self._random)
 
     async def _fetch_shared(
-        self, origin: Origin, state: OriginState
+        self, origin: Origin, state: OriginState, fetch_it: Fetch
     ) -> tuple[OriginRecord, FetchOutcome | None]:
         """One fetch across every process sharing the store: the record it gives,
         and the outcome if this process made the fetch."""
@@ -459,7 +503,7 @@ class Resolver:
         done: list[tuple[FetchOutcome, OriginRecord]] = []
 
         async def fetch() -> OriginRecord:
-            outcome = await _fetch_safely(self._fetch, origin, self._clock)
+            outcome = await _fetch_safely(fetch_it, origin, self._clock)
             # On the record as it is now, not as it was when the fetch began: a
             # page may have answered meanwhile (``site_answered``), and that
             # mark is what opens the site 30 days into an outage.
