@@ -14,8 +14,10 @@ rules only for those tokens), as Google documents them
   callback and item pipelines to act on: items are never removed.
 
 Only HTML responses are searched for meta tags, within
-``REP_PAGE_DIRECTIVES_MAX_BYTES``; headers are read on every response. Off by
-default: then the component is not even loaded (``NotConfigured``).
+``REP_PAGE_DIRECTIVES_MAX_BYTES``; headers are read on every response. At
+most ``MAX_PAGE_RULES`` rules of each are read: a response with more counts
+as ``none`` (noindex, nofollow), and a problem in ``rep_directives`` says so.
+Off by default: then the component is not even loaded (``NotConfigured``).
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from itertools import compress
-from operator import itemgetter
+from operator import attrgetter, itemgetter
 from typing import Final, NamedTuple
 
 from scrapy_rep.engine.lines import ALLOW, DISALLOW  # a rule's kind is its field's name
@@ -524,6 +524,26 @@ class CompiledGroup:
             return None
         if best == GAVE_UP:  # a new tuple, made by _best
             return UNDECIDED
+        return self._rule(best)
+
+    def deciding(self, path: str) -> tuple[Rule, ...]:
+        """Every rule that decides ``path`` (normalised), in file order: the
+        deciding rule and those that tie with it (other patterns of its length
+        and kind that match too), found by ``decide``'s search within its step
+        budget (SPEC §6.8). ``(UNDECIDED,)`` past the budget, () if no rule
+        matches. Any one of a tie decides an allow or disallow; a usage rule's
+        ties all apply (``usage._PathIndex``)."""
+        ties: list[Best] = []
+        best = self._best(path, self._literals.longest(path), ties)
+        if best is None:
+            return ()
+        if best == GAVE_UP:
+            return (UNDECIDED,)
+        patterns = dict.fromkeys(tie for tie in ties if tie[0] == best[0])
+        return tuple(sorted(map(self._rule, patterns), key=attrgetter("line")))
+
+    def _rule(self, best: Best) -> Rule:
+        """The rule as written of a search's answer."""
         if self._where is None:  # first asked: where each normalised pattern was written
             where: dict[tuple[str, bool], int] = {}
             normalised = self._normalise(self._patterns).split("\n")
@@ -534,16 +554,23 @@ class CompiledGroup:
         index = where[best[2], best[1]]
         return rule_of(written[index], self._codes[index])
 
-    def _best(self, path: str, index: int) -> Best | None:
+    def _best(self, path: str, index: int, ties: list[Best] | None = None) -> Best | None:
         """(priority, allow, normalised pattern) of the deciding rule, given the
-        longest literal prefix of ``path`` (``index``, -1 for none)."""
+        longest literal prefix of ``path`` (``index``, -1 for none). With
+        ``ties``, every rule found matching at the best priority so far is
+        added to it (the caller keeps those of the final one)."""
         floor, allow, pattern = self._literal(index)
+        if ties is not None and floor >= 0:
+            ties += self._literal_ties(index, floor)
+        tying = ties is not None  # a rule of equal priority is wanted too
         if self._anchored:
             anchored = self._anchored.get(path)
-            if anchored is not None and anchored[0] > floor:
+            if anchored is not None and anchored[0] > floor - tying:
                 floor, allow, pattern = anchored
-        if self._wild_top > floor:
-            floor, allow, pattern = self._wildcards_over(path, (floor, allow, pattern))
+                if ties is not None:
+                    ties.append(anchored)
+        if self._wild_top > floor - tying:
+            floor, allow, pattern = self._wildcards_over(path, (floor, allow, pattern), ties)
         return (floor, allow, pattern) if floor >= 0 else None
 
     def _slot(self, at: int) -> Slot:
@@ -585,13 +612,15 @@ class CompiledGroup:
         allow = pattern in self._allow
         return (2 * len(pattern) + allow, allow, pattern)
 
-    def _wildcards_over(self, path: str, best: Best) -> Best:
+    def _wildcards_over(self, path: str, best: Best, ties: list[Best] | None = None) -> Best:
         """The best of ``best`` and the wildcards that match ``path``: in a big
         group through its index, in a small one those of the heads that start
-        the path, then one ``in`` per need that can outrank what matched."""
+        the path, then one ``in`` per need that can outrank what matched.
+        With ``ties``, those that equal it are tried and added too."""
         if self._index is not None:
-            return self._index.best(path, best)
+            return self._index.best(path, best, ties)
         floor, allow, pattern = best
+        bar = floor if ties is None else floor - 1  # what a rule must outrank
         if self._heads is not None:
             heads, by_head, ends = self._heads
             keys = heads.keys
@@ -601,31 +630,39 @@ class CompiledGroup:
                 if path < ends[index]:  # not above it: starts with it (``_slot``)
                     for rule in by_head[index]:
                         priority, kind, _, middle, tail, end, written, need, sure = rule
-                        if priority <= floor:
+                        if priority <= bar:
                             break
                         if need in path and (
                             sure or matches(path, len(head), middle, tail, end, None)
                         ):
                             floor, allow, pattern = priority, kind, written
-                            break
+                            if ties is None:
+                                bar = priority
+                                break
+                            ties.append((priority, kind, written))
+                            bar = priority - 1
                 up = heads.parents[index]  # ``heads.parent``, inlined when known
                 index = up if up != UNKNOWN else heads.parent(index)
         needs: Sequence[tuple[str, int]] = self._need_tops
         if self._need_gates is not None:  # many: those behind a gate the path passes
-            needs = self._gated_needs(path, bisect_left(self._need_floors, -floor))
+            needs = self._gated_needs(path, bisect_left(self._need_floors, -bar))
         for need, top in needs:
-            if top <= floor:
+            if top <= bar:
                 break  # the needs come highest first: none after can win
             if need not in path:
                 continue
             for priority, kind, head, middle, tail, end, written, _, sure in self._by_need[need]:
-                if priority <= floor:
+                if priority <= bar:
                     break
                 if not path.startswith(head):
                     continue
                 if sure or matches(path, len(head), middle, tail, end, None):
                     floor, allow, pattern = priority, kind, written
-                    break
+                    if ties is None:
+                        bar = priority
+                        break
+                    ties.append((priority, kind, written))
+                    bar = priority - 1
         return floor, allow, pattern
 
     def _gated_needs(self, path: str, end: int) -> list[tuple[str, int]]:
@@ -657,6 +694,21 @@ class CompiledGroup:
             index = self._literals.parent(index)
         assert best is not None
         return best
+
+    def _literal_ties(self, index: int, priority: int) -> list[Best]:
+        """The literal rules of ``priority`` up the links from ``index``: with
+        stars counted in their length, ``/ab*`` and ``/abc`` tie."""
+        if not self._stars:  # two literals of one length that start a path are one
+            return [self._literal(index)]
+        keys, stars, found = self._keys, self._stars, []
+        while index >= 0:
+            key = keys[index]
+            extra = stars.get(key, 0)
+            allow = key in self._allow
+            if 2 * (len(key) + extra) + allow == priority:
+                found.append((priority, allow, key + "*" * extra))
+            index = self._literals.parent(index)
+        return found
 
 
 #: What decides a path that no rule matches: allowed.

@@ -14,6 +14,13 @@ X-Robots-Tag specifications" (developers.google.com, page updated
 - rules add up across headers and tags ("the sum of the negative rules"),
   and of conflicting rules the more restrictive applies.
 
+A response is read within a bound, as robots.txt is within its byte cap:
+at most ``MAX_PAGE_RULES`` rules of each source (its headers, its meta
+tags), read lazily and added up in one linear pass. Google documents no
+limit; past this one the response counts as ``none`` (noindex, nofollow),
+failing closed as a robots.txt check that runs out of steps does (SPEC §6.8):
+what the rest said cannot be known without reading it all.
+
 Pure: no HTML parser, no clock (``unavailable_after`` is kept as written; the
 shell compares it with its own time).
 """
@@ -22,12 +29,14 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from itertools import islice
 from typing import Final, NamedTuple
 
 __all__ = [
     "KNOWN_RULES",
     "MAX_HTML_BYTES",
+    "MAX_PAGE_RULES",
     "META",
     "X_ROBOTS_TAG",
     "PageDirectives",
@@ -62,6 +71,12 @@ IMAGE_PREVIEWS: Final = ("none", "standard", "large")
 #: the body too, so the head alone is not enough; a bound keeps a hostile
 #: page cheap.
 MAX_HTML_BYTES: Final = 1_048_576
+#: How many rules of one source (the ``X-Robots-Tag`` headers, or the meta
+#: tags for the crawler) of a response are read; a header rule counts
+#: whoever it addresses, since that is known only once it is read. A real
+#: page writes a handful, a hostile one a rule per few bytes of a 1 MiB page
+#: or tens of thousands of header lines. Past it, the response counts as ``none``.
+MAX_PAGE_RULES: Final = 1000
 
 _WEEKDAYS: Final = frozenset(
     {"mon", "tue", "wed", "thu", "fri", "sat", "sun", "monday", "tuesday", "wednesday",
@@ -85,16 +100,20 @@ class PageRule(NamedTuple):
 # --- reading rules ---------------------------------------------------------------
 
 
-def _items(value: str) -> list[str]:
-    """A comma-separated list; a date written with a weekday (``unavailable_after:
-    Wed, 03 Dec 2025 13:09:53 GMT``, RFC 822/850) keeps its comma."""
-    items: list[str] = []
+def _items(value: str) -> Iterator[str]:
+    """A comma-separated list, item by item; a date written with a weekday
+    (``unavailable_after: Wed, 03 Dec 2025 13:09:53 GMT``, RFC 822/850)
+    keeps its comma."""
+    item: str | None = None
     for part in value.split(","):
-        if items and _dangling_weekday(items[-1]):
-            items[-1] += "," + part
-        else:
-            items.append(part)
-    return [item.strip() for item in items if item.strip()]
+        if item is not None and _dangling_weekday(item):
+            item += "," + part
+            continue
+        if item is not None and item.strip():
+            yield item.strip()
+        item = part
+    if item is not None and item.strip():
+        yield item.strip()
 
 
 def _dangling_weekday(item: str) -> bool:
@@ -128,7 +147,12 @@ def parse_x_robots_tag(values: Iterable[str | bytes]) -> list[PageRule]:
     each header value starts addressed to every crawler. Pass the header
     values one by one: joined with commas, two values cannot be told apart.
     """
-    rules: list[PageRule] = []
+    return [rule for rule in _header_rules(values) if rule.name]
+
+
+def _header_rules(values: Iterable[str | bytes]) -> Iterator[PageRule]:
+    """``parse_x_robots_tag``, one rule at a time, and an agent with no rule
+    (``googlebot:``) as a rule without a name: read, so counted, but no rule."""
     for value in values:
         text = value.decode("latin-1") if isinstance(value, bytes) else value
         agent: str | None = None
@@ -137,17 +161,22 @@ def parse_x_robots_tag(values: Iterable[str | bytes]) -> list[PageRule]:
             rest = item
             if prefixed is not None and prefixed[1].lower() not in VALUE_RULES:
                 agent, rest = prefixed[1].lower(), prefixed[2]
-                if not rest.strip():
-                    continue  # "googlebot:" alone: an agent with no rule yet
-            rules.append(_rule(rest, agent, X_ROBOTS_TAG, item))
-    return rules
+                if not rest.strip():  # "googlebot:" alone: an agent with no rule yet
+                    yield PageRule("", None, agent, X_ROBOTS_TAG, item)
+                    continue
+            yield _rule(rest, agent, X_ROBOTS_TAG, item)
 
 
 def parse_meta_content(name: str, content: str) -> list[PageRule]:
     """The rules of one ``<meta name=... content=...>``: ``robots`` addresses
     every crawler, any other name the crawler with that token."""
+    return list(_meta_rules(name, content))
+
+
+def _meta_rules(name: str, content: str) -> Iterator[PageRule]:
     agent = None if name.strip().lower() == "robots" else name.strip().lower()
-    return [_rule(item, agent, META, item) for item in _items(content)]
+    for item in _items(content):
+        yield _rule(item, agent, META, item)
 
 
 # --- meta tags in HTML -------------------------------------------------------------
@@ -174,13 +203,17 @@ def meta_tags(page: bytes | str, *, max_bytes: int = MAX_HTML_BYTES) -> list[tup
     repeated attribute counts (as in HTML); character references in values
     are decoded. Bytes are read as UTF-8, bad bytes replaced.
     """
+    return list(_meta_tags(page, max_bytes))
+
+
+def _meta_tags(page: bytes | str, max_bytes: int) -> Iterator[tuple[str, str]]:
+    """``meta_tags``, one tag at a time."""
     if isinstance(page, bytes):
         page = page[:max_bytes].decode("utf-8", "replace")
     else:
         page = page[:max_bytes]
     if "<meta" not in page.lower():
-        return []
-    found: list[tuple[str, str]] = []
+        return
     for match in _HTML_SCAN.finditer(page):
         attributes_text = match[2]
         if attributes_text is None:
@@ -192,25 +225,30 @@ def meta_tags(page: bytes | str, *, max_bytes: int = MAX_HTML_BYTES) -> list[tup
                 raw = next((v for v in attribute.groups()[1:] if v is not None), "")
                 attributes[key] = html.unescape(raw)
         if "name" in attributes and "content" in attributes:
-            found.append((attributes["name"], attributes["content"]))
-    return found
+            yield attributes["name"], attributes["content"]
 
 
 def meta_robots(
     page: bytes | str, tokens: Sequence[str], *, max_bytes: int = MAX_HTML_BYTES
 ) -> PageDirectives:
-    """The robots ``meta`` rules of a page that apply to a crawler with ``tokens``."""
+    """The robots ``meta`` rules of a page that apply to a crawler with ``tokens``.
+
+    Tags are read only until ``MAX_PAGE_RULES`` rules are (``directives_for``).
+    """
     wanted = {"robots", *(token.lower() for token in tokens)}
-    rules: list[PageRule] = []
-    for name, content in meta_tags(page, max_bytes=max_bytes):
-        if name.strip().lower() in wanted:
-            rules += parse_meta_content(name, content)
+    rules = (
+        rule
+        for name, content in _meta_tags(page, max_bytes)
+        if name.strip().lower() in wanted
+        for rule in _meta_rules(name, content)
+    )
     return directives_for(rules, tokens)
 
 
 def x_robots_tag(values: Iterable[str | bytes], tokens: Sequence[str]) -> PageDirectives:
-    """The ``X-Robots-Tag`` rules of a response that apply to ``tokens``."""
-    return directives_for(parse_x_robots_tag(values), tokens)
+    """The ``X-Robots-Tag`` rules of a response that apply to ``tokens``,
+    read only until ``MAX_PAGE_RULES`` are (``directives_for``)."""
+    return directives_for(_header_rules(values), tokens)
 
 
 # --- what applies ----------------------------------------------------------------
@@ -257,17 +295,29 @@ def directives_for(rules: Iterable[PageRule], tokens: Sequence[str]) -> PageDire
     ``none`` is ``noindex, nofollow``; ``all`` adds nothing; of two limits the
     tighter wins (``max-snippet:50`` with ``nosnippet`` gives no snippet); a
     value rule without a parseable value is ignored, as Google ignores it.
+
+    One pass, at most ``MAX_PAGE_RULES`` rules taken from ``rules`` (lazy:
+    the rest is never read). If there are more, the result has ``noindex``
+    and ``nofollow`` too, and a problem says why.
     """
     own = {token.lower() for token in tokens}
     flags: set[str] = set()
     snippet: int | None = None
     image: str | None = None
     video: int | None = None
-    dates: list[str] = []
+    dates: dict[str, None] = {}  # ordered, and a lookup that does not grow with it
     kept: list[PageRule] = []
     problems: list[str] = []
-    for rule in rules:
-        if rule.agent is not None and rule.agent not in own:
+    read = islice(rules, MAX_PAGE_RULES + 1)
+    for count, rule in enumerate(read):
+        if count == MAX_PAGE_RULES:
+            flags.update(("noindex", "nofollow"))
+            problems.append(
+                f"more than {MAX_PAGE_RULES} rules: the rest is not read, and the"
+                " response counts as none (noindex, nofollow)"
+            )
+            break
+        if not rule.name or (rule.agent is not None and rule.agent not in own):
             continue
         kept.append(rule)
         name, value = rule.name, rule.value
@@ -293,8 +343,7 @@ def directives_for(rules: Iterable[PageRule], tokens: Sequence[str]) -> PageDire
             elif image is None or IMAGE_PREVIEWS.index(setting) < IMAGE_PREVIEWS.index(image):
                 image = setting
         elif value:  # unavailable_after
-            if value not in dates:
-                dates.append(value)
+            dates[value] = None
         else:
             problems.append(f"{rule.text!r}: no date, ignored")
     return PageDirectives(
@@ -315,7 +364,7 @@ def combine_directives(*parts: PageDirectives) -> PageDirectives:
     flags: set[str] = set()
     snippet = video = None
     image: str | None = None
-    dates: list[str] = []
+    dates: dict[str, None] = {}
     for part in parts:
         flags |= part.flags
         if part.max_snippet is not None:
@@ -327,7 +376,7 @@ def combine_directives(*parts: PageDirectives) -> PageDirectives:
             or IMAGE_PREVIEWS.index(part.max_image_preview) < IMAGE_PREVIEWS.index(image)
         ):
             image = part.max_image_preview
-        dates += [date for date in part.unavailable_after if date not in dates]
+        dates.update(dict.fromkeys(part.unavailable_after))
     return PageDirectives(
         frozenset(flags),
         snippet,

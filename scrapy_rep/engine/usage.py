@@ -675,28 +675,13 @@ def combine(*preferences: Preferences) -> Preferences:
 # --- robots.txt: rules matched by path ---------------------------------------------
 
 
+_ONE_RULE: Final = array("I", [1])
+
+
 def _pattern_matches(pattern: str, path: str) -> bool:
-    """RFC 9309 §2.2.3 matching of one normalised pattern: ``*`` is any run,
-    a final ``$`` ends the path. The same greedy scan as matching.py's
-    wildcards (each piece at its leftmost place leaves most room for the rest).
-    """
-    anchored = pattern.endswith("$")
-    pieces = (pattern[:-1] if anchored else pattern).split("*")
-    head = pieces[0]
-    if not path.startswith(head):
-        return False
-    if len(pieces) == 1:
-        return not anchored or len(path) == len(head)
-    position = len(head)
-    for piece in pieces[1:-1]:
-        found = path.find(piece, position) if piece else position
-        if found < 0:
-            return False
-        position = found + len(piece)
-    tail = pieces[-1]
-    if anchored:
-        return path.endswith(tail) and len(path) - len(tail) >= position
-    return not tail or path.find(tail, position) >= 0
+    """Whether one normalised pattern matches ``path`` (normalised): the
+    engine's matcher (``CompiledGroup``) asked about that pattern alone."""
+    return CompiledGroup(pattern, _ONE_RULE, False).decide(path) is not None
 
 
 class _PathIndex:
@@ -706,11 +691,13 @@ class _PathIndex:
     the encoded path; rules with identical paths all apply (combined by
     vocab-08 §5.1, where allow/disallow would let the allow win). A rule
     without a path matches every path, more weakly than any rule with one.
-    The engine's ``CompiledGroup`` finds the longest match; other patterns of
-    the same length are checked one by one (rare: a tie of different patterns).
+    Different patterns of one length that match tie, and all apply too: the
+    engine's ``CompiledGroup`` finds them all in one search, within the step
+    budget of an allow/disallow check (SPEC §6.8); past it, every key is
+    refused (fail closed).
     """
 
-    __slots__ = ("_by_length", "_group", "_pathless", "_patterns", "_refused", "_rules")
+    __slots__ = ("_group", "_pathless", "_refused", "_rules")
 
     def __init__(self, rules: Sequence[UsageRule], google: bool) -> None:
         escape = google_escape_pattern if google else normalise
@@ -719,34 +706,24 @@ class _PathIndex:
         for rule in rules:
             if rule.path:
                 by_pattern.setdefault(escape(rule.path), []).append(rule)
-        self._patterns = list(by_pattern)
-        self._rules = [tuple(by_pattern[pattern]) for pattern in self._patterns]
-        self._by_length: dict[int, list[int]] = {}
-        for index, pattern in enumerate(self._patterns):
-            self._by_length.setdefault(len(pattern), []).append(index)
+        patterns = list(by_pattern)
+        self._rules = [tuple(by_pattern[pattern]) for pattern in patterns]
         # Every pattern as a "disallow" whose line is its index + 1.
-        codes = array("I", range(1, len(self._patterns) + 1))
-        self._group = (
-            CompiledGroup("\n".join(self._patterns), codes, google) if self._patterns else None
-        )
+        codes = array("I", range(1, len(patterns) + 1))
+        self._group = CompiledGroup("\n".join(patterns), codes, google) if patterns else None
         # What a check that gave up (SPEC §6.8) answers: every key refused.
         source = rules[0].source if rules else CONTENT_USAGE
         statement = tuple((key, False) for src, key in _SPEAKS_FOR if src == source)
         self._refused = (UsageRule(0, "*", statement, source, UNDECIDED_TEXT),)
 
     def winners(self, path: str) -> tuple[UsageRule, ...]:
-        """The rules that decide ``path`` (normalised): the longest match's."""
-        found = self._group.decide(path) if self._group is not None else None
-        if found is None:
+        """The rules that decide ``path`` (normalised): the longest matches'."""
+        found = self._group.deciding(path) if self._group is not None else ()
+        if not found:
             return self._pathless
-        if found == UNDECIDED:
+        if found[0] == UNDECIDED:
             return self._refused
-        best = found.line - 1
-        rules = list(self._rules[best])
-        for other in self._by_length[len(self._patterns[best])]:
-            if other != best and _pattern_matches(self._patterns[other], path):
-                rules += self._rules[other]
-        return tuple(rules)
+        return tuple(rule for pattern in found for rule in self._rules[pattern.line - 1])
 
 
 class UsageMatcher:

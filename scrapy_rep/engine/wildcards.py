@@ -275,9 +275,11 @@ class WildcardIndex:
         self._ends = ends
         self._end_lengths = tuple(sorted({len(key) - 1 for key in ends}))
 
-    def best(self, path: str, best: Best) -> Best:
+    def best(self, path: str, best: Best, ties: list[Best] | None = None) -> Best:
         """The best of ``best`` and the wildcards that match ``path``; ``GAVE_UP``
-        (a disallow: fail closed) if the check runs out of steps."""
+        (a disallow: fail closed) if the check runs out of steps. With
+        ``ties``, the wildcards that equal the best so far are tried too, within
+        the same steps, and each that matches is added to it."""
         first, last = self._keys.scan(path)
         for length in self._end_lengths:  # the keys of anchored rules: the path's end
             key = _END + path[-length:]
@@ -286,7 +288,7 @@ class WildcardIndex:
         seen: Seen = first, last, {}, [steps_for(path)]
         try:
             if self._always is not None:
-                best = _best_filed(self._always, path, best, seen)
+                best = _best_filed(self._always, path, best, seen, ties)
             survivors = self._survivors(path, seen) if first else {}
             # The keys with rules to try: every key found, when all have rules alone.
             keys: Collection[str] = (
@@ -298,17 +300,18 @@ class WildcardIndex:
                 return best
             # Highest first: the highest key decides most checks; the rest by a heap.
             key_top = self._key_top
+            tying = ties is not None  # a rule that equals the best is wanted too
             highest = max(keys, key=key_top.__getitem__)
-            best = self._best_of_key(highest, survivors, path, best, seen)
-            if best[0] >= key_top[highest]:
+            best = self._best_of_key(highest, survivors, path, best, seen, ties)
+            if best[0] - tying >= key_top[highest]:
                 return best  # none can outrank what it matched
             ranked = [(-key_top[key], key) for key in keys if key != highest]
             heapify(ranked)
             while ranked:
                 top, key = heappop(ranked)
-                if -top <= best[0]:
+                if -top <= best[0] - tying:
                     break  # none after can win
-                best = self._best_of_key(key, survivors, path, best, seen)
+                best = self._best_of_key(key, survivors, path, best, seen, ties)
         except _GaveUp:
             return GAVE_UP
         return best
@@ -320,13 +323,14 @@ class WildcardIndex:
         path: str,
         best: Best,
         seen: Seen,
+        ties: list[Best] | None,
     ) -> Best:
         """The best of ``best`` and the candidates filed under ``key``."""
         filed = self._alone.get(key)
         if filed is not None:
-            best = _best_filed(filed, path, best, seen)
+            best = _best_filed(filed, path, best, seen, ties)
         for wildcards in survivors.get(key, ()):
-            best = _best_filed(wildcards, path, best, seen)
+            best = _best_filed(wildcards, path, best, seen, ties)
         return best
 
     def _survivors(self, path: str, seen: Seen) -> dict[str, list[list[Wildcard]]]:
@@ -421,11 +425,14 @@ class _KeyChooser:
         return key
 
 
-def _best_filed(filed: _Filed, path: str, best: Best, seen: Seen) -> Best:
+def _best_filed(
+    filed: _Filed, path: str, best: Best, seen: Seen, ties: list[Best] | None
+) -> Best:
     """The best of ``best`` and the wildcards of ``filed`` that match ``path``,
     whose keys the scan found: a one-piece rule whose key is its piece, and
-    whose head starts the path, matches."""
+    whose head starts the path, matches. With ``ties``, as ``WildcardIndex.best``."""
     floor, allow, pattern = best
+    bar = floor if ties is None else floor - 1  # what a rule must outrank
     steps = seen[3]
     if isinstance(filed, list):
         candidates: list[list[Wildcard]] = [filed]
@@ -439,7 +446,7 @@ def _best_filed(filed: _Filed, path: str, best: Best, seen: Seen) -> Best:
         steps[0] -= len(filed.lengths)
     for wildcards in candidates:
         for priority, kind, head, middle, tail, end, written, need, sure in wildcards:
-            if priority <= floor:
+            if priority <= bar:
                 break
             if end and not path.endswith(tail):
                 steps[0] -= 1  # the usual way a rule of a big group fails: cheap
@@ -454,7 +461,11 @@ def _best_filed(filed: _Filed, path: str, best: Best, seen: Seen) -> Best:
             # A one-piece rule whose key is its piece, found: its head decides.
             if (sure and len(need) <= MAX_KEY) or matches(path, len(head), middle, tail, end, seen):
                 floor, allow, pattern = priority, kind, written
-                break
+                if ties is None:
+                    bar = priority
+                    break
+                ties.append((priority, kind, written))
+                bar = priority - 1
     if steps[0] < 0:
         raise _GaveUp
     return floor, allow, pattern
