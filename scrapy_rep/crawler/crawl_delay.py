@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from scrapy_rep.cache.outcome import Access
     from scrapy_rep.engine.document import RobotsTxt
 
-__all__ = ["CrawlDelay", "CrawlDelayConfig", "clamp", "rebase", "slot_timing"]
+__all__ = ["CrawlDelay", "CrawlDelayConfig", "clamp", "pacing", "rebase", "slot_timing"]
 
 logger = logging.getLogger(__name__)
 
@@ -59,21 +59,27 @@ CLAMPED_STAT: Final = "robotstxt/crawl_delay/clamped"
 
 @dataclass(frozen=True)
 class CrawlDelayConfig:
-    """REP_CRAWL_DELAY and REP_CRAWL_DELAY_MAX, validated."""
+    """REP_CRAWL_DELAY, REP_CRAWL_DELAY_MAX and REP_RETRY_AFTER, validated."""
 
-    #: REP_CRAWL_DELAY == "obey": apply crawl-delay to download slots.
+    #: REP_CRAWL_DELAY == "obey": apply crawl-delay to download slots, and
+    #: share each origin's pace through the store (``scrapy_rep.crawler.pace``).
     obey: bool = False
     #: REP_CRAWL_DELAY_MAX: seconds; a larger crawl-delay is cut to this.
     max_delay: float = 30.0
+    #: REP_RETRY_AFTER == "obey": a 429/503 with Retry-After pauses its origin
+    #: for every process sharing the store. Default: as REP_CRAWL_DELAY.
+    retry_after: bool = False
 
     @classmethod
     def from_settings(cls, settings: Mapping[str, Any]) -> CrawlDelayConfig:
         defaults = cls()
+        obey = read_setting(settings, "REP_CRAWL_DELAY", defaults.obey, _to_mode)
         return cls(
-            obey=read_setting(settings, "REP_CRAWL_DELAY", defaults.obey, _to_mode),
+            obey=obey,
             max_delay=read_setting(
                 settings, "REP_CRAWL_DELAY_MAX", defaults.max_delay, _to_seconds
             ),
+            retry_after=read_setting(settings, "REP_RETRY_AFTER", obey, _to_mode),
         )
 
 
@@ -249,7 +255,7 @@ class CrawlDelay:
         if tokens in known:
             return known[tokens]
         robots = self._robots.get(origin)
-        wanted = _pacing(robots, tokens) if robots is not None else None
+        wanted = pacing(robots, tokens) if robots is not None else None
         delay = None if wanted is None else clamp(wanted, self._max)
         known[tokens] = delay
         if wanted is not None and delay is not None and delay < wanted:
@@ -292,7 +298,7 @@ class CrawlDelay:
             self._crawler.stats.inc_value(name)
 
 
-def _pacing(robots: RobotsTxt, tokens: tuple[str, ...]) -> float | None:
+def pacing(robots: RobotsTxt, tokens: tuple[str, ...]) -> float | None:
     """The slowest of the group's ``crawl-delay`` and ``request-rate`` (seconds apart)."""
     found = [v for v in (robots.crawl_delay(tokens), robots.request_rate(tokens)) if v is not None]
     return max(found) if found else None
@@ -300,7 +306,7 @@ def _pacing(robots: RobotsTxt, tokens: tuple[str, ...]) -> float | None:
 
 def _has_delay(robots: RobotsTxt) -> bool:
     """Whether any group paces requests: most robots.txt do not, and are not kept."""
-    return any(_pacing(robots, (agent,)) is not None for agent in robots.agents)
+    return any(pacing(robots, (agent,)) is not None for agent in robots.agents)
 
 
 def _tokens_of(user_agent: str) -> tuple[str, ...]:

@@ -36,6 +36,7 @@ from scrapy_rep.crawler.internals import (
     builtin_robotstxt_enabled,
     unplug_builtin_robotstxt,
 )
+from scrapy_rep.crawler.pace import Pace
 from scrapy_rep.crawler.reporting import Drop, Reporter
 from scrapy_rep.crawler.resolver import Resolver
 from scrapy_rep.crawler.settings import Config, SettingError
@@ -113,6 +114,8 @@ class RobotsTxtMiddleware:
         self._storage_opened = False
         self._storage_error: str | None = None
         self._parking = Parking(crawler)
+        # Each origin's pace across processes (issue 26); None unless asked for.
+        self._pace = Pace.of(crawler, self._parking, self._tokens, lambda: self._resolver.storage)
         self._triggers: dict[Origin, Request] = {}  # the first waiting request per origin
         self._origins: dict[tuple[str, str], Origin | None] = {}  # (scheme, netloc) -> origin
         self._schemes = config.checked_schemes
@@ -163,12 +166,11 @@ class RobotsTxtMiddleware:
         access = self._resolver.current(origin)
         if access is not None:
             self._check(request, origin, access)
-            return None
-        if await self._access(origin, request, check=True) is None:
+        elif (access := await self._access(origin, request, check=True)) is None:
             # The crawl stopped while it waited: back to the scheduler.
             self._report.stats.inc_value("robotstxt/requeued_on_stop")
             return request.replace(dont_filter=True)
-        return None
+        return None if self._pace is None else await self._pace.turn(request, origin, access)
 
     def _origin(self, request: Request, parts: ParseResult) -> Origin | None:
         """None for schemes that are not checked (``data:``, ``file:``, ...); a

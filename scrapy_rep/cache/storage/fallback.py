@@ -20,7 +20,7 @@ from typing import TypeVar
 from scrapy_rep.cache.policy import OriginRecord, PolicyConfig
 from scrapy_rep.cache.storage.errors import StorageUnavailable
 from scrapy_rep.cache.storage.memory import MemoryStorage
-from scrapy_rep.cache.storage.protocol import Storage
+from scrapy_rep.cache.storage.protocol import Pacing, Storage
 
 __all__ = ["FallbackStorage"]
 
@@ -125,6 +125,34 @@ class FallbackStorage:
             return
         with contextlib.suppress(StorageUnavailable):  # the lock expires on its own
             await store.release(key)
+
+    # --- the pace: shared while the primary answers, this process's own meanwhile ----
+
+    async def reserve(self, key: str, interval: float, max_ahead: float) -> float:
+        """The primary's turn; while it is down, memory's: the pace of one
+        process (never faster, since this process keeps its own turns too)."""
+        primary = self.primary
+        shared = None
+        if isinstance(primary, Pacing):
+            _, shared = await self._try(lambda: primary.reserve(key, interval, max_ahead))
+        # Memory follows the shared turns, so that an outage goes on from them.
+        return self.fallback.reserve_now(key, interval, max_ahead, shared or 0.0)
+
+    async def pause(self, key: str, seconds: float, max_ahead: float) -> float:
+        local = await self.fallback.pause(key, seconds, max_ahead)
+        primary = self.primary
+        if not isinstance(primary, Pacing):
+            return local
+        answered, shared = await self._try(lambda: primary.pause(key, seconds, max_ahead))
+        return max(local, shared) if answered and shared is not None else local
+
+    async def paused_for(self, key: str, max_ahead: float) -> float:
+        local = await self.fallback.paused_for(key, max_ahead)
+        primary = self.primary
+        if not isinstance(primary, Pacing):
+            return local
+        answered, shared = await self._try(lambda: primary.paused_for(key, max_ahead))
+        return max(local, shared) if answered and shared is not None else local
 
     async def close(self) -> None:
         try:

@@ -14,6 +14,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import replace
 
+from scrapy_rep.cache import pace
 from scrapy_rep.cache.policy import OriginRecord
 
 __all__ = ["MemoryStorage"]
@@ -69,6 +70,7 @@ class MemoryStorage:
         self._bodies = _BodyPool()
         self._locks: dict[str, tuple[str, float]] = {}
         self._held: dict[str, str] = {}
+        self._pace: dict[str, tuple[float, float]] = {}  # key -> (next_at, paused_until)
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -128,7 +130,38 @@ class MemoryStorage:
         if token is not None and held is not None and held[0] == token:
             del self._locks[key]
 
+    # --- the pace (``Pacing``): one process is one worker -----------------------
+
+    async def reserve(self, key: str, interval: float, max_ahead: float) -> float:
+        return self.reserve_now(key, interval, max_ahead)
+
+    def reserve_now(
+        self, key: str, interval: float, max_ahead: float, not_before: float = 0.0
+    ) -> float:
+        """``reserve``; ``not_before``: a turn given elsewhere (a shared store's)."""
+        now = self._clock()
+        next_at, paused_until = self._pace.get(key, (None, None))
+        turn = pace.reserve(next_at, paused_until, now, interval, max_ahead, not_before)
+        self._keep_pace(key, turn, now)
+        return turn.wait
+
+    async def pause(self, key: str, seconds: float, max_ahead: float) -> float:
+        now = self._clock()
+        next_at, paused_until = self._pace.get(key, (None, None))
+        turn = pace.pause(next_at, paused_until, now, seconds, max_ahead)
+        self._keep_pace(key, turn, now)
+        return turn.wait
+
+    async def paused_for(self, key: str, max_ahead: float) -> float:
+        return pace.paused_for(self._pace.get(key, (None, None))[1], self._clock(), max_ahead)
+
+    def _keep_pace(self, key: str, turn: pace.Turn, now: float) -> None:
+        self._pace[key] = (turn.next_at, turn.paused_until)
+        if len(self._pace) > self.max_origins:  # forget the origins whose times are past
+            self._pace = {k: v for k, v in self._pace.items() if max(v) > now}
+
     async def close(self) -> None:
+        self._pace.clear()
         self._entries.clear()
         self._bodies = _BodyPool()
         self._locks.clear()

@@ -6,7 +6,7 @@ from typing import Protocol, runtime_checkable
 
 from scrapy_rep.cache.policy import OriginRecord
 
-__all__ = ["CombinedCalls", "Storage"]
+__all__ = ["CombinedCalls", "Pacing", "Storage"]
 
 
 @runtime_checkable
@@ -50,3 +50,25 @@ class CombinedCalls(Protocol):
     async def lock_and_get(self, key: str, ttl: float) -> tuple[bool, OriginRecord | None]: ...
 
     async def put_and_release(self, key: str, record: OriginRecord, ttl_seconds: float) -> None: ...
+
+
+@runtime_checkable
+class Pacing(Protocol):
+    """Optional: each origin's pace, shared by every process using the store (issue 26).
+
+    Each call is one atomic step in the store (``scrapy_rep.cache.pace``
+    says what it computes), with the store's own clock where it has one.
+    Times are relative (seconds from the store's now), so the clocks of the
+    processes never meet. ``max_ahead`` bounds any stored time: one beyond
+    it is clamped.
+
+    ``reserve``: the seconds until the next turn, which it takes; the turn
+    after it is ``interval`` later. ``pause``: no turn for ``seconds``
+    (``Retry-After``); returns the pause left. ``paused_for``: the pause left.
+    """
+
+    async def reserve(self, key: str, interval: float, max_ahead: float) -> float: ...
+
+    async def pause(self, key: str, seconds: float, max_ahead: float) -> float: ...
+
+    async def paused_for(self, key: str, max_ahead: float) -> float: ...
