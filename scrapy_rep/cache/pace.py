@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
-__all__ = ["Turn", "pause", "paused_for", "reserve", "sane"]
+__all__ = ["Turn", "going", "pause", "reserve", "sane"]
 
 
 class Turn(NamedTuple):
@@ -68,7 +68,19 @@ def pause(
     return Turn(until - now, max(sane(next_at, now, max_ahead), until), until)
 
 
-def paused_for(paused_until: float | None, now: float, max_ahead: float) -> float:
-    """Seconds of pause left: a request that waited asks this before it goes,
-    since a pause may have been set after its turn was handed out."""
-    return sane(paused_until, now, max_ahead) - now
+def going(
+    next_at: float | None,
+    paused_until: float | None,
+    now: float,
+    interval: float,
+    max_ahead: float,
+) -> Turn:
+    """A request that waited for its turn goes now: unless a pause began
+    after its turn was handed out (``wait`` is then the pause left), the next
+    turn is at least ``interval`` from now, so a turn taken late (a busy event
+    loop) does not squeeze the gap to the next one."""
+    pause_end = sane(paused_until, now, max_ahead)
+    stored = sane(next_at, now, max_ahead)
+    if pause_end > now:
+        return Turn(pause_end - now, stored, pause_end)
+    return Turn(0.0, max(stored, now + max(interval, 0.0)), pause_end)

@@ -52,6 +52,8 @@ logger = logging.getLogger(__name__)
 _MODES: Final = ("ignore", "obey")
 STAT: Final = "robotstxt/crawl_delay/applied"
 CLAMPED_STAT: Final = "robotstxt/crawl_delay/clamped"
+#: Crawl-delay is kept by ``scrapy_rep.crawler.pace`` (issue 26), not by slot delays.
+_PACED: Final = True
 
 
 # --- settings ------------------------------------------------------------------
@@ -274,6 +276,12 @@ class CrawlDelay:
         return delay
 
     def _apply(self, key: str, state: _SlotState) -> None:
+        if _PACED:
+            # The pace spaces the turns (in the store, across processes); a
+            # slot delay on top would send some late and squeeze the next gap.
+            if not state.floors:
+                del self._slots[key]
+            return
         slot = find_slot(self._crawler, key)
         current = read_timing(slot) if slot is not None else None
         if current is None:

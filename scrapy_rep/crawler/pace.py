@@ -60,6 +60,10 @@ _STOP_POLL: Final = 0.25
 #: a stored time further ahead than a pause plus this many delays is clamped.
 _WORKERS_BOUND: Final = 64
 _BUSY: Final = (429, 503)
+#: Added to every crawl-delay: the allowance for the time between a turn and
+#: the request reaching the site, which varies with each process's event loop
+#: (the turns themselves are spaced on the store's one clock).
+MARGIN: Final = 0.05
 
 WAITED: Final = "robotstxt/pace/waited"
 WAIT_SECONDS: Final = "robotstxt/pace/wait_seconds"
@@ -150,7 +154,7 @@ class Pace:
                 interval = known[2]
             else:
                 wanted = pacing(robots, tokens)
-                interval = min(wanted, self._max_delay) if wanted else 0.0
+                interval = min(wanted, self._max_delay) + MARGIN if wanted else 0.0
                 self._intervals[origin] = (robots, tokens, interval)
         if interval <= 0 and not self._retry_after:
             return None
@@ -203,7 +207,7 @@ class Pace:
                     return True
                 await sleep(wait_for)
                 # A pause may have begun after this turn was handed out.
-                if await self._paused_for(origin) <= 0:
+                if await self._going(origin, interval) <= 0:
                     return True
                 wait_for = None  # a new turn, after the pause
         finally:
@@ -249,12 +253,13 @@ class Pace:
             turn = await self._local.reserve(key, interval, self.max_ahead)
         return max(turn, self._paused_here(origin))
 
-    async def _paused_for(self, origin: Origin) -> float:
+    async def _going(self, origin: Origin, interval: float) -> float:
+        key = str(origin)
         try:
-            left = await self._store().paused_for(str(origin), self.max_ahead)
+            left = await self._store().going(key, interval, self.max_ahead)
         except Exception as exc:
             self._fall_back(repr(exc))
-            left = await self._local.paused_for(str(origin), self.max_ahead)
+            left = await self._local.going(key, interval, self.max_ahead)
         return max(left, self._paused_here(origin))
 
     def _paused_here(self, origin: Origin) -> float:

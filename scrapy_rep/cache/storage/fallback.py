@@ -146,12 +146,12 @@ class FallbackStorage:
         answered, shared = await self._try(lambda: primary.pause(key, seconds, max_ahead))
         return max(local, shared) if answered and shared is not None else local
 
-    async def paused_for(self, key: str, max_ahead: float) -> float:
-        local = await self.fallback.paused_for(key, max_ahead)
+    async def going(self, key: str, interval: float, max_ahead: float) -> float:
+        local = await self.fallback.going(key, interval, max_ahead)
         primary = self.primary
         if not isinstance(primary, Pacing):
             return local
-        answered, shared = await self._try(lambda: primary.paused_for(key, max_ahead))
+        answered, shared = await self._try(lambda: primary.going(key, interval, max_ahead))
         return max(local, shared) if answered and shared is not None else local
 
     async def close(self) -> None:

@@ -152,8 +152,12 @@ class MemoryStorage:
         self._keep_pace(key, turn, now)
         return turn.wait
 
-    async def paused_for(self, key: str, max_ahead: float) -> float:
-        return pace.paused_for(self._pace.get(key, (None, None))[1], self._clock(), max_ahead)
+    async def going(self, key: str, interval: float, max_ahead: float) -> float:
+        now = self._clock()
+        next_at, paused_until = self._pace.get(key, (None, None))
+        turn = pace.going(next_at, paused_until, now, interval, max_ahead)
+        self._keep_pace(key, turn, now)
+        return turn.wait
 
     def _keep_pace(self, key: str, turn: pace.Turn, now: float) -> None:
         self._pace[key] = (turn.next_at, turn.paused_until)

@@ -64,11 +64,13 @@ class Pacing(Protocol):
 
     ``reserve``: the seconds until the next turn, which it takes; the turn
     after it is ``interval`` later. ``pause``: no turn for ``seconds``
-    (``Retry-After``); returns the pause left. ``paused_for``: the pause left.
+    (``Retry-After``); returns the pause left. ``going``: a request that
+    waited goes now; returns the pause that began meanwhile (0: none), else
+    moves the next turn to ``interval`` from now at the earliest.
     """
 
     async def reserve(self, key: str, interval: float, max_ahead: float) -> float: ...
 
     async def pause(self, key: str, seconds: float, max_ahead: float) -> float: ...
 
-    async def paused_for(self, key: str, max_ahead: float) -> float: ...
+    async def going(self, key: str, interval: float, max_ahead: float) -> float: ...

@@ -70,7 +70,7 @@ return 0
 # clock (TIME): the workers' clocks never meet, each gets a relative wait.
 # Times are integer milliseconds in a hash (n: next turn, p: paused until);
 # a key that is not such a hash, or holds nonsense, is clamped or replaced.
-# ARGV: 1 what ("reserve", "pause", "paused"), 2 interval or pause (ms),
+# ARGV: 1 what ("reserve", "pause", "going"), 2 interval or pause (ms),
 # 3 max_ahead (ms). Returns the wait (ms).
 _PACE = """
 local t = redis.call('time')
@@ -89,11 +89,14 @@ local function sane(value)
     return math.min(v, now + ahead)
 end
 local next_at, paused = sane(stored[1]), sane(stored[2])
-if ARGV[1] == 'paused' then
-    return paused - now
-end
 local wait
-if ARGV[1] == 'pause' then
+if ARGV[1] == 'going' then
+    if paused > now then
+        return paused - now
+    end
+    next_at = math.max(next_at, now + math.max(amount, 0))
+    wait = 0
+elseif ARGV[1] == 'pause' then
     paused = math.max(paused, now + math.min(math.max(amount, 0), ahead))
     next_at = math.max(next_at, paused)
     wait = paused - now
@@ -231,8 +234,8 @@ class RedisStorage:
     async def pause(self, key: str, seconds: float, max_ahead: float) -> float:
         return await self._pace("pause", key, seconds, max_ahead)
 
-    async def paused_for(self, key: str, max_ahead: float) -> float:
-        return await self._pace("paused", key, 0.0, max_ahead)
+    async def going(self, key: str, interval: float, max_ahead: float) -> float:
+        return await self._pace("going", key, interval, max_ahead)
 
     async def _pace(self, what: str, key: str, amount: float, max_ahead: float) -> float:
         """One EVALSHA (the script is sent once per connection's server, then by hash)."""

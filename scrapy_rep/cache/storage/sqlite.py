@@ -156,8 +156,8 @@ class SqliteStorage:
     async def pause(self, key: str, seconds: float, max_ahead: float) -> float:
         return await self._run(self._pace, key, "pause", seconds, max_ahead, self._clock())
 
-    async def paused_for(self, key: str, max_ahead: float) -> float:
-        return await self._run(self._pace, key, "paused", 0.0, max_ahead, self._clock())
+    async def going(self, key: str, interval: float, max_ahead: float) -> float:
+        return await self._run(self._pace, key, "going", interval, max_ahead, self._clock())
 
     async def close(self) -> None:
         """Release our locks first: the next process need not wait for them to lapse."""
@@ -329,18 +329,13 @@ class SqliteStorage:
         """Read, compute (``pace``), write, in one IMMEDIATE transaction: the
         processes sharing the file take turns, never the same one."""
         db = self._conn()
-        if what == "paused":
-            found = db.execute(
-                "SELECT next_at, paused_until FROM pace WHERE key = ?", (key,)
-            ).fetchone()
-            return pace.paused_for(_time(found[1]) if found else None, now, max_ahead)
         db.execute("BEGIN IMMEDIATE")
         try:
             found = db.execute(
                 "SELECT next_at, paused_until FROM pace WHERE key = ?", (key,)
             ).fetchone()
             stored = (_time(found[0]), _time(found[1])) if found else (None, None)
-            step = pace.pause if what == "pause" else pace.reserve
+            step = {"pause": pace.pause, "going": pace.going}.get(what, pace.reserve)
             turn = step(*stored, now, amount, max_ahead)
             db.execute(
                 "INSERT OR REPLACE INTO pace (key, next_at, paused_until) VALUES (?, ?, ?)",
