@@ -1,0 +1,202 @@
+"""Issue 26: each origin's pace as an atomic reservation in the store.
+
+The pure steps (``scrapy_rep.cache.pace``) with the clock as an argument; the
+memory and SQLite stores with an injected clock; Redis against a real server
+on its own clock (TIME), so its tests look at the relative waits it returns.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+from pathlib import Path
+
+import pytest
+from redis import asyncio as aioredis
+from scrapy.utils.defer import deferred_f_from_coro_f
+from storage_helpers import FakeClock, RedisServer
+
+from scrapy_rep.cache import pace
+from scrapy_rep.cache.storage import MemoryStorage, open_storage
+from scrapy_rep.cache.storage.fallback import FallbackStorage
+from scrapy_rep.cache.storage.protocol import Pacing
+from scrapy_rep.cache.storage.redis import RedisStorage
+from scrapy_rep.cache.storage.sqlite import SqliteStorage
+
+NOW = 1_700_000_000.0
+AHEAD = 3600.0
+KEY = "https://site.example:443"
+
+
+# --- the pure steps ------------------------------------------------------------------
+
+
+def test_pace_first_turn_is_now_and_the_next_one_interval_later() -> None:
+    turn = pace.reserve(None, None, NOW, 2.0, AHEAD)
+    assert turn == pace.Turn(0.0, NOW + 2.0, NOW)
+    second = pace.reserve(turn.next_at, turn.paused_until, NOW + 0.5, 2.0, AHEAD)
+    assert second.wait == pytest.approx(1.5)
+    assert second.next_at == pytest.approx(NOW + 4.0)
+
+
+def test_pace_turns_in_the_past_do_not_accumulate() -> None:
+    turn = pace.reserve(NOW - 100, None, NOW, 1.0, AHEAD)
+    assert turn == pace.Turn(0.0, NOW + 1.0, NOW)
+
+
+@pytest.mark.parametrize("stored", [NOW + 10 * 86400, math.inf, math.nan, -5.0, NOW - 1])
+def test_pace_absurd_stored_times_are_clamped(stored: float) -> None:
+    """A tampered key (far future, negative, not a number) costs at most max_ahead."""
+    turn = pace.reserve(stored, stored, NOW, 1.0, AHEAD)
+    assert 0.0 <= turn.wait <= AHEAD
+    assert turn.next_at <= NOW + AHEAD + 1.0
+    assert not math.isnan(turn.next_at) and not math.isnan(turn.paused_until)
+
+
+def test_pace_pause_holds_every_turn_and_keeps_a_longer_one() -> None:
+    paused = pace.pause(None, None, NOW, 3.0, AHEAD)
+    assert paused.wait == 3.0 and paused.paused_until == NOW + 3.0
+    turn = pace.reserve(paused.next_at, paused.paused_until, NOW + 1, 0.5, AHEAD)
+    assert turn.wait == pytest.approx(2.0)  # until the pause ends
+    shorter = pace.pause(paused.next_at, paused.paused_until, NOW + 1, 1.0, AHEAD)
+    assert shorter.paused_until == NOW + 3.0  # a shorter Retry-After does not cut it
+    huge = pace.pause(None, None, NOW, 10 * 86400, AHEAD)
+    assert huge.wait == AHEAD  # clamped
+
+
+def test_pace_going_after_a_wait_sees_a_pause_begun_meanwhile() -> None:
+    turn = pace.reserve(None, None, NOW, 1.0, AHEAD)
+    waited = pace.reserve(turn.next_at, turn.paused_until, NOW, 1.0, AHEAD)  # for NOW + 1
+    paused = pace.pause(waited.next_at, waited.paused_until, NOW + 0.5, 3.0, AHEAD)
+    going = pace.going(paused.next_at, paused.paused_until, NOW + 1, 1.0, AHEAD)
+    assert going.wait == pytest.approx(2.5)  # the turn was handed out before the pause
+
+
+def test_pace_going_late_moves_the_next_turn() -> None:
+    """A turn taken late (a busy loop) keeps the full interval to the next one."""
+    turn = pace.reserve(None, None, NOW, 1.0, AHEAD)
+    late = pace.going(turn.next_at, turn.paused_until, NOW + 0.9, 1.0, AHEAD)
+    assert late.wait == 0.0 and late.next_at == NOW + 1.9
+
+
+# --- the stores with an injected clock --------------------------------------------------
+
+
+async def check_store(store: Pacing, clock: FakeClock) -> None:
+    assert await store.reserve(KEY, 2.0, AHEAD) == 0.0
+    assert await store.reserve(KEY, 2.0, AHEAD) == pytest.approx(2.0)
+    assert await store.reserve(KEY, 2.0, AHEAD) == pytest.approx(4.0)
+    assert await store.reserve("https://other.example:443", 2.0, AHEAD) == 0.0  # per origin
+    clock.advance(10)
+    assert await store.reserve(KEY, 2.0, AHEAD) == 0.0
+    assert await store.pause(KEY, 3.0, AHEAD) == pytest.approx(3.0)
+    assert await store.going(KEY, 2.0, AHEAD) == pytest.approx(3.0)
+    assert await store.reserve(KEY, 2.0, AHEAD) == pytest.approx(3.0)
+    clock.advance(5)
+    assert await store.going(KEY, 2.0, AHEAD) == 0.0
+
+
+@deferred_f_from_coro_f
+async def test_storage_memory_paces_with_the_injected_clock(clock: FakeClock) -> None:
+    await check_store(MemoryStorage(clock=clock), clock)
+
+
+@deferred_f_from_coro_f
+async def test_storage_sqlite_paces_across_instances(tmp_path: Path, clock: FakeClock) -> None:
+    """Two instances on one file are two processes: one pace between them."""
+    path = tmp_path / "pace.sqlite3"
+    first = await SqliteStorage.open(path, clock=clock)
+    second = await SqliteStorage.open(path, clock=clock)
+    try:
+        await check_store(first, clock)
+        clock.advance(100)
+        assert await first.reserve(KEY, 1.0, AHEAD) == 0.0
+        assert await second.reserve(KEY, 1.0, AHEAD) == pytest.approx(1.0)
+        waits = await asyncio.gather(*(s.reserve(KEY, 1.0, AHEAD) for s in (first, second) * 5))
+        assert sorted(waits) == pytest.approx([2.0 + n for n in range(10)])  # none shared
+    finally:
+        await first.close()
+        await second.close()
+
+
+@deferred_f_from_coro_f
+async def test_storage_sqlite_tampered_pace_row_is_clamped(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    store = await SqliteStorage.open(tmp_path / "pace.sqlite3", clock=clock)
+    try:
+        await store.reserve(KEY, 1.0, AHEAD)
+        await store._run(
+            lambda: store._conn().execute(
+                "UPDATE pace SET next_at = 'soon', paused_until = 1e300"
+            )
+        )
+        assert await store.reserve(KEY, 1.0, AHEAD) == AHEAD  # not 1e300, no error
+    finally:
+        await store.close()
+
+
+# --- Redis, on its own clock -------------------------------------------------------------
+
+
+@deferred_f_from_coro_f
+async def test_storage_redis_paces_on_its_own_clock(redis_server: RedisServer) -> None:
+    store = await RedisStorage.open(redis_server.url)
+    try:
+        assert await store.reserve(KEY, 2.0, AHEAD) == 0.0
+        second = await store.reserve(KEY, 2.0, AHEAD)
+        third = await store.reserve(KEY, 2.0, AHEAD)
+        assert 1.9 <= second <= 2.0 and 3.9 <= third <= 4.0  # relative: no worker clock
+        assert await store.pause(KEY, 30.0, AHEAD) == pytest.approx(30.0, abs=0.1)
+        assert await store.going(KEY, 2.0, AHEAD) == pytest.approx(30.0, abs=0.1)
+        assert await store.reserve(KEY, 2.0, AHEAD) == pytest.approx(30.0, abs=0.1)
+        ttl = await store._client.pttl("scrapy_rep:pace:" + KEY)
+        assert 0 < ttl <= 40_000  # the key expires after its last turn
+    finally:
+        await store.close()
+
+
+@deferred_f_from_coro_f
+async def test_storage_redis_tampered_pace_key_is_clamped(redis_server: RedisServer) -> None:
+    store = await RedisStorage.open(redis_server.url)
+    raw = aioredis.Redis.from_url(redis_server.url)
+    key = "scrapy_rep:pace:" + KEY
+    try:
+        await raw.hset(key, mapping={"n": "99999999999999999", "p": "-5"})
+        assert await store.reserve(KEY, 1.0, 60.0) == pytest.approx(60.0, abs=0.01)
+        await raw.hset(key, mapping={"n": "not a number", "p": "nan"})
+        assert await store.reserve(KEY, 1.0, 60.0) == 0.0
+        await raw.delete(key)
+        await raw.set(key, "a string, not a hash")
+        assert await store.reserve(KEY, 1.0, 60.0) == 0.0
+        assert await raw.type(key) == b"hash"
+    finally:
+        await raw.aclose()
+        await store.close()
+
+
+@deferred_f_from_coro_f
+async def test_storage_redis_down_paces_per_process_then_heals(
+    redis_server: RedisServer, clock: FakeClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Redis lost: one warning, this process's own turns (never faster); back: shared."""
+    storage = await open_storage(
+        "redis", redis_url=redis_server.url, clock=clock, redis_retry_interval=5
+    )
+    assert isinstance(storage, FallbackStorage)
+    try:
+        assert await storage.reserve(KEY, 2.0, AHEAD) == 0.0
+        redis_server.kill()
+        with caplog.at_level(logging.WARNING, logger="scrapy_rep.cache.storage.fallback"):
+            # The turn Redis handed out is kept: no faster than one process.
+            assert await storage.reserve(KEY, 2.0, AHEAD) == pytest.approx(2.0)
+            assert await storage.reserve(KEY, 2.0, AHEAD) == pytest.approx(4.0)
+        assert len(caplog.records) == 1 and "unreachable" in caplog.records[0].getMessage()
+        redis_server.start()  # empty
+        clock.advance(10)  # the probe is due
+        assert await storage.reserve(KEY, 2.0, AHEAD) == 0.0  # Redis answers again
+        assert not storage.degraded
+        assert await storage.reserve(KEY, 2.0, AHEAD) > 1.9  # and keeps the turns
+    finally:
+        await storage.close()
