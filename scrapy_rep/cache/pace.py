@@ -8,10 +8,14 @@ reserves its turn and the store moves the origin's next allowed time on by
 the interval, so the next request of any process sharing the store gets the
 turn after it.
 
-Two times per origin: ``next_at`` (the turn after the last one handed out)
-and ``paused_until`` (a ``Retry-After``). A stored time that makes no sense
-(not a number, in the past, further ahead than ``max_ahead``: a tampered key,
-a clock gone wrong) is clamped, so it can slow one turn down by at most
+Three times per origin: ``next_at`` (the turn after the last one handed
+out), ``paused_until`` (a ``Retry-After``) and ``went_at`` (when the last
+request went). A request that waited says so when its turn comes
+(``going``): a pause that began meanwhile holds it, and so does a request of
+another process that went late (a busy event loop), so that two requests go
+at least ``interval`` apart by the store's clock, whatever each waited. A
+stored time that makes no sense (not a number, far ahead: a tampered key, a
+clock gone wrong) is clamped, so it can slow one turn down by at most
 ``max_ahead`` and never stall a crawl.
 """
 
@@ -20,15 +24,22 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
-__all__ = ["Turn", "going", "pause", "reserve", "sane"]
+__all__ = ["Times", "Turn", "going", "pause", "reserve", "sane"]
+
+
+class Times(NamedTuple):
+    """What the store keeps per origin (None: absent or unreadable)."""
+
+    next_at: float | None = None
+    paused_until: float | None = None
+    went_at: float | None = None
 
 
 class Turn(NamedTuple):
-    """A reservation: how long to wait, and the times to store."""
+    """A step's answer: how long to wait, and the times to store."""
 
-    wait: float  # seconds from ``now`` until the request may go
-    next_at: float
-    paused_until: float
+    wait: float  # seconds from ``now``: until the turn, or the pause left
+    times: Times
 
 
 def sane(stored: float | None, now: float, max_ahead: float) -> float:
@@ -39,48 +50,52 @@ def sane(stored: float | None, now: float, max_ahead: float) -> float:
     return min(stored, now + max_ahead)
 
 
+def _went(stored: float | None, now: float) -> float:
+    """When the last request went: never after ``now``; -inf when unknown."""
+    if stored is None or math.isnan(stored):
+        return -math.inf
+    return min(stored, now)
+
+
 def reserve(
-    next_at: float | None,
-    paused_until: float | None,
-    now: float,
-    interval: float,
-    max_ahead: float,
-    not_before: float = 0.0,
+    stored: Times, now: float, interval: float, max_ahead: float, not_before: float = 0.0
 ) -> Turn:
     """The next turn: after the last one handed out, after any pause, and
     ``not_before`` seconds from now at the earliest; the origin's next allowed
-    time moves ``interval`` past it."""
-    pause_end = sane(paused_until, now, max_ahead)
-    start = max(sane(next_at, now, max_ahead), pause_end, now + min(not_before, max_ahead))
-    return Turn(start - now, start + max(interval, 0.0), pause_end)
+    time moves ``interval`` past it. A turn that is now goes now."""
+    interval = max(interval, 0.0)
+    pause_end = sane(stored.paused_until, now, max_ahead)
+    went = _went(stored.went_at, now)
+    start = max(
+        sane(stored.next_at, now, max_ahead),
+        pause_end,
+        min(went + interval, now + max_ahead),
+        now + min(max(not_before, 0.0), max_ahead),
+    )
+    went_at = now if start <= now else (None if math.isinf(went) else went)
+    return Turn(start - now, Times(start + interval, pause_end, went_at))
 
 
-def pause(
-    next_at: float | None,
-    paused_until: float | None,
-    now: float,
-    seconds: float,
-    max_ahead: float,
-) -> Turn:
+def pause(stored: Times, now: float, seconds: float, max_ahead: float) -> Turn:
     """A ``Retry-After`` of ``seconds``: no turn before then (a longer pause
     already stored is kept). ``wait`` is the pause left."""
-    until = max(sane(paused_until, now, max_ahead), now + min(max(seconds, 0.0), max_ahead))
-    return Turn(until - now, max(sane(next_at, now, max_ahead), until), until)
+    until = max(
+        sane(stored.paused_until, now, max_ahead), now + min(max(seconds, 0.0), max_ahead)
+    )
+    next_at = max(sane(stored.next_at, now, max_ahead), until)
+    return Turn(until - now, Times(next_at, until, stored.went_at))
 
 
-def going(
-    next_at: float | None,
-    paused_until: float | None,
-    now: float,
-    interval: float,
-    max_ahead: float,
-) -> Turn:
-    """A request that waited for its turn goes now: unless a pause began
-    after its turn was handed out (``wait`` is then the pause left), the next
-    turn is at least ``interval`` from now, so a turn taken late (a busy event
-    loop) does not squeeze the gap to the next one."""
-    pause_end = sane(paused_until, now, max_ahead)
-    stored = sane(next_at, now, max_ahead)
-    if pause_end > now:
-        return Turn(pause_end - now, stored, pause_end)
-    return Turn(0.0, max(stored, now + max(interval, 0.0)), pause_end)
+def going(stored: Times, now: float, interval: float, max_ahead: float) -> Turn:
+    """A request that waited for its turn would go now. ``wait`` > 0: not yet
+    (a pause began after its turn was handed out, or the last request went
+    late, less than ``interval`` ago); wait that long and ask again. 0: it
+    goes, and the next turn is ``interval`` from now at the earliest."""
+    interval = max(interval, 0.0)
+    pause_end = sane(stored.paused_until, now, max_ahead)
+    next_at = sane(stored.next_at, now, max_ahead)
+    went = _went(stored.went_at, now)
+    ready = max(pause_end, min(went + interval, now + max_ahead))
+    if ready > now:
+        return Turn(ready - now, Times(next_at, pause_end, stored.went_at))
+    return Turn(0.0, Times(max(next_at, now + interval), pause_end, now))

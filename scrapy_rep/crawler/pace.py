@@ -14,9 +14,14 @@ line behind it, so the store never hands out more turns than there are
 processes.
 
 ``Retry-After`` on a 429 or 503 (a page or robots.txt) pauses the origin in
-the store for every worker, clamped to ``REP_RETRY_AFTER_MAX``. A request
-that waited asks the store once more when its turn comes, whether a pause
-began meanwhile (its turn was handed out before the pause was known).
+the store for every worker, clamped to ``REP_RETRY_AFTER_MAX``.
+
+Store round trips: a request whose turn is now makes one (``reserve``). A
+request that waited makes one more when its turn comes (``going``): a pause
+may have begun after its turn was handed out, or another process's request
+may have gone late (a busy event loop), and either holds it a little longer.
+Such requests go at most once per crawl-delay per origin, so the second trip
+costs nothing a crawl would notice.
 
 A store that cannot pace (a user's class, a store down) leaves each process
 its own pace, with one warning: never faster than one process would go.
@@ -32,6 +37,7 @@ from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any, Final
 
 from scrapy import signals as scrapy_signals
+from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet.defer import Deferred
 
 from scrapy_rep.cache.policy import PolicyConfig, retry_after_delay
@@ -40,6 +46,7 @@ from scrapy_rep.cache.storage.protocol import Pacing
 from scrapy_rep.crawler.crawl_delay import CrawlDelayConfig, pacing
 from scrapy_rep.crawler.flights import sleep, unless_stopped, wait
 from scrapy_rep.crawler.settings import Config
+from scrapy_rep.crawler.spider_robots import ROBOTS_PATH
 from scrapy_rep.engine.origin import Origin, origin_of
 
 if TYPE_CHECKING:
@@ -102,6 +109,8 @@ class Pace:
         self._intervals: dict[Origin, tuple[object, tuple[str, ...], float]] = {}
         self._lines: dict[Origin, deque[Deferred[None]]] = {}
         self._paused: dict[Origin, float] = {}  # origin -> time.monotonic() it ends
+        #: origin -> time.monotonic() its robots.txt came back: a request too.
+        self._robots_at: dict[Origin, float] = {}
         self._waiting = 0
         self._warned = False
         self._tasks: set[Any] = set()
@@ -199,17 +208,13 @@ class Pace:
             if not head:
                 await self._in_line(origin)
                 head = True
-            wait_for = first
-            while True:
-                if wait_for is None:
-                    wait_for = await self._reserve(origin, interval)
-                if wait_for <= 0:
-                    return True
+            wait_for = first if first is not None else await self._reserve(origin, interval)
+            while wait_for > 0:
                 await sleep(wait_for)
-                # A pause may have begun after this turn was handed out.
-                if await self._going(origin, interval) <= 0:
-                    return True
-                wait_for = None  # a new turn, after the pause
+                # Not yet if a pause began after this turn was handed out, or
+                # another process's request went late, less than a delay ago.
+                wait_for = await self._going(origin, interval)
+            return True
         finally:
             if head:
                 self._next_in_line(origin, interval)
@@ -251,7 +256,7 @@ class Pace:
         except Exception as exc:
             self._fall_back(repr(exc))
             turn = await self._local.reserve(key, interval, self.max_ahead)
-        return max(turn, self._paused_here(origin))
+        return max(turn, self._paused_here(origin), self._after_robots(origin, interval))
 
     async def _going(self, origin: Origin, interval: float) -> float:
         key = str(origin)
@@ -272,6 +277,17 @@ class Pace:
             del self._paused[origin]
         return left
 
+    def _after_robots(self, origin: Origin, interval: float) -> float:
+        """The robots.txt download this process just made counts as a request:
+        the first page waits a delay after it (the store has it too, a moment later)."""
+        came = self._robots_at.get(origin)
+        if came is None:
+            return 0.0
+        left = came + interval - time.monotonic()
+        if left <= 0:
+            del self._robots_at[origin]
+        return left
+
     def _fall_back(self, why: str) -> None:
         if self._crawler.stats is not None:
             self._crawler.stats.inc_value(LOCAL)
@@ -289,6 +305,11 @@ class Pace:
     def _downloaded(
         self, response: Response, request: Request, spider: Spider | None = None
     ) -> None:
+        if self._obey and urlparse_cached(request).path == ROBOTS_PATH:
+            fetched = origin_of(request.url)
+            if fetched is not None:
+                self._robots_at[fetched] = time.monotonic()
+                self._background(self._went(fetched))
         if response.status not in _BUSY or not self._retry_after:
             return
         value = response.headers.get(b"Retry-After")
@@ -317,6 +338,13 @@ class Pace:
             extra={"spider": self._crawler.spider},
         )
         self._background(self._pause(origin, seconds))
+
+    async def _went(self, origin: Origin) -> None:
+        """Tell the store a request to ``origin`` went now (``going`` with no interval)."""
+        try:
+            await self._store().going(str(origin), 0.0, self.max_ahead)
+        except Exception as exc:
+            self._fall_back(repr(exc))
 
     async def _pause(self, origin: Origin, seconds: float) -> None:
         try:

@@ -70,7 +70,7 @@ class MemoryStorage:
         self._bodies = _BodyPool()
         self._locks: dict[str, tuple[str, float]] = {}
         self._held: dict[str, str] = {}
-        self._pace: dict[str, tuple[float, float]] = {}  # key -> (next_at, paused_until)
+        self._pace: dict[str, pace.Times] = {}
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -140,29 +140,33 @@ class MemoryStorage:
     ) -> float:
         """``reserve``; ``not_before``: a turn given elsewhere (a shared store's)."""
         now = self._clock()
-        next_at, paused_until = self._pace.get(key, (None, None))
-        turn = pace.reserve(next_at, paused_until, now, interval, max_ahead, not_before)
+        turn = pace.reserve(self._times(key), now, interval, max_ahead, not_before)
         self._keep_pace(key, turn, now)
         return turn.wait
 
     async def pause(self, key: str, seconds: float, max_ahead: float) -> float:
         now = self._clock()
-        next_at, paused_until = self._pace.get(key, (None, None))
-        turn = pace.pause(next_at, paused_until, now, seconds, max_ahead)
+        turn = pace.pause(self._times(key), now, seconds, max_ahead)
         self._keep_pace(key, turn, now)
         return turn.wait
 
     async def going(self, key: str, interval: float, max_ahead: float) -> float:
         now = self._clock()
-        next_at, paused_until = self._pace.get(key, (None, None))
-        turn = pace.going(next_at, paused_until, now, interval, max_ahead)
+        turn = pace.going(self._times(key), now, interval, max_ahead)
         self._keep_pace(key, turn, now)
         return turn.wait
 
+    def _times(self, key: str) -> pace.Times:
+        return self._pace.get(key) or pace.Times()
+
     def _keep_pace(self, key: str, turn: pace.Turn, now: float) -> None:
-        self._pace[key] = (turn.next_at, turn.paused_until)
-        if len(self._pace) > self.max_origins:  # forget the origins whose times are past
-            self._pace = {k: v for k, v in self._pace.items() if max(v) > now}
+        self._pace[key] = turn.times
+        if len(self._pace) > self.max_origins:  # forget the origins whose turns are past
+            self._pace = {
+                k: v
+                for k, v in self._pace.items()
+                if max(v.next_at or now, v.paused_until or now) > now
+            }
 
     async def close(self) -> None:
         self._pace.clear()

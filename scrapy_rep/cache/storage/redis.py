@@ -68,19 +68,20 @@ return 0
 """
 # The pace (``scrapy_rep.cache.pace``, the same steps in Lua), on Redis's own
 # clock (TIME): the workers' clocks never meet, each gets a relative wait.
-# Times are integer milliseconds in a hash (n: next turn, p: paused until);
-# a key that is not such a hash, or holds nonsense, is clamped or replaced.
+# Times are integer milliseconds in a hash (n: next turn, p: paused until,
+# w: the last request went); a key that is not such a hash is replaced, a
+# value that is nonsense is clamped as ``pace.sane`` does.
 # ARGV: 1 what ("reserve", "pause", "going"), 2 interval or pause (ms),
 # 3 max_ahead (ms). Returns the wait (ms).
 _PACE = """
 local t = redis.call('time')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local amount = tonumber(ARGV[2])
+local amount = math.max(tonumber(ARGV[2]), 0)
 local ahead = tonumber(ARGV[3])
 if redis.call('type', KEYS[1]).ok ~= 'hash' then
     redis.call('del', KEYS[1])
 end
-local stored = redis.call('hmget', KEYS[1], 'n', 'p')
+local stored = redis.call('hmget', KEYS[1], 'n', 'p', 'w')
 local function sane(value)
     local v = tonumber(value)
     if v == nil or v ~= v or v < now then
@@ -89,23 +90,41 @@ local function sane(value)
     return math.min(v, now + ahead)
 end
 local next_at, paused = sane(stored[1]), sane(stored[2])
+local went = tonumber(stored[3])
+if went ~= nil and went == went then
+    went = math.min(went, now)
+else
+    went = nil
+end
+local after_went = now
+if went ~= nil then
+    after_went = math.min(went + amount, now + ahead)
+end
 local wait
 if ARGV[1] == 'going' then
-    if paused > now then
-        return paused - now
+    local ready = math.max(paused, after_went)
+    if ready > now then
+        return ready - now
     end
-    next_at = math.max(next_at, now + math.max(amount, 0))
+    next_at = math.max(next_at, now + amount)
+    went = now
     wait = 0
 elseif ARGV[1] == 'pause' then
-    paused = math.max(paused, now + math.min(math.max(amount, 0), ahead))
+    paused = math.max(paused, now + math.min(amount, ahead))
     next_at = math.max(next_at, paused)
     wait = paused - now
 else
-    local start = math.max(next_at, paused)
-    next_at = start + math.max(amount, 0)
+    local start = math.max(next_at, paused, after_went)
+    next_at = start + amount
+    if start <= now then
+        went = now
+    end
     wait = start - now
 end
 redis.call('hset', KEYS[1], 'n', string.format('%d', next_at), 'p', string.format('%d', paused))
+if went ~= nil then
+    redis.call('hset', KEYS[1], 'w', string.format('%d', went))
+end
 redis.call('pexpireat', KEYS[1], math.max(next_at, paused) + 1000)
 return wait
 """

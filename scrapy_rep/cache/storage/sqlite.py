@@ -42,7 +42,7 @@ CREATE TABLE IF NOT EXISTS locks (
     key TEXT PRIMARY KEY, token TEXT NOT NULL, expires_at REAL NOT NULL
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS pace (
-    key TEXT PRIMARY KEY, next_at REAL, paused_until REAL
+    key TEXT PRIMARY KEY, next_at REAL, paused_until REAL, went_at REAL
 ) WITHOUT ROWID;
 """
 _BUSY_TIMEOUT_MS = 30_000  # other processes' writes are short; wait for them
@@ -332,14 +332,15 @@ class SqliteStorage:
         db.execute("BEGIN IMMEDIATE")
         try:
             found = db.execute(
-                "SELECT next_at, paused_until FROM pace WHERE key = ?", (key,)
+                "SELECT next_at, paused_until, went_at FROM pace WHERE key = ?", (key,)
             ).fetchone()
-            stored = (_time(found[0]), _time(found[1])) if found else (None, None)
+            stored = pace.Times(*(_time(value) for value in found)) if found else pace.Times()
             step = {"pause": pace.pause, "going": pace.going}.get(what, pace.reserve)
-            turn = step(*stored, now, amount, max_ahead)
+            turn = step(stored, now, amount, max_ahead)
             db.execute(
-                "INSERT OR REPLACE INTO pace (key, next_at, paused_until) VALUES (?, ?, ?)",
-                (key, turn.next_at, turn.paused_until),
+                "INSERT OR REPLACE INTO pace (key, next_at, paused_until, went_at) "
+                "VALUES (?, ?, ?, ?)",
+                (key, *turn.times),
             )
         except BaseException:
             db.execute("ROLLBACK")

@@ -31,53 +31,71 @@ KEY = "https://site.example:443"
 
 # --- the pure steps ------------------------------------------------------------------
 
+EMPTY = pace.Times()
+
 
 def test_pace_first_turn_is_now_and_the_next_one_interval_later() -> None:
-    turn = pace.reserve(None, None, NOW, 2.0, AHEAD)
-    assert turn == pace.Turn(0.0, NOW + 2.0, NOW)
-    second = pace.reserve(turn.next_at, turn.paused_until, NOW + 0.5, 2.0, AHEAD)
+    turn = pace.reserve(EMPTY, NOW, 2.0, AHEAD)
+    assert turn == pace.Turn(0.0, pace.Times(NOW + 2.0, NOW, NOW))
+    second = pace.reserve(turn.times, NOW + 0.5, 2.0, AHEAD)
     assert second.wait == pytest.approx(1.5)
-    assert second.next_at == pytest.approx(NOW + 4.0)
+    assert second.times.next_at == pytest.approx(NOW + 4.0)
+    assert second.times.went_at == NOW  # it has not gone yet
 
 
 def test_pace_turns_in_the_past_do_not_accumulate() -> None:
-    turn = pace.reserve(NOW - 100, None, NOW, 1.0, AHEAD)
-    assert turn == pace.Turn(0.0, NOW + 1.0, NOW)
+    turn = pace.reserve(pace.Times(NOW - 100, None, NOW - 101), NOW, 1.0, AHEAD)
+    assert turn == pace.Turn(0.0, pace.Times(NOW + 1.0, NOW, NOW))
 
 
 @pytest.mark.parametrize("stored", [NOW + 10 * 86400, math.inf, math.nan, -5.0, NOW - 1])
 def test_pace_absurd_stored_times_are_clamped(stored: float) -> None:
     """A tampered key (far future, negative, not a number) costs at most max_ahead."""
-    turn = pace.reserve(stored, stored, NOW, 1.0, AHEAD)
-    assert 0.0 <= turn.wait <= AHEAD
-    assert turn.next_at <= NOW + AHEAD + 1.0
-    assert not math.isnan(turn.next_at) and not math.isnan(turn.paused_until)
+    for step in (pace.reserve, pace.going):
+        turn = step(pace.Times(stored, stored, stored), NOW, 1.0, AHEAD)
+        assert 0.0 <= turn.wait <= AHEAD
+        assert not any(math.isnan(t) or math.isinf(t) for t in turn.times[:2] if t is not None)
+        assert turn.times.next_at is not None and turn.times.next_at <= NOW + AHEAD + 1.0
 
 
 def test_pace_pause_holds_every_turn_and_keeps_a_longer_one() -> None:
-    paused = pace.pause(None, None, NOW, 3.0, AHEAD)
-    assert paused.wait == 3.0 and paused.paused_until == NOW + 3.0
-    turn = pace.reserve(paused.next_at, paused.paused_until, NOW + 1, 0.5, AHEAD)
+    paused = pace.pause(EMPTY, NOW, 3.0, AHEAD)
+    assert paused.wait == 3.0 and paused.times.paused_until == NOW + 3.0
+    turn = pace.reserve(paused.times, NOW + 1, 0.5, AHEAD)
     assert turn.wait == pytest.approx(2.0)  # until the pause ends
-    shorter = pace.pause(paused.next_at, paused.paused_until, NOW + 1, 1.0, AHEAD)
-    assert shorter.paused_until == NOW + 3.0  # a shorter Retry-After does not cut it
-    huge = pace.pause(None, None, NOW, 10 * 86400, AHEAD)
+    shorter = pace.pause(paused.times, NOW + 1, 1.0, AHEAD)
+    assert shorter.times.paused_until == NOW + 3.0  # a shorter Retry-After does not cut it
+    huge = pace.pause(EMPTY, NOW, 10 * 86400, AHEAD)
     assert huge.wait == AHEAD  # clamped
 
 
 def test_pace_going_after_a_wait_sees_a_pause_begun_meanwhile() -> None:
-    turn = pace.reserve(None, None, NOW, 1.0, AHEAD)
-    waited = pace.reserve(turn.next_at, turn.paused_until, NOW, 1.0, AHEAD)  # for NOW + 1
-    paused = pace.pause(waited.next_at, waited.paused_until, NOW + 0.5, 3.0, AHEAD)
-    going = pace.going(paused.next_at, paused.paused_until, NOW + 1, 1.0, AHEAD)
+    first = pace.reserve(EMPTY, NOW, 1.0, AHEAD)
+    waited = pace.reserve(first.times, NOW, 1.0, AHEAD)  # its turn: NOW + 1
+    paused = pace.pause(waited.times, NOW + 0.5, 3.0, AHEAD)
+    going = pace.going(paused.times, NOW + 1, 1.0, AHEAD)
     assert going.wait == pytest.approx(2.5)  # the turn was handed out before the pause
+    assert pace.going(going.times, NOW + 3.5, 1.0, AHEAD).wait == 0.0
+
+
+def test_pace_a_late_request_holds_the_next_one_back() -> None:
+    """Turns at NOW+1 and NOW+2 handed out; the first goes late (a busy loop,
+    at NOW+1.4): the second waits until a full interval after it."""
+    first = pace.reserve(EMPTY, NOW, 1.0, AHEAD)
+    a = pace.reserve(first.times, NOW, 1.0, AHEAD)
+    b = pace.reserve(a.times, NOW, 1.0, AHEAD)
+    assert (a.wait, b.wait) == (1.0, 2.0)
+    late = pace.going(b.times, NOW + 1.4, 1.0, AHEAD)
+    assert late.wait == 0.0 and late.times.went_at == NOW + 1.4
+    on_time = pace.going(late.times, NOW + 2.0, 1.0, AHEAD)
+    assert on_time.wait == pytest.approx(0.4)
+    assert pace.going(on_time.times, NOW + 2.4, 1.0, AHEAD).wait == 0.0
 
 
 def test_pace_going_late_moves_the_next_turn() -> None:
-    """A turn taken late (a busy loop) keeps the full interval to the next one."""
-    turn = pace.reserve(None, None, NOW, 1.0, AHEAD)
-    late = pace.going(turn.next_at, turn.paused_until, NOW + 0.9, 1.0, AHEAD)
-    assert late.wait == 0.0 and late.next_at == NOW + 1.9
+    turn = pace.reserve(EMPTY, NOW, 1.0, AHEAD)
+    late = pace.going(turn.times, NOW + 1.9, 1.0, AHEAD)
+    assert late.wait == 0.0 and late.times.next_at == NOW + 2.9
 
 
 # --- the stores with an injected clock --------------------------------------------------
@@ -163,7 +181,7 @@ async def test_storage_redis_tampered_pace_key_is_clamped(redis_server: RedisSer
     raw = aioredis.Redis.from_url(redis_server.url)
     key = "scrapy_rep:pace:" + KEY
     try:
-        await raw.hset(key, mapping={"n": "99999999999999999", "p": "-5"})
+        await raw.hset(key, mapping={"n": "99999999999999999", "p": "-5", "w": "junk"})
         assert await store.reserve(KEY, 1.0, 60.0) == pytest.approx(60.0, abs=0.01)
         await raw.hset(key, mapping={"n": "not a number", "p": "nan"})
         assert await store.reserve(KEY, 1.0, 60.0) == 0.0
