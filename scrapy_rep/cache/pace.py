@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
-__all__ = ["Times", "Turn", "going", "pause", "reserve", "sane"]
+__all__ = ["Times", "Turn", "follow", "going", "pause", "reserve", "sane"]
 
 
 class Times(NamedTuple):
@@ -99,3 +99,14 @@ def going(stored: Times, now: float, interval: float, max_ahead: float) -> Turn:
     if ready > now:
         return Turn(ready - now, Times(next_at, pause_end, stored.went_at))
     return Turn(0.0, Times(max(next_at, now + interval), pause_end, now))
+
+
+def follow(stored: Times, now: float, wait: float, interval: float, max_ahead: float) -> Times:
+    """The times after another store (the shared one) gave a turn ``wait``
+    seconds from now (0: the request went now), kept by a local stand-in so
+    that if the shared store is lost, this process goes on from its own turns.
+    The stand-in never vetoes a turn the shared store gave."""
+    start = now + min(max(wait, 0.0), max_ahead)
+    next_at = max(sane(stored.next_at, now, max_ahead), start + max(interval, 0.0))
+    went_at = now if wait <= 0 else stored.went_at
+    return Times(next_at, stored.paused_until, went_at)

@@ -210,6 +210,7 @@ class Pace:
                 head = True
             wait_for = first if first is not None else await self._reserve(origin, interval)
             while wait_for > 0:
+                logger.debug("%s: turn in %.3f s", origin, wait_for)
                 await sleep(wait_for)
                 # Not yet if a pause began after this turn was handed out, or
                 # another process's request went late, less than a delay ago.
@@ -251,21 +252,26 @@ class Pace:
 
     async def _reserve(self, origin: Origin, interval: float) -> float:
         key = str(origin)
+        # What this process knows first (a pause, its robots.txt download): a
+        # turn the store gave and the request did not take would be lost.
+        floor = max(self._paused_here(origin), self._after_robots(origin, interval))
         try:
-            turn = await self._store().reserve(key, interval, self.max_ahead)
+            return await self._store().reserve(key, interval, self.max_ahead, floor)
         except Exception as exc:
             self._fall_back(repr(exc))
-            turn = await self._local.reserve(key, interval, self.max_ahead)
-        return max(turn, self._paused_here(origin), self._after_robots(origin, interval))
+            return await self._local.reserve(key, interval, self.max_ahead, floor)
 
     async def _going(self, origin: Origin, interval: float) -> float:
         key = str(origin)
+        here = self._paused_here(origin)
+        if here > 0:
+            return here
         try:
             left = await self._store().going(key, interval, self.max_ahead)
         except Exception as exc:
             self._fall_back(repr(exc))
             left = await self._local.going(key, interval, self.max_ahead)
-        return max(left, self._paused_here(origin))
+        return left
 
     def _paused_here(self, origin: Origin) -> float:
         """The pause this process learned itself (before the store has it)."""

@@ -34,25 +34,32 @@ def start_workers(
     root = code or TESTS.parent
     env = {"PYTHONPATH": str(root), "PATH": os.environ.get("PATH", ""), BARRIER_ENV: barrier}
     settings = json.dumps(extra or {})
-    return [
-        subprocess.Popen(
-            [sys.executable, str(WORKER), redis_url, f"w{n}", settings],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            cwd=cwd,
-            env=env,
-        )
-        for n in range(count)
-    ]
+    # The log goes to a file: a full pipe would block a chatty worker.
+    workers = []
+    for n in range(count):
+        with open(Path(barrier) / f"w{n}.log", "wb") as log:
+            workers.append(
+                subprocess.Popen(
+                    [sys.executable, str(WORKER), redis_url, f"w{n}", settings],
+                    stdout=subprocess.PIPE,
+                    stderr=log,
+                    cwd=cwd,
+                    env=env,
+                )
+            )
+    return workers
 
 
-def finish(workers: Sequence[subprocess.Popen[bytes]], timeout: float = 180) -> list[Report]:
+def finish(
+    workers: Sequence[subprocess.Popen[bytes]], barrier: str, timeout: float = 180
+) -> list[Report]:
     reports = []
-    for worker in workers:
-        out, err = worker.communicate(timeout=timeout)
-        assert worker.returncode == 0, err.decode(errors="replace")[-3000:]
+    for n, worker in enumerate(workers):
+        out, _ = worker.communicate(timeout=timeout)
+        log = (Path(barrier) / f"w{n}.log").read_text(errors="replace")
+        assert worker.returncode == 0, log[-3000:]
         report = json.loads(out.decode().strip().splitlines()[-1])
-        report["log"] = err.decode(errors="replace")
+        report["log"] = log
         reports.append(report)
     return reports
 
@@ -71,4 +78,4 @@ def run_workers(
         release_together(workers, barrier, 60)
         if during is not None:
             during()
-        return finish(workers)
+        return finish(workers, barrier)

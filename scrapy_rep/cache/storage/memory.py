@@ -132,17 +132,28 @@ class MemoryStorage:
 
     # --- the pace (``Pacing``): one process is one worker -----------------------
 
-    async def reserve(self, key: str, interval: float, max_ahead: float) -> float:
-        return self.reserve_now(key, interval, max_ahead)
+    async def reserve(
+        self, key: str, interval: float, max_ahead: float, not_before: float = 0.0
+    ) -> float:
+        return self.reserve_now(key, interval, max_ahead, not_before)
 
     def reserve_now(
         self, key: str, interval: float, max_ahead: float, not_before: float = 0.0
     ) -> float:
-        """``reserve``; ``not_before``: a turn given elsewhere (a shared store's)."""
         now = self._clock()
         turn = pace.reserve(self._times(key), now, interval, max_ahead, not_before)
         self._keep_pace(key, turn, now)
         return turn.wait
+
+    def own_wait(self, key: str, interval: float, max_ahead: float) -> float:
+        """How long this process's own turns alone would hold a request (nothing kept)."""
+        return pace.going(self._times(key), self._clock(), interval, max_ahead).wait
+
+    def follow(self, key: str, wait: float, interval: float, max_ahead: float) -> None:
+        """Keep a turn a shared store gave (``pace.follow``): the stand-in's times."""
+        now = self._clock()
+        times = pace.follow(self._times(key), now, wait, interval, max_ahead)
+        self._keep_pace(key, pace.Turn(wait, times), now)
 
     async def pause(self, key: str, seconds: float, max_ahead: float) -> float:
         now = self._clock()

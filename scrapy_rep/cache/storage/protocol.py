@@ -62,14 +62,17 @@ class Pacing(Protocol):
     processes never meet. ``max_ahead`` bounds any stored time: one beyond
     it is clamped.
 
-    ``reserve``: the seconds until the next turn, which it takes; the turn
-    after it is ``interval`` later. ``pause``: no turn for ``seconds``
-    (``Retry-After``); returns the pause left. ``going``: a request that
-    waited goes now; returns the pause that began meanwhile (0: none), else
-    moves the next turn to ``interval`` from now at the earliest.
+    ``reserve``: the seconds until the next turn (``not_before`` at the
+    earliest), which it takes; the turn after it is ``interval`` later.
+    ``pause``: no turn for ``seconds`` (``Retry-After``); returns the pause
+    left. ``going``: a request that waited would go now; returns how much
+    longer it must wait (a pause began meanwhile, or the last request went
+    less than ``interval`` ago), else 0 and records that it went.
     """
 
-    async def reserve(self, key: str, interval: float, max_ahead: float) -> float: ...
+    async def reserve(
+        self, key: str, interval: float, max_ahead: float, not_before: float = 0.0
+    ) -> float: ...
 
     async def pause(self, key: str, seconds: float, max_ahead: float) -> float: ...
 

@@ -72,7 +72,7 @@ return 0
 # w: the last request went); a key that is not such a hash is replaced, a
 # value that is nonsense is clamped as ``pace.sane`` does.
 # ARGV: 1 what ("reserve", "pause", "going"), 2 interval or pause (ms),
-# 3 max_ahead (ms). Returns the wait (ms).
+# 3 max_ahead (ms), 4 not_before (ms, reserve). Returns the wait (ms).
 _PACE = """
 local t = redis.call('time')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -114,7 +114,7 @@ elseif ARGV[1] == 'pause' then
     next_at = math.max(next_at, paused)
     wait = paused - now
 else
-    local start = math.max(next_at, paused, after_went)
+    local start = math.max(next_at, paused, after_went, now + math.min(tonumber(ARGV[4]), ahead))
     next_at = start + amount
     if start <= now then
         went = now
@@ -247,8 +247,10 @@ class RedisStorage:
 
     # --- the pace (``Pacing``): one script call each -------------------------------
 
-    async def reserve(self, key: str, interval: float, max_ahead: float) -> float:
-        return await self._pace("reserve", key, interval, max_ahead)
+    async def reserve(
+        self, key: str, interval: float, max_ahead: float, not_before: float = 0.0
+    ) -> float:
+        return await self._pace("reserve", key, interval, max_ahead, not_before)
 
     async def pause(self, key: str, seconds: float, max_ahead: float) -> float:
         return await self._pace("pause", key, seconds, max_ahead)
@@ -256,10 +258,12 @@ class RedisStorage:
     async def going(self, key: str, interval: float, max_ahead: float) -> float:
         return await self._pace("going", key, interval, max_ahead)
 
-    async def _pace(self, what: str, key: str, amount: float, max_ahead: float) -> float:
+    async def _pace(
+        self, what: str, key: str, amount: float, max_ahead: float, not_before: float = 0.0
+    ) -> float:
         """One EVALSHA (the script is sent once per connection's server, then by hash)."""
         amount_ms = max(math.ceil(amount * 1000), 0)
-        args = (what, amount_ms, _ms(max_ahead))
+        args = (what, amount_ms, _ms(max_ahead), max(math.ceil(not_before * 1000), 0))
         try:
             wait_ms = await self._pace_script(keys=(self._pace_key(key),), args=args)
         except _LOST as exc:

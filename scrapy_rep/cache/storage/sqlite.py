@@ -150,8 +150,11 @@ class SqliteStorage:
 
     # --- the pace (``Pacing``): one transaction each, on this machine's clock ------
 
-    async def reserve(self, key: str, interval: float, max_ahead: float) -> float:
-        return await self._run(self._pace, key, "reserve", interval, max_ahead, self._clock())
+    async def reserve(
+        self, key: str, interval: float, max_ahead: float, not_before: float = 0.0
+    ) -> float:
+        now = self._clock()
+        return await self._run(self._pace, key, "reserve", interval, max_ahead, now, not_before)
 
     async def pause(self, key: str, seconds: float, max_ahead: float) -> float:
         return await self._run(self._pace, key, "pause", seconds, max_ahead, self._clock())
@@ -325,7 +328,15 @@ class SqliteStorage:
         if token is not None:
             self._release(key, token)
 
-    def _pace(self, key: str, what: str, amount: float, max_ahead: float, now: float) -> float:
+    def _pace(
+        self,
+        key: str,
+        what: str,
+        amount: float,
+        max_ahead: float,
+        now: float,
+        not_before: float = 0.0,
+    ) -> float:
         """Read, compute (``pace``), write, in one IMMEDIATE transaction: the
         processes sharing the file take turns, never the same one."""
         db = self._conn()
@@ -335,8 +346,11 @@ class SqliteStorage:
                 "SELECT next_at, paused_until, went_at FROM pace WHERE key = ?", (key,)
             ).fetchone()
             stored = pace.Times(*(_time(value) for value in found)) if found else pace.Times()
-            step = {"pause": pace.pause, "going": pace.going}.get(what, pace.reserve)
-            turn = step(stored, now, amount, max_ahead)
+            if what == "reserve":
+                turn = pace.reserve(stored, now, amount, max_ahead, not_before)
+            else:
+                step = pace.pause if what == "pause" else pace.going
+                turn = step(stored, now, amount, max_ahead)
             db.execute(
                 "INSERT OR REPLACE INTO pace (key, next_at, paused_until, went_at) "
                 "VALUES (?, ?, ?, ?)",

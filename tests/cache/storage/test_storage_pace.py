@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -39,7 +40,7 @@ def test_pace_first_turn_is_now_and_the_next_one_interval_later() -> None:
     assert turn == pace.Turn(0.0, pace.Times(NOW + 2.0, NOW, NOW))
     second = pace.reserve(turn.times, NOW + 0.5, 2.0, AHEAD)
     assert second.wait == pytest.approx(1.5)
-    assert second.times.next_at == pytest.approx(NOW + 4.0)
+    assert second.times.next_at == pytest.approx(NOW + 4.0, abs=1e-6)
     assert second.times.went_at == NOW  # it has not gone yet
 
 
@@ -218,3 +219,55 @@ async def test_storage_redis_down_paces_per_process_then_heals(
         assert await storage.reserve(KEY, 2.0, AHEAD) > 1.9  # and keeps the turns
     finally:
         await storage.close()
+
+
+@deferred_f_from_coro_f
+async def test_storage_fallback_workers_take_turns_at_the_pace(clock: FakeClock) -> None:
+    """Two processes, each a FallbackStorage over one shared store: their own
+    turns (kept for an outage) never veto a turn the shared store gave, so
+    neither loses turns to the other (they once did, forever) and the shared
+    store's word holds: one request a second, every second."""
+    shared = MemoryStorage(clock=clock)
+    workers = [
+        FallbackStorage(shared, MemoryStorage(clock=clock), name="shared", clock=clock)
+        for _ in range(2)
+    ]
+    start = clock.now
+    action = {n: ("reserve", start) for n in range(2)}
+    went: list[float] = []
+    while clock.now < start + 20:
+        n = min(action, key=lambda k: action[k][1])
+        what, at = action[n]
+        clock.now = at
+        step = workers[n].reserve if what == "reserve" else workers[n].going
+        wait = await step(KEY, 1.0, AHEAD)
+        if wait <= 0:
+            went.append(clock.now)
+            action[n] = ("reserve", clock.now + 0.01)  # its next request
+        else:
+            action[n] = ("going", clock.now + wait)
+    gaps = [b - a for a, b in pairwise(went)]
+    assert min(gaps) >= 1.0 - 1e-9
+    assert len(went) >= 19  # at the pace: no turn lost
+
+
+@deferred_f_from_coro_f
+async def test_storage_fallback_own_turns_never_veto_a_shared_one(clock: FakeClock) -> None:
+    """This process's own last request at t, another's at t+0.4 (the shared
+    store's): the request goes at t+1.4. Asking memory after the shared store
+    had said "go" (and recorded it) once made each veto the other forever."""
+    shared, own = MemoryStorage(clock=clock), MemoryStorage(clock=clock)
+    worker = FallbackStorage(shared, own, name="shared", clock=clock)
+    t = clock.now
+    own.reserve_now(KEY, 1.0, AHEAD)  # went at t (this process)
+    clock.advance(0.4)
+    await shared.reserve(KEY, 1.0, AHEAD)  # went at t + 0.4 (another process)
+    clock.advance(0.6)
+    went = None
+    for _ in range(10):
+        wait = await worker.going(KEY, 1.0, AHEAD)
+        if wait <= 0:
+            went = clock.now
+            break
+        clock.advance(wait)
+    assert went == pytest.approx(t + 1.4, abs=1e-6)
