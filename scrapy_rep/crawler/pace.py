@@ -67,6 +67,8 @@ _STOP_POLL: Final = 0.25
 #: a stored time further ahead than a pause plus this many delays is clamped.
 _WORKERS_BOUND: Final = 64
 _BUSY: Final = (429, 503)
+#: Bound of the per-origin memos (cleared when full, as the middleware's).
+_MAX_REMEMBERED: Final = 100_000
 #: Added to every crawl-delay: the allowance for the time between a turn and
 #: the request reaching the site, which varies with each process's event loop
 #: (the turns themselves are spaced on the store's one clock).
@@ -164,6 +166,8 @@ class Pace:
             else:
                 wanted = pacing(robots, tokens)
                 interval = min(wanted, self._max_delay) + MARGIN if wanted else 0.0
+                if len(self._intervals) >= _MAX_REMEMBERED:
+                    self._intervals.clear()
                 self._intervals[origin] = (robots, tokens, interval)
         if interval <= 0 and not self._retry_after:
             return None
@@ -181,9 +185,12 @@ class Pace:
             stats.inc_value(WAITED)
             stats.max_value(WAITING_MAX, self._waiting)
         started = time.monotonic()
+        lead = _Lead(lambda: self._next_in_line(origin, interval))
         try:
             went = await unless_stopped(
-                self._take_turn(origin, interval, first), lambda: self._parking.stopping, _STOP_POLL
+                self._take_turn(origin, interval, first, lead),
+                lambda: self._parking.stopping,
+                _STOP_POLL,
             )
             if went is None:
                 if stats is not None:
@@ -193,6 +200,8 @@ class Pace:
                 await self._parking.place(ahead=True)
             return None
         finally:
+            if first is not None:  # the head, even if its turn was cancelled unstarted
+                lead.leave()
             self._waiting -= 1
             if parked:
                 self._parking.unpark(request)
@@ -202,7 +211,9 @@ class Pace:
                 waited = stats.get_value(WAIT_SECONDS, 0.0) + time.monotonic() - started
                 stats.set_value(WAIT_SECONDS, round(waited, 3))
 
-    async def _take_turn(self, origin: Origin, interval: float, first: float | None) -> bool:
+    async def _take_turn(
+        self, origin: Origin, interval: float, first: float | None, lead: _Lead
+    ) -> bool:
         head = first is not None or interval <= 0
         try:
             if not head:
@@ -218,7 +229,7 @@ class Pace:
             return True
         finally:
             if head:
-                self._next_in_line(origin, interval)
+                lead.leave()
 
     async def _in_line(self, origin: Origin) -> None:
         line = self._lines.get(origin)
@@ -314,6 +325,8 @@ class Pace:
         if self._obey and urlparse_cached(request).path == ROBOTS_PATH:
             fetched = origin_of(request.url)
             if fetched is not None:
+                if len(self._robots_at) >= _MAX_REMEMBERED:
+                    self._robots_at.clear()
                 self._robots_at[fetched] = time.monotonic()
                 self._background(self._went(fetched))
         if response.status not in _BUSY or not self._retry_after:
@@ -370,3 +383,17 @@ class Pace:
         task = loop.create_task(coro)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+
+
+class _Lead:
+    """The head of an origin's line leaves it once, whichever path sees it go."""
+
+    __slots__ = ("_leave",)
+
+    def __init__(self, leave: Callable[[], None]) -> None:
+        self._leave: Callable[[], None] | None = leave
+
+    def leave(self) -> None:
+        leave, self._leave = self._leave, None
+        if leave is not None:
+            leave()

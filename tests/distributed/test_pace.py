@@ -88,9 +88,12 @@ def test_retry_after_pauses_every_worker(redis_server: RedisServer, tmp_path: Pa
     delay = 0.2
     busy, _ = once_busy("/page2", "3")
     with SiteServer({"/robots.txt": robots(delay), **busy}) as site:
-        urls = pages(site, 12)
+        # Each worker takes 8 start URLs at once (scrapy-redis's batch):
+        # every one of them still has pages to fetch when the pause begins.
+        urls = pages(site, 24)
         queue(redis_server.url, urls)
-        reports = run_workers(redis_server.url, 3, tmp_path, {"RETRY_ENABLED": True})
+        settings = {"RETRY_ENABLED": True, "CONCURRENT_REQUESTS": 8}
+        reports = run_workers(redis_server.url, 3, tmp_path, settings)
         hits = page_hits(site)
     assert got(reports) == sorted(urls)  # the 429 page too, retried after the pause
     paused_at = next(hit.at for hit in hits if hit.path == "/page2")
