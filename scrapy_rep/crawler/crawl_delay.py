@@ -1,23 +1,20 @@
 """Crawl-delay: the robots.txt ``crawl-delay`` (or the interval a ``request-rate``
-asks for, if longer) as the floor of a download slot's delay.
+asks for, if longer), its settings, and the extension that reports it.
 
 Google ignores ``crawl-delay`` (SPEC §4.5) and so does every access decision
-of scrapy_rep; this extension only slows a crawl down, and only when asked:
-``REP_CRAWL_DELAY = "obey"``. Each origin's delay (for the spider's tokens,
-clamped to ``REP_CRAWL_DELAY_MAX``) becomes the minimum wait between two
-downloads of the Scrapy slot its requests go through. It never lowers
-``DOWNLOAD_DELAY`` or what AutoThrottle chose; it only lifts the slot's delay
-to the floor and narrows the jitter so that no wait falls below it.
+of scrapy_rep; ``REP_CRAWL_DELAY = "obey"`` only slows a crawl down. The pace
+itself is kept by ``scrapy_rep.crawler.pace`` (issue 26): each origin's turns
+are reserved in the store, so the delay holds across every process sharing
+it (the memory store: one process, through the same code). This extension
+counts the origins whose delay is obeyed and warns once per origin when
+``REP_CRAWL_DELAY_MAX`` cuts one.
 
-Scrapy keys slots by host name, so origins that differ only by scheme or port
-share a slot, and the largest delay among them applies to it.
-
-The delay is applied where the downloader shows a request its slot
-(``request_reached_downloader``, before the request is queued), so slots
-created after robots.txt resolved are covered; again after each download,
-since AutoThrottle may have lowered it; and at once to known slots when
-robots.txt is refreshed. A longer delay holds from the next request on; a
-shorter one after the wait Scrapy has already armed for the slot.
+Before issue 26 the delay was the floor of the Scrapy download slot's delay
+(``slot_timing``, ``rebase``, below). That code is kept but off (``_PACED``):
+a slot delay on top of the shared turns sent some requests late and squeezed
+the gap to the next worker's turn. The pace does not lower ``DOWNLOAD_DELAY``
+or what AutoThrottle chose either: the slot's own delay still applies after
+a request's turn.
 """
 
 from __future__ import annotations
