@@ -1,23 +1,20 @@
 """Crawl-delay: the robots.txt ``crawl-delay`` (or the interval a ``request-rate``
-asks for, if longer) as the floor of a download slot's delay.
+asks for, if longer), its settings, and the extension that reports it.
 
 Google ignores ``crawl-delay`` (SPEC §4.5) and so does every access decision
-of scrapy_rep; this extension only slows a crawl down, and only when asked:
-``REP_CRAWL_DELAY = "obey"``. Each origin's delay (for the spider's tokens,
-clamped to ``REP_CRAWL_DELAY_MAX``) becomes the minimum wait between two
-downloads of the Scrapy slot its requests go through. It never lowers
-``DOWNLOAD_DELAY`` or what AutoThrottle chose; it only lifts the slot's delay
-to the floor and narrows the jitter so that no wait falls below it.
+of scrapy_rep; ``REP_CRAWL_DELAY = "obey"`` only slows a crawl down. The pace
+itself is kept by ``scrapy_rep.crawler.pace`` (issue 26): each origin's turns
+are reserved in the store, so the delay holds across every process sharing
+it (the memory store: one process, through the same code). This extension
+counts the origins whose delay is obeyed and warns once per origin when
+``REP_CRAWL_DELAY_MAX`` cuts one.
 
-Scrapy keys slots by host name, so origins that differ only by scheme or port
-share a slot, and the largest delay among them applies to it.
-
-The delay is applied where the downloader shows a request its slot
-(``request_reached_downloader``, before the request is queued), so slots
-created after robots.txt resolved are covered; again after each download,
-since AutoThrottle may have lowered it; and at once to known slots when
-robots.txt is refreshed. A longer delay holds from the next request on; a
-shorter one after the wait Scrapy has already armed for the slot.
+Before issue 26 the delay was the floor of the Scrapy download slot's delay
+(``slot_timing``, ``rebase``, below). That code is kept but off (``_PACED``):
+a slot delay on top of the shared turns sent some requests late and squeezed
+the gap to the next worker's turn. The pace does not lower ``DOWNLOAD_DELAY``
+or what AutoThrottle chose either: the slot's own delay still applies after
+a request's turn.
 """
 
 from __future__ import annotations
@@ -45,13 +42,15 @@ if TYPE_CHECKING:
     from scrapy_rep.cache.outcome import Access
     from scrapy_rep.engine.document import RobotsTxt
 
-__all__ = ["CrawlDelay", "CrawlDelayConfig", "clamp", "rebase", "slot_timing"]
+__all__ = ["CrawlDelay", "CrawlDelayConfig", "clamp", "pacing", "rebase", "slot_timing"]
 
 logger = logging.getLogger(__name__)
 
 _MODES: Final = ("ignore", "obey")
 STAT: Final = "robotstxt/crawl_delay/applied"
 CLAMPED_STAT: Final = "robotstxt/crawl_delay/clamped"
+#: Crawl-delay is kept by ``scrapy_rep.crawler.pace`` (issue 26), not by slot delays.
+_PACED: Final = True
 
 
 # --- settings ------------------------------------------------------------------
@@ -59,21 +58,27 @@ CLAMPED_STAT: Final = "robotstxt/crawl_delay/clamped"
 
 @dataclass(frozen=True)
 class CrawlDelayConfig:
-    """REP_CRAWL_DELAY and REP_CRAWL_DELAY_MAX, validated."""
+    """REP_CRAWL_DELAY, REP_CRAWL_DELAY_MAX and REP_RETRY_AFTER, validated."""
 
-    #: REP_CRAWL_DELAY == "obey": apply crawl-delay to download slots.
+    #: REP_CRAWL_DELAY == "obey": apply crawl-delay to download slots, and
+    #: share each origin's pace through the store (``scrapy_rep.crawler.pace``).
     obey: bool = False
     #: REP_CRAWL_DELAY_MAX: seconds; a larger crawl-delay is cut to this.
     max_delay: float = 30.0
+    #: REP_RETRY_AFTER == "obey": a 429/503 with Retry-After pauses its origin
+    #: for every process sharing the store. Default: as REP_CRAWL_DELAY.
+    retry_after: bool = False
 
     @classmethod
     def from_settings(cls, settings: Mapping[str, Any]) -> CrawlDelayConfig:
         defaults = cls()
+        obey = read_setting(settings, "REP_CRAWL_DELAY", defaults.obey, _to_mode)
         return cls(
-            obey=read_setting(settings, "REP_CRAWL_DELAY", defaults.obey, _to_mode),
+            obey=obey,
             max_delay=read_setting(
                 settings, "REP_CRAWL_DELAY_MAX", defaults.max_delay, _to_seconds
             ),
+            retry_after=read_setting(settings, "REP_RETRY_AFTER", obey, _to_mode),
         )
 
 
@@ -249,7 +254,7 @@ class CrawlDelay:
         if tokens in known:
             return known[tokens]
         robots = self._robots.get(origin)
-        wanted = _pacing(robots, tokens) if robots is not None else None
+        wanted = pacing(robots, tokens) if robots is not None else None
         delay = None if wanted is None else clamp(wanted, self._max)
         known[tokens] = delay
         if wanted is not None and delay is not None and delay < wanted:
@@ -268,6 +273,12 @@ class CrawlDelay:
         return delay
 
     def _apply(self, key: str, state: _SlotState) -> None:
+        if _PACED:
+            # The pace spaces the turns (in the store, across processes); a
+            # slot delay on top would send some late and squeeze the next gap.
+            if not state.floors:
+                del self._slots[key]
+            return
         slot = find_slot(self._crawler, key)
         current = read_timing(slot) if slot is not None else None
         if current is None:
@@ -292,7 +303,7 @@ class CrawlDelay:
             self._crawler.stats.inc_value(name)
 
 
-def _pacing(robots: RobotsTxt, tokens: tuple[str, ...]) -> float | None:
+def pacing(robots: RobotsTxt, tokens: tuple[str, ...]) -> float | None:
     """The slowest of the group's ``crawl-delay`` and ``request-rate`` (seconds apart)."""
     found = [v for v in (robots.crawl_delay(tokens), robots.request_rate(tokens)) if v is not None]
     return max(found) if found else None
@@ -300,7 +311,7 @@ def _pacing(robots: RobotsTxt, tokens: tuple[str, ...]) -> float | None:
 
 def _has_delay(robots: RobotsTxt) -> bool:
     """Whether any group paces requests: most robots.txt do not, and are not kept."""
-    return any(_pacing(robots, (agent,)) is not None for agent in robots.agents)
+    return any(pacing(robots, (agent,)) is not None for agent in robots.agents)
 
 
 def _tokens_of(user_agent: str) -> tuple[str, ...]:

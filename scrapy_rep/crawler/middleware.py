@@ -36,6 +36,7 @@ from scrapy_rep.crawler.internals import (
     builtin_robotstxt_enabled,
     unplug_builtin_robotstxt,
 )
+from scrapy_rep.crawler.pace import Pace
 from scrapy_rep.crawler.reporting import Drop, Reporter
 from scrapy_rep.crawler.resolver import Fetch, FetchStopped, Resolver
 from scrapy_rep.crawler.settings import Config, SettingError
@@ -116,6 +117,8 @@ class RobotsTxtMiddleware:
         )
         self._storage_opened = False
         self._storage_error: str | None = None
+        # Each origin's pace across processes (issue 26); None unless asked for.
+        self._pace = Pace.of(crawler, self._parking, self._tokens, lambda: self._resolver.storage)
         self._triggers: dict[Origin, Request] = {}  # the first waiting request per origin
         self._origins: dict[tuple[str, str], Origin | None] = {}  # (scheme, netloc) -> origin
         self._schemes = config.checked_schemes
@@ -168,10 +171,9 @@ class RobotsTxtMiddleware:
         access = self._resolver.current(origin, request)
         if access is not None:
             self._check(request, origin, access)
-            return None
-        if await self._access(origin, request, check=True) is None:
+        elif (access := await self._access(origin, request, check=True)) is None:
             return self._requeued(request)
-        return None
+        return None if self._pace is None else await self._pace.turn(request, origin, access)
 
     def _requeued(self, request: Request) -> Request:
         """The crawl stopped while ``request`` waited: back to the scheduler

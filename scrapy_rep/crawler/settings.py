@@ -837,6 +837,14 @@ SETTINGS: Final[tuple[Setting, ...]] = (
         read_by=_CRAWL_DELAY,
     ),
     Setting(
+        "REP_RETRY_AFTER",
+        "`ignore`, `obey`",
+        "A 429 or 503 page with `Retry-After` pauses its origin, for every "
+        "process sharing the store.",
+        default="as `REP_CRAWL_DELAY`",
+        read_by=_CRAWL_DELAY,
+    ),
+    Setting(
         "REP_FOLLOW_SITEMAPS",
         "bool",
         "Request the sitemaps robots.txt lists, once per crawl.",

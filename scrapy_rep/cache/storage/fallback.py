@@ -20,7 +20,7 @@ from typing import TypeVar
 from scrapy_rep.cache.policy import OriginRecord, PolicyConfig
 from scrapy_rep.cache.storage.errors import StorageUnavailable
 from scrapy_rep.cache.storage.memory import MemoryStorage
-from scrapy_rep.cache.storage.protocol import Forgetting, Storage
+from scrapy_rep.cache.storage.protocol import Forgetting, Pacing, Storage
 
 __all__ = ["FallbackStorage"]
 
@@ -137,6 +137,47 @@ class FallbackStorage:
             return
         with contextlib.suppress(StorageUnavailable):  # the lock expires on its own
             await store.release(key)
+
+    # --- the pace: shared while the primary answers, this process's own meanwhile ----
+    # Memory keeps this process's own turns (``follow``), so that an outage,
+    # and the return from one, go on from them: never faster than one process.
+    # Its word is asked first and passed on (``not_before``), never applied
+    # after the primary has given a turn: that turn would be lost.
+
+    async def reserve(
+        self, key: str, interval: float, max_ahead: float, not_before: float = 0.0
+    ) -> float:
+        floor = max(not_before, self.fallback.own_wait(key, interval, max_ahead))
+        primary = self.primary
+        if isinstance(primary, Pacing):
+            answered, shared = await self._try(
+                lambda: primary.reserve(key, interval, max_ahead, floor)
+            )
+            if answered and shared is not None:
+                self.fallback.follow(key, shared, interval, max_ahead)
+                return shared
+        return self.fallback.reserve_now(key, interval, max_ahead, floor)
+
+    async def pause(self, key: str, seconds: float, max_ahead: float) -> float:
+        local = await self.fallback.pause(key, seconds, max_ahead)
+        primary = self.primary
+        if not isinstance(primary, Pacing):
+            return local
+        answered, shared = await self._try(lambda: primary.pause(key, seconds, max_ahead))
+        return max(local, shared) if answered and shared is not None else local
+
+    async def going(self, key: str, interval: float, max_ahead: float) -> float:
+        own = self.fallback.own_wait(key, interval, max_ahead)
+        if own > 0:
+            return own
+        primary = self.primary
+        if isinstance(primary, Pacing):
+            answered, shared = await self._try(lambda: primary.going(key, interval, max_ahead))
+            if answered and shared is not None:
+                if shared <= 0:
+                    self.fallback.follow(key, 0.0, interval, max_ahead)
+                return shared
+        return await self.fallback.going(key, interval, max_ahead)
 
     async def close(self) -> None:
         try:

@@ -14,6 +14,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import replace
 
+from scrapy_rep.cache import pace
 from scrapy_rep.cache.policy import OriginRecord
 
 __all__ = ["MemoryStorage"]
@@ -69,6 +70,7 @@ class MemoryStorage:
         self._bodies = _BodyPool()
         self._locks: dict[str, tuple[str, float]] = {}
         self._held: dict[str, str] = {}
+        self._pace: dict[str, pace.Times] = {}
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -135,7 +137,57 @@ class MemoryStorage:
         if token is not None and held is not None and held[0] == token:
             del self._locks[key]
 
+    # --- the pace (``Pacing``): one process is one worker -----------------------
+
+    async def reserve(
+        self, key: str, interval: float, max_ahead: float, not_before: float = 0.0
+    ) -> float:
+        return self.reserve_now(key, interval, max_ahead, not_before)
+
+    def reserve_now(
+        self, key: str, interval: float, max_ahead: float, not_before: float = 0.0
+    ) -> float:
+        now = self._clock()
+        turn = pace.reserve(self._times(key), now, interval, max_ahead, not_before)
+        self._keep_pace(key, turn, now)
+        return turn.wait
+
+    def own_wait(self, key: str, interval: float, max_ahead: float) -> float:
+        """How long this process's own turns alone would hold a request (nothing kept)."""
+        return pace.going(self._times(key), self._clock(), interval, max_ahead).wait
+
+    def follow(self, key: str, wait: float, interval: float, max_ahead: float) -> None:
+        """Keep a turn a shared store gave (``pace.follow``): the stand-in's times."""
+        now = self._clock()
+        times = pace.follow(self._times(key), now, wait, interval, max_ahead)
+        self._keep_pace(key, pace.Turn(wait, times), now)
+
+    async def pause(self, key: str, seconds: float, max_ahead: float) -> float:
+        now = self._clock()
+        turn = pace.pause(self._times(key), now, seconds, max_ahead)
+        self._keep_pace(key, turn, now)
+        return turn.wait
+
+    async def going(self, key: str, interval: float, max_ahead: float) -> float:
+        now = self._clock()
+        turn = pace.going(self._times(key), now, interval, max_ahead)
+        self._keep_pace(key, turn, now)
+        return turn.wait
+
+    def _times(self, key: str) -> pace.Times:
+        return self._pace.get(key) or pace.Times()
+
+    def _keep_pace(self, key: str, turn: pace.Turn, now: float) -> None:
+        self._pace[key] = turn.times
+        if len(self._pace) > self.max_origins:  # forget the origins whose turns are past
+            self._pace = {
+                k: v
+                for k, v in self._pace.items()
+                if max(v.next_at or now, v.paused_until or now) > now
+            }
+
     async def close(self) -> None:
+        self._pace.clear()
         self._entries.clear()
         self._bodies = _BodyPool()
         self._locks.clear()

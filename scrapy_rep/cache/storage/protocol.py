@@ -6,7 +6,7 @@ from typing import Protocol, runtime_checkable
 
 from scrapy_rep.cache.policy import OriginRecord
 
-__all__ = ["CombinedCalls", "Forgetting", "Storage"]
+__all__ = ["CombinedCalls", "Forgetting", "Pacing", "Storage"]
 
 
 @runtime_checkable
@@ -61,3 +61,30 @@ class Forgetting(Protocol):
     """
 
     async def forget(self, key: str) -> bool: ...
+
+
+@runtime_checkable
+class Pacing(Protocol):
+    """Optional: each origin's pace, shared by every process using the store (issue 26).
+
+    Each call is one atomic step in the store (``scrapy_rep.cache.pace``
+    says what it computes), with the store's own clock where it has one.
+    Times are relative (seconds from the store's now), so the clocks of the
+    processes never meet. ``max_ahead`` bounds any stored time: one beyond
+    it is clamped.
+
+    ``reserve``: the seconds until the next turn (``not_before`` at the
+    earliest), which it takes; the turn after it is ``interval`` later.
+    ``pause``: no turn for ``seconds`` (``Retry-After``); returns the pause
+    left. ``going``: a request that waited would go now; returns how much
+    longer it must wait (a pause began meanwhile, or the last request went
+    less than ``interval`` ago), else 0 and records that it went.
+    """
+
+    async def reserve(
+        self, key: str, interval: float, max_ahead: float, not_before: float = 0.0
+    ) -> float: ...
+
+    async def pause(self, key: str, seconds: float, max_ahead: float) -> float: ...
+
+    async def going(self, key: str, interval: float, max_ahead: float) -> float: ...

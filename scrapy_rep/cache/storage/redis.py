@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -65,6 +66,68 @@ if redis.call('get', KEYS[1]) == ARGV[1] then
 end
 return 0
 """
+# The pace (``scrapy_rep.cache.pace``, the same steps in Lua), on Redis's own
+# clock (TIME): the workers' clocks never meet, each gets a relative wait.
+# Times are integer milliseconds in a hash (n: next turn, p: paused until,
+# w: the last request went); a key that is not such a hash is replaced, a
+# value that is nonsense is clamped as ``pace.sane`` does.
+# ARGV: 1 what ("reserve", "pause", "going"), 2 interval or pause (ms),
+# 3 max_ahead (ms), 4 not_before (ms, reserve). Returns the wait (ms).
+_PACE = """
+local t = redis.call('time')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local amount = math.max(tonumber(ARGV[2]), 0)
+local ahead = tonumber(ARGV[3])
+if redis.call('type', KEYS[1]).ok ~= 'hash' then
+    redis.call('del', KEYS[1])
+end
+local stored = redis.call('hmget', KEYS[1], 'n', 'p', 'w')
+local function sane(value)
+    local v = tonumber(value)
+    if v == nil or v ~= v or v < now then
+        return now
+    end
+    return math.min(v, now + ahead)
+end
+local next_at, paused = sane(stored[1]), sane(stored[2])
+local went = tonumber(stored[3])
+if went ~= nil and went == went then
+    went = math.min(went, now)
+else
+    went = nil
+end
+local after_went = now
+if went ~= nil then
+    after_went = math.min(went + amount, now + ahead)
+end
+local wait
+if ARGV[1] == 'going' then
+    local ready = math.max(paused, after_went)
+    if ready > now then
+        return ready - now
+    end
+    next_at = math.max(next_at, now + amount)
+    went = now
+    wait = 0
+elseif ARGV[1] == 'pause' then
+    paused = math.max(paused, now + math.min(amount, ahead))
+    next_at = math.max(next_at, paused)
+    wait = paused - now
+else
+    local start = math.max(next_at, paused, after_went, now + math.min(tonumber(ARGV[4]), ahead))
+    next_at = start + amount
+    if start <= now then
+        went = now
+    end
+    wait = start - now
+end
+redis.call('hset', KEYS[1], 'n', string.format('%d', next_at), 'p', string.format('%d', paused))
+if went ~= nil then
+    redis.call('hset', KEYS[1], 'w', string.format('%d', went))
+end
+redis.call('pexpireat', KEYS[1], math.max(next_at, paused) + 1000)
+return wait
+"""
 _LOST = (RedisConnectionError, RedisTimeoutError, OSError)
 
 
@@ -95,6 +158,7 @@ class RedisStorage:
         self.url = url
         self.prefix = prefix
         self._leases = Leases(self._extend, sleep=sleep)
+        self._pace_script = client.register_script(_PACE)
 
     @classmethod
     async def open(
@@ -130,6 +194,9 @@ class RedisStorage:
 
     def _lock_key(self, key: str) -> str:
         return f"{self.prefix}lock:{key}"
+
+    def _pace_key(self, key: str) -> str:
+        return f"{self.prefix}pace:{key}"
 
     async def _call(self, method: str, *args: Any, **kwargs: Any) -> Any:
         try:
@@ -181,6 +248,33 @@ class RedisStorage:
         token = self._leases.drop(key)
         if token is not None:
             await self._call("eval", _RELEASE, 1, self._lock_key(key), token)
+
+    # --- the pace (``Pacing``): one script call each -------------------------------
+
+    async def reserve(
+        self, key: str, interval: float, max_ahead: float, not_before: float = 0.0
+    ) -> float:
+        return await self._pace("reserve", key, interval, max_ahead, not_before)
+
+    async def pause(self, key: str, seconds: float, max_ahead: float) -> float:
+        return await self._pace("pause", key, seconds, max_ahead)
+
+    async def going(self, key: str, interval: float, max_ahead: float) -> float:
+        return await self._pace("going", key, interval, max_ahead)
+
+    async def _pace(
+        self, what: str, key: str, amount: float, max_ahead: float, not_before: float = 0.0
+    ) -> float:
+        """One EVALSHA (the script is sent once per connection's server, then by hash)."""
+        amount_ms = max(math.ceil(amount * 1000), 0)
+        args = (what, amount_ms, _ms(max_ahead), max(math.ceil(not_before * 1000), 0))
+        try:
+            wait_ms = await self._pace_script(keys=(self._pace_key(key),), args=args)
+        except _LOST as exc:
+            raise StorageUnavailable(
+                f"Redis at {safe_url(self.url)} is unreachable: {exc}"
+            ) from exc
+        return max(int(wait_ms), 0) / 1000
 
     async def close(self) -> None:
         """Release our locks first: the next process need not wait for them to lapse."""

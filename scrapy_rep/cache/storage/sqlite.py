@@ -22,6 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TypeVar
 
+from scrapy_rep.cache import pace
 from scrapy_rep.cache.policy import OriginRecord
 from scrapy_rep.cache.storage.errors import UnreadableRecords
 from scrapy_rep.cache.storage.leases import Leases, holder_gone, new_token
@@ -40,6 +41,9 @@ CREATE INDEX IF NOT EXISTS origins_by_expiry ON origins (expires_at);
 CREATE TABLE IF NOT EXISTS locks (
     key TEXT PRIMARY KEY, token TEXT NOT NULL, expires_at REAL NOT NULL
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS pace (
+    key TEXT PRIMARY KEY, next_at REAL, paused_until REAL, went_at REAL
+) WITHOUT ROWID;
 """
 _BUSY_TIMEOUT_MS = 30_000  # other processes' writes are short; wait for them
 _OPEN_RETRY_S = 0.01  # between tries to open a file another process is converting
@@ -53,6 +57,11 @@ _PURGE_BATCH = 2 * _PURGE_EVERY
 def _lapses_after(expires_at: object, now: float) -> bool:
     """A lock row's expiry is still ahead; one that is not a number never is."""
     return isinstance(expires_at, (int, float)) and not math.isnan(expires_at) and expires_at > now
+
+
+def _time(value: object) -> float | None:
+    """A stored time, or None for anything that is not a number (a tampered row)."""
+    return float(value) if isinstance(value, (int, float)) else None
 
 
 def _is_corruption(exc: sqlite3.Error) -> bool:
@@ -143,6 +152,20 @@ class SqliteStorage:
         token = self._leases.drop(key)
         if token is not None:
             await self._run(self._release, key, token)
+
+    # --- the pace (``Pacing``): one transaction each, on this machine's clock ------
+
+    async def reserve(
+        self, key: str, interval: float, max_ahead: float, not_before: float = 0.0
+    ) -> float:
+        now = self._clock()
+        return await self._run(self._pace, key, "reserve", interval, max_ahead, now, not_before)
+
+    async def pause(self, key: str, seconds: float, max_ahead: float) -> float:
+        return await self._run(self._pace, key, "pause", seconds, max_ahead, self._clock())
+
+    async def going(self, key: str, interval: float, max_ahead: float) -> float:
+        return await self._run(self._pace, key, "going", interval, max_ahead, self._clock())
 
     async def close(self) -> None:
         """Release our locks first: the next process need not wait for them to lapse."""
@@ -267,6 +290,7 @@ class SqliteStorage:
                 (now, _PURGE_BATCH),
             )
             db.execute("DELETE FROM locks WHERE expires_at <= ?", (now,))
+            db.execute("DELETE FROM pace WHERE next_at <= ? AND paused_until <= ?", (now, now))
 
     def _delete(self, key: str) -> bool:
         cursor = self._conn().execute("DELETE FROM origins WHERE key = ?", (key,))
@@ -312,6 +336,40 @@ class SqliteStorage:
         self._upsert(key, record, expires_at, now)
         if token is not None:
             self._release(key, token)
+
+    def _pace(
+        self,
+        key: str,
+        what: str,
+        amount: float,
+        max_ahead: float,
+        now: float,
+        not_before: float = 0.0,
+    ) -> float:
+        """Read, compute (``pace``), write, in one IMMEDIATE transaction: the
+        processes sharing the file take turns, never the same one."""
+        db = self._conn()
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            found = db.execute(
+                "SELECT next_at, paused_until, went_at FROM pace WHERE key = ?", (key,)
+            ).fetchone()
+            stored = pace.Times(*(_time(value) for value in found)) if found else pace.Times()
+            if what == "reserve":
+                turn = pace.reserve(stored, now, amount, max_ahead, not_before)
+            else:
+                step = pace.pause if what == "pause" else pace.going
+                turn = step(stored, now, amount, max_ahead)
+            db.execute(
+                "INSERT OR REPLACE INTO pace (key, next_at, paused_until, went_at) "
+                "VALUES (?, ?, ?, ?)",
+                (key, *turn.times),
+            )
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
+        return turn.wait
 
     def _prolong(self, key: str, token: str, expires_at: float) -> bool:
         cursor = self._conn().execute(

@@ -16,7 +16,7 @@ import pytest
 from scrapy.http import Request, Response
 from scrapy.utils.defer import deferred_f_from_coro_f
 
-from crawler.servers import Reply, SiteServer
+from crawler.servers import Reply, SiteServer, page
 from scrapy_rep.crawler.crawl_delay import CrawlDelayConfig, clamp, rebase, slot_timing
 from scrapy_rep.crawler.internals import Timing
 from scrapy_rep.crawler.settings import SettingError
@@ -216,6 +216,7 @@ def test_scrapy_crawl_delay_settings_defaults() -> None:
         ("REP_CRAWL_DELAY_MAX", -1, "a number of seconds > 0"),
         ("REP_CRAWL_DELAY_MAX", "soon", "a number of seconds > 0"),
         ("REP_CRAWL_DELAY_MAX", float("inf"), "a number of seconds > 0"),
+        ("REP_RETRY_AFTER", "sometimes", "'ignore' or 'obey'"),
     ],
 )
 def test_scrapy_crawl_delay_bad_setting_is_named(name: str, value: object, accepted: str) -> None:
@@ -302,3 +303,43 @@ async def test_scrapy_crawl_delay_reapplied_when_robots_txt_is_refreshed() -> No
     assert page2_to_3 < 1 + 1 + 0.5  # the wait armed with 1 s, then the robots.txt fetch
     assert page3_to_4 < 0.5  # after the second refresh
     assert stats(crawler)["robotstxt/crawl_delay/applied"] == 1
+
+
+# --- Retry-After (issue 26) ---------------------------------------------------------
+
+
+def busy_once(retry_after: str) -> tuple[Any, list[int]]:
+    """/page1: 429 with Retry-After the first time, then the page."""
+    served: list[int] = []
+
+    def route(host: str) -> Reply:
+        served.append(1)
+        if len(served) == 1:
+            return Reply(429, b"slow down", {"Retry-After": retry_after})
+        return page("/page1")
+
+    return route, served
+
+
+@pytest.mark.parametrize(("mode", "paused"), [("obey", True), ("ignore", False)])
+@deferred_f_from_coro_f
+async def test_scrapy_retry_after_pauses_the_origin(
+    mode: str, paused: bool, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The retry of a 429 with ``Retry-After: 2`` waits 2 s (by the site's clock)."""
+    busy, _ = busy_once("2")
+    routes = {"/robots.txt": robots("User-agent: *\nDisallow: /private\n"), "/page1": busy}
+    with SiteServer(routes) as site, caplog.at_level(logging.WARNING):
+        crawler = await crawl(pages(site, 3), {"REP_RETRY_AFTER": mode, "RETRY_ENABLED": True})
+    assert sorted(spider_of(crawler).got) == sorted(pages(site, 3))
+    page1 = [hit.at for hit in hits(site) if hit.path == "/page1"]
+    assert len(page1) == 2
+    pause = page1[1] - page1[0]
+    said = [r for r in caplog.records if "Retry-After" in r.getMessage()]
+    if paused:
+        assert pause >= 2.0, pause
+        assert len(said) == 1 and site.url("") in said[0].getMessage()
+        assert stats(crawler)["robotstxt/pace/paused"] == 1
+    else:
+        assert pause < 1.0, pause
+        assert said == [] and "robotstxt/pace/paused" not in stats(crawler)

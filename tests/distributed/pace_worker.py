@@ -1,0 +1,83 @@
+"""One scrapy-redis worker for the pace tests (issue 26): a RedisSpider whose
+queue and dupefilter live in Redis, with scrapy_rep's cache and each origin's
+pace in the same Redis, ``REP_CRAWL_DELAY = "obey"``.
+
+Usage: ``pace_worker.py <redis url> <worker name> [settings as JSON]``; prints a
+JSON report. The worker's name is in its User-Agent (after the crawler's
+token), so the site can tell the workers apart.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from scrapy import signals
+from scrapy.crawler import AsyncCrawlerProcess
+from scrapy.http import Response
+from scrapy_redis.spiders import RedisSpider
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: shared helpers
+from start_barrier import wait_for_the_others
+
+REDIS_KEY = "pace:start_urls"
+
+
+class PaceSpider(RedisSpider):
+    name = "pace"
+    redis_key = REDIS_KEY
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.got: list[str] = []
+
+    def parse(self, response: Response) -> None:
+        self.got.append(response.url)
+
+
+def settings_for(redis_url: str, name: str, extra: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "SCHEDULER": "scrapy_redis.scheduler.Scheduler",
+        "DUPEFILTER_CLASS": "scrapy_redis.dupefilter.RFPDupeFilter",
+        "SCHEDULER_PERSIST": False,
+        "REDIS_URL": redis_url,
+        "MAX_IDLE_TIME_BEFORE_CLOSE": 3,
+        "ADDONS": {"scrapy_rep.Addon": 0},
+        "ROBOTSTXT_OBEY": True,
+        "REP_STORAGE": "redis",
+        "REP_REDIS_RETRY_INTERVAL": 0.5,
+        "REP_CRAWL_DELAY": "obey",
+        "USER_AGENT": f"PaceBot/1.0 (+http://127.0.0.1/; {name})",
+        "CONCURRENT_REQUESTS": 8,
+        "RETRY_ENABLED": False,
+        "DOWNLOAD_TIMEOUT": 10,
+        "LOG_LEVEL": "INFO",
+        "TELNETCONSOLE_ENABLED": False,
+        **extra,
+    }
+
+
+def main(redis_url: str, name: str, extra: dict[str, Any]) -> None:
+    process = AsyncCrawlerProcess(settings_for(redis_url, name, extra), install_root_handler=True)
+    crawler = process.create_crawler(PaceSpider)
+    crawler.signals.connect(wait_for_the_others, signal=signals.engine_started)
+    process.crawl(crawler)
+    process.start()
+    spider = crawler.spider
+    assert isinstance(spider, PaceSpider) and crawler.stats is not None
+    stats = crawler.stats.get_stats()
+    print(
+        json.dumps(
+            {
+                "got": spider.got,
+                "stats": {k: v for k, v in stats.items() if k.startswith("robotstxt/")},
+                "finish_reason": stats.get("finish_reason"),
+            }
+        )
+    )
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2], json.loads(sys.argv[3]) if len(sys.argv) > 3 else {})

@@ -1,0 +1,157 @@
+"""Issue 26: one pace per origin for every scrapy-redis worker sharing a Redis.
+
+Three worker processes (``pace_worker.py``) share scrapy-redis's queue and
+scrapy_rep's cache and pace in a real redis-server; the site is a local
+server that stamps each request when it arrives (its own clock). Nothing here
+sleeps for a time rule: the test waits for the crawl and reads the stamps.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from itertools import pairwise
+from pathlib import Path
+from typing import Any
+
+import redis
+from crawler.servers import Hit, Reply, SiteServer
+from local_redis import RedisServer
+from pace_harness import run_workers
+from pace_worker import REDIS_KEY
+
+ROBOTS = "User-agent: *\nCrawl-delay: {delay}\nDisallow: /private\n"
+
+
+def robots(delay: float) -> Reply:
+    return Reply(200, ROBOTS.format(delay=delay).encode(), {"Content-Type": "text/plain"})
+
+
+def pages(site: SiteServer, count: int) -> list[str]:
+    return [site.url(f"/page{n}") for n in range(count)]
+
+
+def page_hits(site: SiteServer) -> list[Hit]:
+    with site._lock:
+        return [hit for hit in site.hits if hit.path.startswith("/page")]
+
+
+def gaps(hits: list[Hit]) -> list[float]:
+    return [later.at - earlier.at for earlier, later in pairwise(hits)]
+
+
+def worker_of(hit: Hit) -> str:
+    return hit.user_agent.rsplit(";", 1)[-1].strip(" )")
+
+
+def queue(redis_url: str, urls: list[str]) -> None:
+    redis.Redis.from_url(redis_url).rpush(REDIS_KEY, *urls)
+
+
+def got(reports: list[dict[str, Any]]) -> list[str]:
+    return sorted(url for report in reports for url in report["got"])
+
+
+def test_three_workers_keep_one_crawl_delay(redis_server: RedisServer, tmp_path: Path) -> None:
+    delay = 0.5
+    with SiteServer({"/robots.txt": robots(delay)}) as site:
+        urls = pages(site, 12)
+        queue(redis_server.url, urls)
+        reports = run_workers(redis_server.url, 3, tmp_path)
+        hits = page_hits(site)
+    assert got(reports) == sorted(urls)  # every page, once across the workers
+    assert sorted(hit.path for hit in hits) == sorted(f"/page{n}" for n in range(12))
+    assert min(gaps(hits)) >= delay, gaps(hits)
+    assert len({worker_of(hit) for hit in hits}) >= 2  # the work was shared
+    waited = sum(report["stats"].get("robotstxt/pace/waited", 0) for report in reports)
+    assert waited >= 6  # the waiting shows in stats
+
+
+def once_busy(path: str, retry_after: str) -> tuple[dict[str, Any], list[float]]:
+    """A route answering 429 with ``Retry-After`` the first time, then the page."""
+    lock = threading.Lock()
+    served: list[float] = []
+
+    def route(host: str) -> Reply:
+        with lock:
+            first = not served
+            served.append(0.0)
+        if first:
+            return Reply(429, b"slow down", {"Retry-After": retry_after})
+        return Reply(200, b"<html>page</html>", {"Content-Type": "text/html"})
+
+    return {path: route}, served
+
+
+def test_retry_after_pauses_every_worker(redis_server: RedisServer, tmp_path: Path) -> None:
+    delay = 0.2
+    busy, _ = once_busy("/page2", "3")
+    with SiteServer({"/robots.txt": robots(delay), **busy}) as site:
+        # Each worker takes 8 start URLs at once (scrapy-redis's batch):
+        # every one of them still has pages to fetch when the pause begins.
+        urls = pages(site, 24)
+        queue(redis_server.url, urls)
+        settings = {"RETRY_ENABLED": True, "CONCURRENT_REQUESTS": 8}
+        reports = run_workers(redis_server.url, 3, tmp_path, settings)
+        hits = page_hits(site)
+    assert got(reports) == sorted(urls)  # the 429 page too, retried after the pause
+    paused_at = next(hit.at for hit in hits if hit.path == "/page2")
+    after = [hit for hit in hits if hit.at > paused_at]
+    assert after, hits
+    pause = after[0].at - paused_at
+    assert 3.0 <= pause < 4.5, pause  # by the site's clock: no worker came back sooner
+    assert len({worker_of(hit) for hit in after}) >= 2  # and every worker waited it out
+    assert min(gaps(hits)) >= delay, gaps(hits)
+    said = sum(report["log"].count("with Retry-After '3'") for report in reports)
+    assert said == 1  # logged once for the origin and the pause
+    assert sum(report["stats"].get("robotstxt/pace/paused", 0) for report in reports) == 1
+
+
+def stop(server: RedisServer) -> None:
+    """Stop Redis saving its data: the queue survives the restart."""
+    assert server.process is not None
+    redis.Redis.from_url(server.url).shutdown(save=True)
+    server.process.wait(10)
+    server.process = None
+
+
+def wait_for(condition: Callable[[], bool], timeout: float = 30) -> bool:
+    """Poll until the crawl got there (not a time rule: the crawl's progress)."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        threading.Event().wait(0.02)
+    return True
+
+
+def test_redis_restart_mid_crawl_loses_no_request(
+    redis_server: RedisServer, tmp_path: Path
+) -> None:
+    delay = 0.3
+    with SiteServer({"/robots.txt": robots(delay)}) as site:
+        urls = pages(site, 20)
+        queue(redis_server.url, urls)
+
+        went_on: list[bool] = []
+
+        def restart_after_a_few_pages() -> None:
+            wait_for(lambda: len(page_hits(site)) >= 5)
+            stop(redis_server)
+            down = len(page_hits(site))
+            went_on.append(wait_for(lambda: len(page_hits(site)) >= down + 2, 15))
+            redis_server.start()  # the same port and data
+
+        reports = run_workers(
+            redis_server.url, 3, tmp_path, {"RETRY_ENABLED": True}, restart_after_a_few_pages
+        )
+        hits = page_hits(site)
+    assert went_on == [True]  # pages went on while Redis was down: no stall
+    assert got(reports) == sorted(urls)  # every page once, none lost, none twice
+    assert sorted(hit.path for hit in hits) == sorted(f"/page{n}" for n in range(20))
+    warned = [report["log"].count("is unreachable") for report in reports]
+    assert max(warned) == 1, warned  # Redis was lost, said once per worker
+    for worker in {worker_of(hit) for hit in hits}:  # never faster than one process
+        own = [hit for hit in hits if worker_of(hit) == worker]
+        assert min(gaps(own), default=delay) >= delay, (worker, gaps(own))
