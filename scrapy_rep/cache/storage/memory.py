@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from scrapy_rep.cache.policy import OriginRecord
+from scrapy_rep.cache.storage.forgotten import ForgottenLog
 
 __all__ = ["MemoryStorage"]
 
@@ -69,6 +70,7 @@ class MemoryStorage:
         self._bodies = _BodyPool()
         self._locks: dict[str, tuple[str, float]] = {}
         self._held: dict[str, str] = {}
+        self._forgotten = ForgottenLog()
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -113,11 +115,17 @@ class MemoryStorage:
             self._bodies.drop(record.good_body)
 
     async def forget(self, key: str) -> bool:
-        """Delete ``key``'s record (not its lock); True if there was one."""
+        """Delete ``key``'s record (not its lock), and log it for the running
+        crawl (``forgotten_since``); True if there was one."""
+        self._forgotten.append(key, self._clock())
         if key not in self._entries:
             return False
         self._remove(key)
         return True
+
+    async def forgotten_since(self, cursor: str | None) -> tuple[str, list[str]]:
+        """The keys forgotten after ``cursor`` (``ForgetLog``)."""
+        return self._forgotten.since(cursor)
 
     async def lock(self, key: str, ttl: float) -> bool:
         now = self._clock()
