@@ -21,7 +21,7 @@ from collections.abc import Callable
 
 from twisted.internet.defer import Deferred
 
-from scrapy_rep.cache.storage import ForgetLog, Storage
+from scrapy_rep.cache.storage import ForgetLog, MemoryStorage, Storage
 from scrapy_rep.crawler.flights import asyncio_running
 from scrapy_rep.crawler.flights import sleep as reactor_sleep
 from scrapy_rep.crawler.loop_thread import ThreadedStorage
@@ -94,6 +94,15 @@ class ForgetWatch:
             running = self._running = Deferred.fromCoroutine(self._loop())
             running.addErrback(lambda _: None)  # cancelled at stop; poll never raises
 
+    def wake(self) -> None:
+        """Read the log now (a forget in this very process: the memory store)."""
+        if self._running is None:
+            return
+        if asyncio_running():
+            asyncio.get_running_loop().create_task(self.poll()).add_done_callback(_retrieve)
+        else:
+            Deferred.fromCoroutine(self.poll()).addErrback(lambda _: None)
+
     def stop(self) -> None:
         running, self._running = self._running, None
         if running is not None:
@@ -122,9 +131,11 @@ async def watch_forgets(
 
     watch = ForgetWatch(log, drop, interval=interval, failed=resolver.store_failed)
     await watch.start()
+    if isinstance(log, MemoryStorage):  # a forget can only come from this process: at once
+        log.on_forget.append(watch.wake)
     return watch
 
 
-def _retrieve(task: asyncio.Task[None]) -> None:
+def _retrieve(task: asyncio.Task[object]) -> None:
     if not task.cancelled():
         task.exception()  # poll never raises; retrieved all the same

@@ -143,3 +143,21 @@ async def test_watch_forgets_counts_what_it_drops_and_skips_a_store_without_a_lo
 
     plain = Resolver(Server(clock, OK), storage=NoLog(), clock=clock)  # type: ignore[arg-type]
     assert await watch_forgets(plain, 1.0, told.append) is None
+
+
+@deferred_f_from_coro_f
+async def test_with_the_memory_store_a_forget_in_this_process_is_heard_at_once() -> None:
+    """No interval to wait: the memory store wakes the watch, which reads its
+    log as for any store (the same path: each forget is heard once)."""
+    clock = ManualClock()
+    storage = MemoryStorage(clock=clock)
+    rep, server = await _held(clock, storage)
+    watch = await watch_forgets(rep, 86_400.0, lambda _: None)
+    assert watch is not None
+    await storage.forget(str(A))
+    await until(lambda: rep.current(A) is None)
+    assert rep.current(B) is not None
+    await rep.access(A)
+    await asyncio.sleep(0)
+    assert rep.current(A) is not None and server.calls == [A, B, A]
+    watch.stop()

@@ -71,6 +71,8 @@ class MemoryStorage:
         self._locks: dict[str, tuple[str, float]] = {}
         self._held: dict[str, str] = {}
         self._forgotten = ForgottenLog()
+        #: Called after each forget: this process's crawl reads the log at once.
+        self.on_forget: list[Callable[[], object]] = []
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -118,10 +120,12 @@ class MemoryStorage:
         """Delete ``key``'s record (not its lock), and log it for the running
         crawl (``forgotten_since``); True if there was one."""
         self._forgotten.append(key, self._clock())
-        if key not in self._entries:
-            return False
-        self._remove(key)
-        return True
+        found = key in self._entries
+        if found:
+            self._remove(key)
+        for hook in self.on_forget:
+            hook()
+        return found
 
     async def forgotten_since(self, cursor: str | None) -> tuple[str, list[str]]:
         """The keys forgotten after ``cursor`` (``ForgetLog``)."""
