@@ -17,12 +17,12 @@ import logging
 import threading
 from collections.abc import Coroutine
 from concurrent.futures import Future
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from twisted.internet.defer import CancelledError, Deferred
 
 from scrapy_rep.cache.policy import OriginRecord
-from scrapy_rep.cache.storage import CombinedCalls, Storage
+from scrapy_rep.cache.storage import CombinedCalls, ForgetLog, Storage
 from scrapy_rep.crawler.flights import wait
 
 __all__ = ["LoopThread", "ThreadedStorage"]
@@ -106,6 +106,11 @@ class ThreadedStorage:
 
     async def put_and_release(self, key: str, record: OriginRecord, ttl_seconds: float) -> None:
         await self._loop.run(_put_and_release(self.storage, key, record, ttl_seconds))
+
+    async def forgotten_since(self, cursor: str | None) -> tuple[str, list[str]]:
+        """The store's forget log (``ForgetLog``), if it keeps one (``forget_log``)."""
+        log = cast(ForgetLog, self.storage)
+        return await self._loop.run(log.forgotten_since(cursor))
 
     async def close(self) -> None:
         try:

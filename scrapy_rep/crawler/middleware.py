@@ -31,6 +31,7 @@ from scrapy_rep.crawler.errors import (
 )
 from scrapy_rep.crawler.fetcher import ENVIRONMENT, META_KEY, Fetcher, Route, route_of
 from scrapy_rep.crawler.flights import unless_stopped
+from scrapy_rep.crawler.forget_watch import ForgetWatch, watch_forgets
 from scrapy_rep.crawler.internals import (
     Parking,
     builtin_robotstxt_enabled,
@@ -124,6 +125,7 @@ class RobotsTxtMiddleware:
         self._schemes = config.checked_schemes
         self._builtin_beside = builtin_robotstxt_enabled(crawler.settings)
         self._bypass = False
+        self._forget_watch: ForgetWatch | None = None
         crawler.signals.connect(self._spider_opened, signal=scrapy_signals.spider_opened)
         crawler.signals.connect(self._spider_idle, signal=scrapy_signals.spider_idle)
         crawler.signals.connect(self._spider_closed, signal=scrapy_signals.spider_closed)
@@ -381,6 +383,13 @@ class RobotsTxtMiddleware:
         await self._open_storage()
         if self._storage_error is not None:
             raise CloseSpider(STORAGE_CLOSE_REASON)
+        # ``scrapy-rep cache forget`` reaches this crawl too (issue 27 §6).
+        self._forget_watch = await watch_forgets(
+            self._resolver, self.config.forget_poll_interval, self._forgotten
+        )
+
+    def _forgotten(self, origin: Origin) -> None:
+        self._report.stats.inc_value("robotstxt/cache/forgotten")
 
     async def _open_storage(self) -> None:
         """Open ``REP_STORAGE`` once; a failure is logged and every request dropped.
@@ -404,6 +413,8 @@ class RobotsTxtMiddleware:
             )
 
     async def _spider_closed(self, spider: Spider) -> None:
+        if self._forget_watch is not None:
+            self._forget_watch.stop()
         self._report.flush()  # before Scrapy dumps the stats
         await self._resolver.close()
         self._report.flush()  # what closing counted

@@ -152,6 +152,13 @@ class OriginStates:
             self._forget_size(old)
         return state
 
+    def drop(self, origin: Origin) -> bool:
+        """Forget ``origin`` here (its record was forgotten in the store); True if held."""
+        if self._states.pop(origin, None) is None:
+            return False
+        self._forget_size(origin)
+        return True
+
     def _forget_size(self, origin: Origin) -> None:
         size = self._sizes.pop(origin, 0)
         self.bytes -= size

@@ -337,6 +337,18 @@ class Resolver:
         if stored is None or stored.fetched_at <= marked.fetched_at:
             await self._store.save(origin, marked)  # never over another process's newer record
 
+    def drop(self, origin: Origin) -> bool:
+        """Forget what this process holds of ``origin`` (``cache forget`` ran;
+        ``forget_watch``): its next request loads the store, or fetches, again.
+        True if it was held. A flight under way lands as usual."""
+        self._ahead.pop(origin, None)
+        self.streaking.discard(origin)
+        return self._states.drop(origin)
+
+    def store_failed(self, exc: Exception) -> None:
+        """Say once that the store failed (the same one warning as a failed load)."""
+        self._store.failed(exc)
+
     async def close(self) -> None:
         """Stop background retries and close the store."""
         self._closed = True

@@ -129,6 +129,9 @@ class Config:
     redis_prefix: str = "scrapy_rep:"
     #: REP_REDIS_RETRY_INTERVAL: while Redis is lost, how often to try it again.
     redis_retry_interval: float = 5.0
+    #: REP_FORGET_POLL_INTERVAL: how often a running crawl reads the store's
+    #: log of forgotten origins (``scrapy-rep cache forget``, the Tester's Refetch).
+    forget_poll_interval: float = 5.0
     #: REP_CACHE_TTL / REP_CACHE_MIN_TTL / REP_CACHE_MAX_TTL (SPEC §3.1, §3.2).
     cache_ttl: float = _POLICY.default_ttl
     cache_min_ttl: float = _POLICY.min_ttl
@@ -687,6 +690,16 @@ SETTINGS: Final[tuple[Setting, ...]] = (
         "How often Redis is tried again while it is down.",
         attribute="redis_retry_interval",
         parse=_seconds,
+    ),
+    Setting(
+        "REP_FORGET_POLL_INTERVAL",
+        "seconds, 0.01 to 86400",
+        "How often a running crawl reads the store's log of forgotten origins "
+        "(`scrapy-rep cache forget`, the Tester's *Refetch now*; one query each time, "
+        "whatever the number of origins) and drops those it holds, so that their next "
+        "request fetches robots.txt again.",
+        attribute="forget_poll_interval",
+        parse=_number_within(0.01, DAY),
     ),
     Setting(
         "REP_CACHE_TTL",

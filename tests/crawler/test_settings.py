@@ -54,6 +54,8 @@ def test_scrapy_settings_as_strings_from_the_command_line() -> None:
         ("REP_FOLLOW_REDIRECTS", -1, "an integer >= 0"),
         ("REP_FOLLOW_REDIRECTS", "five", "an integer >= 0"),
         ("REP_MAX_BODY_BYTES", 1000, "an integer >= 512000"),
+        ("REP_FORGET_POLL_INTERVAL", 0, "a number >= 0.01 and <= 86400"),
+        ("REP_FORGET_POLL_INTERVAL", "soon", "a number >= 0.01 and <= 86400"),
         ("REP_CHECKED_SCHEMES", ["http", "no scheme"], "a list of URL schemes"),
         ("ROBOTSTXT_USER_AGENT", "/1.0", "product token"),
         ("ROBOTSTXT_USER_AGENT", ["mybot", 3], "product token"),

@@ -24,7 +24,7 @@ from scrapy_rep.cache.storage.fallback import FallbackStorage
 from scrapy_rep.cache.storage.leases import LOCK_TTL
 from scrapy_rep.cache.storage.memory import MemoryStorage
 from scrapy_rep.cache.storage.parsed import ParsedBodies
-from scrapy_rep.cache.storage.protocol import CombinedCalls, Forgetting, Storage
+from scrapy_rep.cache.storage.protocol import CombinedCalls, ForgetLog, Forgetting, Storage
 
 __all__ = [
     "LOCK_TTL",
@@ -32,6 +32,7 @@ __all__ = [
     "STORAGE_KINDS",
     "CombinedCalls",
     "FallbackStorage",
+    "ForgetLog",
     "Forgetting",
     "MemoryStorage",
     "ParsedBodies",

@@ -20,7 +20,7 @@ from typing import TypeVar
 from scrapy_rep.cache.policy import OriginRecord, PolicyConfig
 from scrapy_rep.cache.storage.errors import StorageUnavailable
 from scrapy_rep.cache.storage.memory import MemoryStorage
-from scrapy_rep.cache.storage.protocol import Forgetting, Pacing, Storage
+from scrapy_rep.cache.storage.protocol import ForgetLog, Forgetting, Pacing, Storage
 
 __all__ = ["FallbackStorage"]
 
@@ -120,6 +120,23 @@ class FallbackStorage:
         if not answered:
             raise StorageUnavailable(f"{self.name} is unreachable: the record was not deleted")
         return bool(there) or here
+
+    async def forgotten_since(self, cursor: str | None) -> tuple[str, list[str]]:
+        """The primary's log (``ForgetLog``); what it names leaves memory too,
+        or the next ``get`` would find the old copy here. While the primary is
+        down: nothing new (its one warning said so), asked again later."""
+        primary = self.primary
+        if not isinstance(primary, ForgetLog):
+            raise StorageUnavailable(f"{self.name} keeps no log of forgotten records")
+        answered, found = await self._try(lambda: primary.forgotten_since(cursor))
+        if not answered or found is None:
+            if cursor is None:
+                raise StorageUnavailable(f"{self.name} is unreachable")
+            return cursor, []
+        for key in found[1]:
+            self._dirty.pop(key, None)
+            await self.fallback.forget(key)
+        return found
 
     async def lock(self, key: str, ttl: float) -> bool:
         answered, won = await self._try(lambda: self.primary.lock(key, ttl))

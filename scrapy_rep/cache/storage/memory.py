@@ -16,6 +16,7 @@ from dataclasses import replace
 
 from scrapy_rep.cache import pace
 from scrapy_rep.cache.policy import OriginRecord
+from scrapy_rep.cache.storage.forgotten import ForgottenLog
 
 __all__ = ["MemoryStorage"]
 
@@ -71,6 +72,9 @@ class MemoryStorage:
         self._locks: dict[str, tuple[str, float]] = {}
         self._held: dict[str, str] = {}
         self._pace: dict[str, pace.Times] = {}
+        self._forgotten = ForgottenLog()
+        #: Called after each forget: this process's crawl reads the log at once.
+        self.on_forget: list[Callable[[], object]] = []
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -115,11 +119,19 @@ class MemoryStorage:
             self._bodies.drop(record.good_body)
 
     async def forget(self, key: str) -> bool:
-        """Delete ``key``'s record (not its lock); True if there was one."""
-        if key not in self._entries:
-            return False
-        self._remove(key)
-        return True
+        """Delete ``key``'s record (not its lock), and log it for the running
+        crawl (``forgotten_since``); True if there was one."""
+        self._forgotten.append(key, self._clock())
+        found = key in self._entries
+        if found:
+            self._remove(key)
+        for hook in self.on_forget:
+            hook()
+        return found
+
+    async def forgotten_since(self, cursor: str | None) -> tuple[str, list[str]]:
+        """The keys forgotten after ``cursor`` (``ForgetLog``)."""
+        return self._forgotten.since(cursor)
 
     async def lock(self, key: str, ttl: float) -> bool:
         now = self._clock()

@@ -6,7 +6,7 @@ from typing import Protocol, runtime_checkable
 
 from scrapy_rep.cache.policy import OriginRecord
 
-__all__ = ["CombinedCalls", "Forgetting", "Pacing", "Storage"]
+__all__ = ["CombinedCalls", "ForgetLog", "Forgetting", "Pacing", "Storage"]
 
 
 @runtime_checkable
@@ -88,3 +88,16 @@ class Pacing(Protocol):
     async def pause(self, key: str, seconds: float, max_ahead: float) -> float: ...
 
     async def going(self, key: str, interval: float, max_ahead: float) -> float: ...
+
+
+@runtime_checkable
+class ForgetLog(Protocol):
+    """A store whose ``forget`` is also logged, so running crawls hear of it.
+
+    ``forgotten_since(cursor)`` -> (the next cursor, the keys forgotten after
+    ``cursor``, oldest first, a batch at most); ``None`` gives the log's end
+    and no keys. Cursors are the store's own, opaque strings. Optional: a
+    crawl on a store without it drops nothing until its copies expire.
+    """
+
+    async def forgotten_since(self, cursor: str | None) -> tuple[str, list[str]]: ...

@@ -26,6 +26,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from scrapy_rep.cache.policy import OriginRecord
 from scrapy_rep.cache.storage.errors import StorageUnavailable, UnreadableRecords
+from scrapy_rep.cache.storage.forgotten import FORGOTTEN_BATCH, FORGOTTEN_KEEP, FORGOTTEN_MAX
 from scrapy_rep.cache.storage.leases import Leases, holder_gone, new_token
 
 __all__ = ["RedisStorage", "safe_url"]
@@ -128,6 +129,18 @@ end
 redis.call('pexpireat', KEYS[1], math.max(next_at, paused) + 1000)
 return wait
 """
+# Delete a record and log it in one step: a stream under the prefix, its IDs
+# the server's clock; entries older than ARGV[3] seconds are trimmed (MINID,
+# Redis 6.2; before, the count bound and the key's expiry do it).
+_FORGET = """
+if redis.replicate_commands then redis.replicate_commands() end
+local deleted = redis.call('del', KEYS[1])
+redis.call('xadd', KEYS[2], 'MAXLEN', '~', ARGV[2], '*', 'key', ARGV[1])
+local now = redis.call('time')
+redis.pcall('xtrim', KEYS[2], 'MINID', (tonumber(now[1]) - tonumber(ARGV[3])) * 1000)
+redis.call('expire', KEYS[2], ARGV[3])
+return deleted
+"""
 _LOST = (RedisConnectionError, RedisTimeoutError, OSError)
 
 
@@ -198,6 +211,10 @@ class RedisStorage:
     def _pace_key(self, key: str) -> str:
         return f"{self.prefix}pace:{key}"
 
+    @property
+    def _forgotten_key(self) -> str:
+        return f"{self.prefix}forgotten"
+
     async def _call(self, method: str, *args: Any, **kwargs: Any) -> Any:
         try:
             return await getattr(self._client, method)(*args, **kwargs)
@@ -221,8 +238,21 @@ class RedisStorage:
         await self._call("set", self._record_key(key), record.to_bytes(), px=ttl_ms)
 
     async def forget(self, key: str) -> bool:
-        """Delete ``key``'s record (not its lock); True if there was one."""
-        return bool(await self._call("delete", self._record_key(key)))
+        """Delete ``key``'s record (not its lock) and log it (``forgotten_since``);
+        True if there was one."""
+        keys = (self._record_key(key), self._forgotten_key)
+        args = (key, FORGOTTEN_MAX, int(FORGOTTEN_KEEP))
+        return bool(await self._call("eval", _FORGET, 2, *keys, *args))
+
+    async def forgotten_since(self, cursor: str | None) -> tuple[str, list[str]]:
+        """The keys forgotten after ``cursor`` (``ForgetLog``): one round trip."""
+        if cursor is None:
+            last = await self._call("xrevrange", self._forgotten_key, count=1)
+            return (_text(last[0][0]) if last else "0-0"), []
+        found = await self._call("xread", {self._forgotten_key: cursor}, count=FORGOTTEN_BATCH)
+        entries = found[0][1] if found else []
+        keys = [_text(fields.get(b"key", b"")) for _, fields in entries]
+        return (_text(entries[-1][0]) if entries else cursor), [key for key in keys if key]
 
     async def lock(self, key: str, ttl: float) -> bool:
         token, ttl_ms, lock_key = new_token(), _ms(ttl), self._lock_key(key)
@@ -286,6 +316,10 @@ class RedisStorage:
 
     async def _extend(self, key: str, token: str, ttl: float) -> bool:
         return bool(await self._call("eval", _RENEW, 1, self._lock_key(key), token, _ms(ttl)))
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else value
 
 
 def _ms(seconds: float) -> int:

@@ -25,6 +25,7 @@ from typing import TypeVar
 from scrapy_rep.cache import pace
 from scrapy_rep.cache.policy import OriginRecord
 from scrapy_rep.cache.storage.errors import UnreadableRecords
+from scrapy_rep.cache.storage.forgotten import FORGOTTEN_BATCH, FORGOTTEN_KEEP, FORGOTTEN_MAX
 from scrapy_rep.cache.storage.leases import Leases, holder_gone, new_token
 
 __all__ = ["SqliteStorage"]
@@ -44,6 +45,9 @@ CREATE TABLE IF NOT EXISTS locks (
 CREATE TABLE IF NOT EXISTS pace (
     key TEXT PRIMARY KEY, next_at REAL, paused_until REAL, went_at REAL
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS forgotten (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, key TEXT NOT NULL, at REAL NOT NULL
+);
 """
 _BUSY_TIMEOUT_MS = 30_000  # other processes' writes are short; wait for them
 _OPEN_RETRY_S = 0.01  # between tries to open a file another process is converting
@@ -113,9 +117,15 @@ class SqliteStorage:
         await self._run(self._upsert, key, record, now + ttl_seconds, now)
 
     async def forget(self, key: str) -> bool:
-        """Delete ``key``'s record (not its lock): every process sharing the file
-        loads nothing and fetches robots.txt again. True if there was one."""
-        return await self._run(self._delete, key)
+        """Delete ``key``'s record (not its lock) and log it (``forgotten_since``):
+        every process sharing the file fetches robots.txt again. True if there was one."""
+        return await self._run(self._delete, key, self._clock())
+
+    async def forgotten_since(self, cursor: str | None) -> tuple[str, list[str]]:
+        """The keys forgotten after ``cursor`` (``ForgetLog``): one indexed read."""
+        after = None if cursor is None else int(cursor)
+        last, keys = await self._run(self._forgotten_after, after)
+        return str(last), keys
 
     async def lock(self, key: str, ttl: float) -> bool:
         token = new_token()
@@ -292,9 +302,36 @@ class SqliteStorage:
             db.execute("DELETE FROM locks WHERE expires_at <= ?", (now,))
             db.execute("DELETE FROM pace WHERE next_at <= ? AND paused_until <= ?", (now, now))
 
-    def _delete(self, key: str) -> bool:
-        cursor = self._conn().execute("DELETE FROM origins WHERE key = ?", (key,))
-        return cursor.rowcount > 0
+    def _delete(self, key: str, now: float) -> bool:
+        """Delete and log in one transaction: a crawl that reads the entry finds
+        the record gone. The log is trimmed here, by age and by count."""
+        db = self._conn()
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            deleted = db.execute("DELETE FROM origins WHERE key = ?", (key,)).rowcount > 0
+            row = db.execute("INSERT INTO forgotten (key, at) VALUES (?, ?)", (key, now))
+            db.execute(
+                "DELETE FROM forgotten WHERE at < ? OR id <= ?",
+                (now - FORGOTTEN_KEEP, (row.lastrowid or 0) - FORGOTTEN_MAX),
+            )
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
+        return deleted
+
+    def _forgotten_after(self, after: int | None) -> tuple[int, list[str]]:
+        db = self._conn()
+        last = int(db.execute("SELECT coalesce(max(id), 0) FROM forgotten").fetchone()[0])
+        if after is None:
+            return last, []
+        if after > last:  # the log was trimmed empty, or the file is a new one
+            after = 0
+        rows = db.execute(
+            "SELECT id, key FROM forgotten WHERE id > ? ORDER BY id LIMIT ?",
+            (after, FORGOTTEN_BATCH),
+        ).fetchall()
+        return (int(rows[-1][0]) if rows else after), [str(key) for _, key in rows]
 
     def _acquire(self, key: str, token: str, now: float, ttl: float) -> tuple[bool, str | None]:
         """Take the lock unless a live holder has it: (won, the dead holder taken over).

@@ -2,8 +2,9 @@
 
 What a user sees: a shared URL shows the engine's verdicts and deciding
 lines at once; a hostile robots.txt runs nothing; Refetch needs the page's
-token; and Refetch makes the next crawl sharing the store fetch robots.txt
-again (crawler processes against a server on 127.0.0.1 counting requests).
+token; and Refetch makes a crawl that is already running, and the next one,
+sharing the store fetch robots.txt again, once (crawler processes against a
+server on 127.0.0.1 counting requests).
 Screenshots go to docs/_static/tester-*.png for docs/tester.md.
 """
 
@@ -17,6 +18,7 @@ from urllib.parse import urlencode
 
 import pytest
 from cache.conftest import run_crawlers
+from cache.running_crawls import Gate, report, start_running, wait_until
 from crawler.servers import Reply, SiteServer
 from selenium.common.exceptions import NoAlertPresentException
 from selenium.webdriver.common.by import By
@@ -213,15 +215,16 @@ Promise.all([send({}), send({"X-Tester-Token": "guess"})]).then(r => done(r.map(
 """
 
 
-def test_refetch_needs_the_token_and_makes_the_next_crawl_fetch_again(
+def test_refetch_needs_the_token_and_makes_a_running_crawl_fetch_again(
     browser: Any, start_tester: Callable[..., Running], tmp_path: Path
 ) -> None:
     """Issue 27 §6, §8: another page cannot trigger Refetch; the tester's own
-    button deletes the origin's record, and a crawler process that starts
-    after it (sharing the SQLite store) fetches robots.txt again and obeys the
-    new version, where one started before the click kept the stored copy."""
-    robots = Switch(b"User-agent: *\nDisallow: /private\n")
-    with SiteServer({"/robots.txt": robots}) as site:
+    button deletes the origin's record; a crawler process that was running
+    before the click (and held the old copy in memory) hears of it within
+    its poll interval, fetches robots.txt again and obeys the new version;
+    one that starts after it shares that fetch (sharing the SQLite store)."""
+    robots, gate = Switch(b"User-agent: *\nDisallow: /private\n"), Gate()
+    with SiteServer({"/robots.txt": robots, "/control": gate}) as site:
         job = _stored_copy(tmp_path, site)
         store = StoreName(job["settings"]["REP_STORAGE_PATH"])
         first = run_crawlers(job, cwd=tmp_path)[0]
@@ -229,6 +232,14 @@ def test_refetch_needs_the_token_and_makes_the_next_crawl_fetch_again(
         robots.body = b"User-agent: *\nDisallow: /public\n"  # the site changes its file
         second = run_crawlers(job, cwd=tmp_path)[0]
         assert site.count("/robots.txt") == 1  # the stored copy still rules
+        running_job = {
+            "first": [site.url("/public/r1"), site.url("/private/r1")],
+            "then": [site.url("/public/r2"), site.url("/private/r2")],
+            "control": site.url("/control"),
+            "settings": {**job["settings"], "REP_FORGET_POLL_INTERVAL": 0.05},
+        }
+        running = start_running(running_job, tmp_path)
+        wait_until(lambda: site.count("/control") == 1, [running])
 
         tester = start_tester(store=store)
         evil = EVIL_PAGE.format(target=tester.url, url=site.url("/"))
@@ -259,8 +270,11 @@ def test_refetch_needs_the_token_and_makes_the_next_crawl_fetch_again(
         )
         assert read_origin(store, site.url("/"))[1] is None
 
+        gate.open()  # the crawl that was running before the click goes on
+        ran = report(running)
+        assert site.count("/robots.txt") == 2  # fetched again, by the running crawl
         third = run_crawlers(job, cwd=tmp_path)[0]
-        assert site.count("/robots.txt") == 2  # fetched again, once
+        assert site.count("/robots.txt") == 2  # once: the crawl started after shares it
         WebDriverWait(browser, 30).until(
             lambda d: d.find_element(By.ID, "store-info").get_attribute("data-refetched") == "true"
         )
@@ -273,6 +287,9 @@ def test_refetch_needs_the_token_and_makes_the_next_crawl_fetch_again(
     assert read_origin(store, site.url("/"))[1].fetched_at > clicked_at  # type: ignore[union-attr]
     assert sorted(first["got"]) == sorted(second["got"]) == [site.url("/public")]
     assert sorted(third["got"]) == [site.url("/private")]
+    assert ran["rounds"][0]["got"] == [site.url("/public/r1")]  # the old copy, in memory
+    assert ran["heard"] and ran["rounds"][1]["got"] == [site.url("/private/r2")]
+    assert ran["rounds"][1]["dropped"] == [site.url("/public/r2")]
 
 
 def test_live_against_edited_diff_and_download(
