@@ -23,9 +23,10 @@ from twisted.internet.defer import CancelledError, Deferred
 
 from scrapy_rep.cache.policy import OriginRecord
 from scrapy_rep.cache.storage import CombinedCalls, ForgetLog, Storage
+from scrapy_rep.cache.storage.protocol import Pacing
 from scrapy_rep.crawler.flights import wait
 
-__all__ = ["LoopThread", "ThreadedStorage"]
+__all__ = ["LoopThread", "ThreadedStorage", "pace_of"]
 
 logger = logging.getLogger(__name__)
 
@@ -112,6 +113,19 @@ class ThreadedStorage:
         log = cast(ForgetLog, self.storage)
         return await self._loop.run(log.forgotten_since(cursor))
 
+    # Each origin's pace (``Pacing``), if the store keeps one (``pace_of``).
+    async def reserve(
+        self, key: str, interval: float, max_ahead: float, not_before: float = 0.0
+    ) -> float:
+        pacing = cast(Pacing, self.storage)
+        return await self._loop.run(pacing.reserve(key, interval, max_ahead, not_before))
+
+    async def pause(self, key: str, seconds: float, max_ahead: float) -> float:
+        return await self._loop.run(cast(Pacing, self.storage).pause(key, seconds, max_ahead))
+
+    async def going(self, key: str, interval: float, max_ahead: float) -> float:
+        return await self._loop.run(cast(Pacing, self.storage).going(key, interval, max_ahead))
+
     async def close(self) -> None:
         try:
             await self._loop.run(self.storage.close())
@@ -174,3 +188,9 @@ def _cancel_left_tasks(loop: asyncio.AbstractEventLoop) -> None:
     for task, outcome in zip(tasks, done):
         if isinstance(outcome, Exception) and not task.cancelled():
             logger.warning("A robots.txt cache task failed on close: %r", outcome)
+
+
+def pace_of(storage: object) -> Pacing | None:
+    """``storage`` as ``Pacing``, if it (or the store a thread runs) keeps a pace."""
+    inner = storage.storage if isinstance(storage, ThreadedStorage) else storage
+    return storage if isinstance(inner, Pacing) and isinstance(storage, Pacing) else None

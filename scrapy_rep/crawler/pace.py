@@ -45,6 +45,7 @@ from scrapy_rep.cache.storage import MemoryStorage
 from scrapy_rep.cache.storage.protocol import Pacing
 from scrapy_rep.crawler.crawl_delay import CrawlDelayConfig, pacing
 from scrapy_rep.crawler.flights import sleep, unless_stopped, wait
+from scrapy_rep.crawler.loop_thread import pace_of
 from scrapy_rep.crawler.settings import Config
 from scrapy_rep.crawler.spider_robots import ROBOTS_PATH
 from scrapy_rep.engine.origin import Origin, origin_of
@@ -256,8 +257,9 @@ class Pace:
 
     def _store(self) -> Pacing:
         storage = self._storage_of()
-        if isinstance(storage, Pacing):
-            return storage
+        shared = pace_of(storage)
+        if shared is not None:
+            return shared
         self._fall_back(f"the store {type(storage).__name__} keeps no pace")
         return self._local
 

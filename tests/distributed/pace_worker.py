@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from scrapy import signals
-from scrapy.crawler import AsyncCrawlerProcess
+from scrapy.crawler import AsyncCrawlerProcess, CrawlerProcess
 from scrapy.http import Response
 from scrapy_redis.spiders import RedisSpider
 
@@ -60,7 +60,11 @@ def settings_for(redis_url: str, name: str, extra: dict[str, Any]) -> dict[str, 
 
 
 def main(redis_url: str, name: str, extra: dict[str, Any]) -> None:
-    process = AsyncCrawlerProcess(settings_for(redis_url, name, extra), install_root_handler=True)
+    settings = settings_for(redis_url, name, extra)
+    # AsyncCrawlerProcess needs the asyncio reactor; another one (epoll) runs
+    # the stores on scrapy_rep's loop thread.
+    kind = CrawlerProcess if "TWISTED_REACTOR" in settings else AsyncCrawlerProcess
+    process = kind(settings, install_root_handler=True)
     crawler = process.create_crawler(PaceSpider)
     crawler.signals.connect(wait_for_the_others, signal=signals.engine_started)
     process.crawl(crawler)

@@ -8,6 +8,7 @@ sleeps for a time rule: the test waits for the crawl and reads the stamps.
 
 from __future__ import annotations
 
+import select
 import threading
 import time
 from collections.abc import Callable
@@ -15,11 +16,14 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
+import pytest
 import redis
 from crawler.servers import Hit, Reply, SiteServer
 from local_redis import RedisServer
 from pace_harness import run_workers
 from pace_worker import REDIS_KEY
+
+needs_epoll = pytest.mark.skipif(not hasattr(select, "epoll"), reason="no epoll here")
 
 ROBOTS = "User-agent: *\nCrawl-delay: {delay}\nDisallow: /private\n"
 
@@ -53,12 +57,25 @@ def got(reports: list[dict[str, Any]]) -> list[str]:
     return sorted(url for report in reports for url in report["got"])
 
 
-def test_three_workers_keep_one_crawl_delay(redis_server: RedisServer, tmp_path: Path) -> None:
+EPOLL = {"TWISTED_REACTOR": "twisted.internet.epollreactor.EPollReactor"}
+
+
+@pytest.mark.parametrize(
+    "reactor",
+    [
+        pytest.param({}, id="asyncio"),
+        # the stores run on a loop thread there (ThreadedStorage): the pace too
+        pytest.param(EPOLL, id="epoll", marks=needs_epoll),
+    ],
+)
+def test_three_workers_keep_one_crawl_delay(
+    redis_server: RedisServer, tmp_path: Path, reactor: dict[str, str]
+) -> None:
     delay = 0.5
     with SiteServer({"/robots.txt": robots(delay)}) as site:
         urls = pages(site, 12)
         queue(redis_server.url, urls)
-        reports = run_workers(redis_server.url, 3, tmp_path)
+        reports = run_workers(redis_server.url, 3, tmp_path, reactor)
         hits = page_hits(site)
     assert got(reports) == sorted(urls)  # every page, once across the workers
     assert sorted(hit.path for hit in hits) == sorted(f"/page{n}" for n in range(12))
