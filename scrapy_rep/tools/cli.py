@@ -61,6 +61,7 @@ from urllib.parse import urljoin
 
 from scrapy_rep.engine.agents import crawler_tokens, product_token
 from scrapy_rep.engine.document import RobotsTxt, Rule
+from scrapy_rep.engine.grammar import field_name, rule_text
 from scrapy_rep.engine.lines import MAX_BODY_BYTES
 from scrapy_rep.engine.matching import UNDECIDED, UNDECIDED_TEXT, path_params_query
 from scrapy_rep.engine.origin import origin_of
@@ -262,7 +263,9 @@ def _usage_lines(checked: Checked, purposes: Sequence[str]) -> list[str]:
             why = "the URL is disallowed, so no preference applies"
         elif decision.rules:
             by = "; ".join(
-                f"line {rule.line}: {_KEYS[rule.source]}: {rule.text}" if rule.line else rule.text
+                f"line {rule.line}: {field_name(rule.source)}: {rule.text}"
+                if rule.line
+                else rule.text
                 for rule in decision.rules
             )
             why = f"by {by}"
@@ -272,16 +275,12 @@ def _usage_lines(checked: Checked, purposes: Sequence[str]) -> list[str]:
     return out
 
 
-_KEYS: Final = {"content-usage": "Content-Usage", "content-signal": "Content-Signal"}
-
-
 def _why(checked: Checked, tokens: Sequence[str], source: Source) -> str:
     rule = checked.rule
     if rule == UNDECIDED:
         return f'group "{checked.group}": {UNDECIDED_TEXT}'
     if rule is not None:
-        written = f"{rule.kind.capitalize()}: {rule.pattern}"
-        return f'rule "{written}" at line {rule.line}, group "{checked.group}"'
+        return f'rule "{rule_text(rule)}" at line {rule.line}, group "{checked.group}"'
     if checked.reason == "unavailable":
         return source.allow_all
     if checked.reason == "robots-txt":
