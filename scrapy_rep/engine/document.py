@@ -132,7 +132,7 @@ class RobotsTxt:
             else:
                 logger.debug("Skipping sitemap %r: not an absolute URL", url)
         groups = {token: tuple(ids) for token, ids in read.groups.items()}
-        blocks = [_stored(block) for block in read.blocks]
+        blocks = list(map(_stored, read.patterns, read.codes, read.notes))
         return cls(blocks, groups, tuple(sitemaps), google_quirks)
 
     # --- questions ---------------------------------------------------------
@@ -347,13 +347,23 @@ def _seconds_per_request(value: str) -> float | None:
     return period / int(rate[1])
 
 
-def _stored(block: grammar.Block) -> _Block:
+def _stored(
+    patterns: list[str], codes: array[int], notes: Sequence[grammar.Note]
+) -> _Block:
     """A block of the grammar as a parsed file keeps it: the patterns joined,
     and the pacing and usage lines filed under each agent token they apply to
     (for pacing, the first good value of each kind; bad values are ignored)."""
+    joined = "\n".join(patterns)
+    if not notes:  # most blocks
+        return _Block(joined, codes, None, None, None)
     crawl_delay: dict[str, float] = {}
     request_rate: dict[str, float] = {}
-    for note in block.pacing:
+    usage: dict[str, list[tuple[int, str, str]]] = {}
+    for note in notes:
+        if note.field in grammar.USAGE:
+            for token in note.agents:
+                usage.setdefault(token, []).append((note.line, note.field.value, note.value))
+            continue
         if note.field is grammar.Field.REQUEST_RATE:
             seconds, values = _seconds_per_request(note.value), request_rate
         else:
@@ -361,13 +371,9 @@ def _stored(block: grammar.Block) -> _Block:
         if seconds is not None:
             for token in note.agents:
                 values.setdefault(token, seconds)
-    usage: dict[str, list[tuple[int, str, str]]] = {}
-    for note in block.usage:
-        for token in note.agents:
-            usage.setdefault(token, []).append((note.line, note.field.value, note.value))
     return _Block(
-        "\n".join(block.patterns),
-        block.codes,
+        joined,
+        codes,
         crawl_delay or None,
         request_rate or None,
         usage or None,

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from array import array
+from collections.abc import Sequence
 from enum import Enum
 from typing import Final, NamedTuple
 
@@ -202,7 +203,6 @@ class Agent(NamedTuple):
 
     line: int
     token: str  # ``agents.group_token``: a product token, ``*``, or "" (names no crawler)
-    value: str
 
 
 class Note(NamedTuple):
@@ -218,18 +218,12 @@ class Note(NamedTuple):
 
 
 class Block(NamedTuple):
-    """A run of user-agent lines and the lines under them (SPEC §5.1, §5.2).
-
-    The rules are kept as the parser stores them: the patterns as written
-    (empty values dropped, SPEC §6.2) and each one's ``matching.rule_code``;
-    ``rules()`` reads them back.
-    """
+    """A run of user-agent lines and the lines under them (SPEC §5.1, §5.2)."""
 
     agents: list[Agent]
-    patterns: list[str]
-    codes: array[int]
-    pacing: list[Note]
-    usage: list[Note]
+    patterns: list[str]  # the rules' values as written; empty ones dropped (SPEC §6.2)
+    codes: array[int]  # each pattern's ``matching.rule_code``: its kind and line
+    notes: Sequence[Note]  # pacing and usage lines, in line order
 
     def rules(self) -> list[Rule]:
         return [rule_of(pattern, code) for pattern, code in zip(self.patterns, self.codes)]
@@ -241,14 +235,29 @@ _DISALLOW_CODE: Final = rule_code(DISALLOW, 0)
 
 
 class Body(NamedTuple):
-    """A body read into blocks."""
+    """A body read into blocks, kept by column: the parser files each
+    block's patterns and codes as they are, and a parse makes no object per
+    agent line or per block beyond the patterns' list (every object made is
+    one the cyclic collector walks later, and a crawl parses many files).
+    ``blocks()`` puts the columns together for lint and tests."""
 
-    blocks: list[Block]
+    patterns: list[list[str]]  # per block: ``Block.patterns``
+    codes: list[array[int]]  # per block: ``Block.codes``
+    notes: list[Sequence[Note]]  # per block: ``Block.notes`` (most share one empty tuple)
+    agent_blocks: array[int]  # per user-agent line, in file order: its block
+    agent_lines: array[int]  # ... its line
+    agent_tokens: list[str]  # ... its token (``Agent.token``)
     groups: dict[str, list[int]]  # token -> its blocks, in file order (SPEC §5.4)
     sitemaps: list[tuple[int, str]]  # (line, value) of every sitemap line
     #: (line, field, value) of the rule, pacing and usage lines before any
     #: user-agent line: they belong to no group (SPEC §5.3).
     orphans: list[tuple[int, Field, str]]
+
+    def blocks(self) -> list[Block]:
+        agents: list[list[Agent]] = [[] for _ in self.patterns]
+        for block, line, token in zip(self.agent_blocks, self.agent_lines, self.agent_tokens):
+            agents[block].append(Agent(line, token))
+        return [Block(*block) for block in zip(agents, self.patterns, self.codes, self.notes)]
 
 
 def read_body(body: bytes | str, *, google_quirks: bool = False) -> Body:
@@ -263,7 +272,17 @@ def read_body(body: bytes | str, *, google_quirks: bool = False) -> Body:
     else:
         reader.read(lines)
     reader.close_block()
-    return Body(reader.blocks, reader.groups, reader.sitemaps, reader.orphans)
+    return Body(
+        reader.block_patterns,
+        reader.block_codes,
+        reader.block_notes,
+        reader.agent_blocks,
+        reader.agent_lines,
+        reader.agent_tokens,
+        reader.groups,
+        reader.sitemaps,
+        reader.orphans,
+    )
 
 
 class _Reader:
@@ -271,15 +290,18 @@ class _Reader:
 
     def __init__(self, google_quirks: bool) -> None:
         self.quirks = google_quirks
-        self.blocks: list[Block] = []
+        self.block_patterns: list[list[str]] = []
+        self.block_codes: list[array[int]] = []
+        self.block_notes: list[Sequence[Note]] = []
+        self.agent_blocks = array("I")
+        self.agent_lines = array("I")
+        self.agent_tokens: list[str] = []
         self.groups: dict[str, list[int]] = {}
         self.sitemaps: list[tuple[int, str]] = []
         self.orphans: list[tuple[int, Field, str]] = []
         self.patterns: list[str] | None = None  # None: no user-agent line yet
         self.codes = array("I")
-        self.agents: list[Agent] = []
-        self.pacing: list[Note] = []
-        self.usage: list[Note] = []
+        self.notes: list[Note] | None = None  # made by the block's first note
         self.run: list[str] = []  # the tokens of the agent lines a note applies to
         self.noted = False  # a note came after them: the next agent line starts a run
         self.reading_agents = False
@@ -332,14 +354,16 @@ class _Reader:
             self.patterns = []
             self.reading_agents = True
         token = group_token(value, self.quirks)
-        self.agents.append(Agent(number, token, value))
+        block_id = len(self.block_patterns)
+        self.agent_blocks.append(block_id)
+        self.agent_lines.append(number)
+        self.agent_tokens.append(token)
         if self.noted:
             self.run = []
             self.noted = False
         if token:
             self.run.append(token)
             ids = self.groups.setdefault(token, [])
-            block_id = len(self.blocks)
             if not ids or ids[-1] != block_id:
                 ids.append(block_id)
 
@@ -357,17 +381,17 @@ class _Reader:
             self.orphans.append((number, field, value))
             return
         self.noted = True
-        notes = self.pacing if field in PACING else self.usage
-        notes.append(Note(number, field, value, tuple(self.run)))
+        if self.notes is None:
+            self.notes = []
+        self.notes.append(Note(number, field, value, tuple(self.run)))
 
     def close_block(self) -> None:
         if self.patterns is not None:
-            block = Block(self.agents, self.patterns, self.codes, self.pacing, self.usage)
-            self.blocks.append(block)
+            self.block_patterns.append(self.patterns)
+            self.block_codes.append(self.codes)
+            self.block_notes.append(self.notes if self.notes is not None else ())
         self.patterns = None
         self.codes = array("I")
-        self.agents = []
-        self.pacing = []
-        self.usage = []
+        self.notes = None
         self.run = []
         self.noted = False

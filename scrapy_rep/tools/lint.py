@@ -434,9 +434,10 @@ class _View(NamedTuple):
     @classmethod
     def of(cls, body: bytes) -> _View:
         read = read_body(body)
+        blocks = read.blocks()
         orphans = [line for line, field, _ in read.orphans if field in _RULE_FIELDS]
-        rules = [block.rules() for block in read.blocks]
-        return cls(read, read.blocks, rules, read.groups, orphans)
+        rules = [block.rules() for block in blocks]
+        return cls(read, blocks, rules, read.groups, orphans)
 
     def agent_line(self, block: int, token: str) -> int:
         """The first user-agent line of a block that names ``token``."""

@@ -59,9 +59,10 @@ def usage_findings(read: Body) -> Iterator[Finding]:
                 "crawlers ignore it",
                 "put it under the User-agent lines it is meant for (User-agent: * for all)",
             )
-    for block in read.blocks:
-        for note in block.usage:
-            yield from _statement(note.line, note.field.value, note.value)
+    for notes in read.notes:
+        for note in notes:
+            if note.field in USAGE:
+                yield from _statement(note.line, note.field.value, note.value)
 
 
 def _statement(number: int, key: str, value: str) -> Iterator[Finding]:

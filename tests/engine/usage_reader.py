@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from scrapy_rep.engine.agents import crawler_tokens, select_group
-from scrapy_rep.engine.grammar import read_body
+from scrapy_rep.engine.grammar import USAGE, read_body
 
 
 def usage_lines(
@@ -33,7 +33,7 @@ def usage_lines(
         (note.line, note.field.value, note.value)
         for token, ids in chosen
         for index in ids
-        for note in read.blocks[index].usage
-        if token in note.agents
+        for note in read.notes[index]
+        if note.field in USAGE and token in note.agents
     }
     return sorted(found)

@@ -17,6 +17,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from scrapy_rep import RobotsTxt
+from scrapy_rep.engine.grammar import USAGE
 from scrapy_rep.engine.matching import rule_of
 from scrapy_rep.tools import lint as lint_module
 from scrapy_rep.tools.lint import lint
@@ -111,7 +112,12 @@ def lint_view(body: bytes) -> dict[str, Any]:
     rules = [[tuple(rule) for rule in block] for block in view.rules]
     usage = {
         token: sorted(
-            {note.line for i in ids for note in view.blocks[i].usage if token in note.agents}
+            {
+                note.line
+                for i in ids
+                for note in view.blocks[i].notes
+                if note.field in USAGE and token in note.agents
+            }
         )
         for token, ids in view.groups.items()
     }
