@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 from local_redis import RedisServer
 from reactor_choice import REACTOR_ENV, chosen_reactor
 
@@ -13,6 +14,11 @@ ROOT = Path(__file__).resolve().parent.parent
 #: Data the tests read, kept in the repository (tests/data/conformance/ORIGIN.md).
 DATA = ROOT / "tests" / "data"
 CONFORMANCE = DATA / "conformance" / "google"
+
+# Property tests check what holds, never how fast: no per-example deadline
+# (a busy CI machine, or the collector tidying a crawl's garbage, must not fail one).
+settings.register_profile("rep", deadline=None)
+settings.load_profile("rep")
 
 #: REP_TEST_REACTOR -> pytest-twisted's --reactor for the in-process crawls.
 #: Its "default" is the platform's reactor: epoll on Linux (checked below).

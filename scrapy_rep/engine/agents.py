@@ -128,8 +128,9 @@ _TOKENS_OF: Final[tuple[dict[str, tuple[str, ...]], ...]] = ({}, {})
 
 def select_group(
     groups: Mapping[str, T], tokens: Sequence[str], google_quirks: bool, use_global: bool = True
-) -> tuple[str | None, list[T]]:
-    """The group for these tokens, and the token that chose it.
+) -> tuple[str | None, list[tuple[str, T]]]:
+    """The group for these tokens: the token that chose it, and each token
+    whose group applies with that group.
 
     The first token with a group of its own wins, else ``*``, else nothing
     (everything allowed). A token never matches another by prefix. Google's
@@ -138,12 +139,12 @@ def select_group(
     if google_quirks:
         present = [token for token in dict.fromkeys(tokens) if token in groups]
         if present:
-            return present[0], [groups[token] for token in present]
+            return present[0], [(token, groups[token]) for token in present]
     else:
         for token in tokens:
             group = groups.get(token)
             if group is not None:
-                return token, [group]
+                return token, [(token, group)]
     if use_global and GLOBAL in groups:
-        return GLOBAL, [groups[GLOBAL]]
+        return GLOBAL, [(GLOBAL, groups[GLOBAL])]
     return None, []

@@ -15,8 +15,8 @@ from array import array
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from scrapy_rep.engine import lines as _lines
-from scrapy_rep.engine.agents import crawler_tokens, group_token, select_group
+from scrapy_rep.engine import grammar
+from scrapy_rep.engine.agents import crawler_tokens, select_group
 from scrapy_rep.engine.lines import ALLOW
 from scrapy_rep.engine.matching import (
     ALLOW_BIT,
@@ -28,7 +28,7 @@ from scrapy_rep.engine.matching import (
     path_of,
     path_params_query,
 )
-from scrapy_rep.engine.usage import USAGE_KEYS, Preferences, UsageMatcher, compile_usage
+from scrapy_rep.engine.usage import Preferences, UsageMatcher, compile_usage
 
 __all__ = ["RobotsTxt", "Rule", "Verdict"]
 
@@ -124,7 +124,16 @@ class RobotsTxt:
         verbatim URLs and agents, merged groups for several agents, and no
         ``/robots.txt`` exception.
         """
-        return _Parser(google_quirks).parse(body)
+        read = grammar.read_body(body, google_quirks=google_quirks)
+        sitemaps: dict[str, None] = {}
+        for _, url in read.sitemaps:
+            if _ABSOLUTE_URL.match(url):
+                sitemaps[url] = None
+            else:
+                logger.debug("Skipping sitemap %r: not an absolute URL", url)
+        groups = {token: tuple(ids) for token, ids in read.groups.items()}
+        blocks = list(map(_stored, read.patterns, read.codes, read.notes))
+        return cls(blocks, groups, tuple(sitemaps), google_quirks)
 
     # --- questions ---------------------------------------------------------
 
@@ -197,14 +206,7 @@ class RobotsTxt:
         is one group for the rules, but b has no delay.
         """
         tokens = crawler_tokens(user_agent, self._quirks)
-        agent, block_ids = select_group(self._groups, tokens, self._quirks)
-        if agent is None:
-            return None
-        if len(block_ids) == 1:
-            names = [agent]
-        else:  # Google's library merges the groups of every token that has one
-            names = [token for token in dict.fromkeys(tokens) if token in self._groups]
-        for token, ids in zip(names, block_ids):
+        for token, ids in select_group(self._groups, tokens, self._quirks)[1]:
             for index in ids:
                 values: dict[str, float] | None = getattr(self._blocks[index], name)
                 if values and token in values:
@@ -238,30 +240,23 @@ class RobotsTxt:
         matcher = selected.get(key)
         if matcher is None:
             tokens = crawler_tokens(user_agent, self._quirks)
-            agent, block_ids = select_group(self._groups, tokens, self._quirks, use_global)
-            names: list[str] = []
-            if agent is not None and len(block_ids) == 1:
-                names = [agent]
-            elif agent is not None:  # Google's quirks: every present token's groups
-                names = [token for token in dict.fromkeys(tokens) if token in self._groups]
+            chosen = select_group(self._groups, tokens, self._quirks, use_global)[1]
             # Agents sharing a group's rules may not share its usage lines: the
             # compiled matcher is per (token, blocks), not per blocks.
-            group_key = (tuple(names), tuple(block_ids))
+            group_key = tuple(chosen)
             matcher = compiled.get(group_key)
             if matcher is None:
-                lines = self._usage_lines(names, block_ids)
+                lines = self._usage_lines(chosen)
                 matcher = compile_usage(lines, google_quirks=self._quirks)
                 compiled[group_key] = matcher
             selected[key] = matcher
         return matcher
 
-    def _usage_lines(
-        self, names: list[str], block_ids: list[tuple[int, ...]]
-    ) -> list[tuple[int, str, str]]:
+    def _usage_lines(self, chosen: list[tuple[str, tuple[int, ...]]]) -> list[tuple[int, str, str]]:
         """Each selected token's usage lines in each of its blocks, in line order."""
         found = {
             line
-            for name, ids in zip(names, block_ids)
+            for name, ids in chosen
             for index in ids
             for line in (self._blocks[index].usage or {}).get(name, ())
         }
@@ -291,7 +286,8 @@ class RobotsTxt:
         found = self._selected.get(key)
         if found is None:
             tokens = crawler_tokens(user_agent, self._quirks)
-            agent, block_ids = select_group(self._groups, tokens, self._quirks, use_global)
+            agent, chosen = select_group(self._groups, tokens, self._quirks, use_global)
+            block_ids = [ids for _, ids in chosen]
             group_key = tuple(block_ids)
             compiled = self._compiled
             if compiled is None:  # made on the first question, as the usage dicts
@@ -329,25 +325,7 @@ def _index_html_pattern(pattern: str) -> str | None:
     return pattern[: slash + 1] + "$"
 
 
-_WS = " \t\v\f"
 _ABSOLUTE_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/?#\s]")  # scheme and host
-_LINE = re.compile(r"([^:#]*):([^#]*)")  # key, colon, value, up to a comment
-_RULE_FIELDS = {_lines.ALLOW: ALLOW_BIT, _lines.DISALLOW: 0}  # field -> code bits
-_FIELD_OF_KEY: dict[str, str] = {}  # raw key -> field, memoised (bounded)
-
-
-def _field_of_key(raw_key: str) -> str:
-    field = _FIELD_OF_KEY.get(raw_key)
-    if field is None:
-        key = raw_key.strip(_WS).lower()
-        field = _lines.KNOWN_FIELDS.get(key, key if key in _NAMED_FIELDS else "")
-        if len(_FIELD_OF_KEY) < 4096:
-            _FIELD_OF_KEY[raw_key] = field
-    return field
-
-
-_PACING_FIELDS = frozenset({"crawl-delay", "request-rate"})
-_NAMED_FIELDS = _PACING_FIELDS | USAGE_KEYS  # read beside the rules, by key
 _RATE = re.compile(r"\s*(\d+)\s*/\s*(\d+(?:\.\d+)?)\s*([smhd]?)", re.IGNORECASE)
 _UNIT_SECONDS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
 
@@ -369,147 +347,34 @@ def _seconds_per_request(value: str) -> float | None:
     return period / int(rate[1])
 
 
-class _Parser:
-    """One pass over the lines, building blocks of rules (SPEC §5.1-§5.4)."""
-
-    def __init__(self, google_quirks: bool) -> None:
-        self.quirks = google_quirks
-        self.blocks: list[_Block] = []
-        self.groups: dict[str, list[int]] = {}
-        self.sitemaps: dict[str, None] = {}
-        self.patterns: list[str] | None = None  # patterns of the open block
-        self.codes = array("I")
-        self.crawl_delay: dict[str, float] = {}
-        self.request_rate: dict[str, float] = {}
-        self.usage: dict[str, list[tuple[int, str, str]]] = {}
-        self.run: list[str] = []  # the agent lines a pacing line applies to
-        self.paced = False  # a pacing line came after them: the next agent starts a run
-        self.reading_agents = False
-
-    def parse(self, body: bytes | str) -> RobotsTxt:
-        lines = _lines.split_lines(_lines.body_text(body))
-        if self.quirks:
-            self._read_leniently(lines)
+def _stored(
+    patterns: list[str], codes: array[int], notes: Sequence[grammar.Note]
+) -> _Block:
+    """A block of the grammar as a parsed file keeps it: the patterns joined,
+    and the pacing and usage lines filed under each agent token they apply to
+    (for pacing, the first good value of each kind; bad values are ignored)."""
+    joined = "\n".join(patterns)
+    if not notes:  # most blocks
+        return _Block(joined, codes, None, None, None)
+    crawl_delay: dict[str, float] = {}
+    request_rate: dict[str, float] = {}
+    usage: dict[str, list[tuple[int, str, str]]] = {}
+    for note in notes:
+        if note.field in grammar.USAGE:
+            for token in note.agents:
+                usage.setdefault(token, []).append((note.line, note.field.value, note.value))
+            continue
+        if note.field is grammar.Field.REQUEST_RATE:
+            seconds, values = _seconds_per_request(note.value), request_rate
         else:
-            self._read(lines)
-        self._close_block()
-        groups = {token: tuple(ids) for token, ids in self.groups.items()}
-        return RobotsTxt(self.blocks, groups, tuple(self.sitemaps), self.quirks)
-
-    def _read(self, lines: list[str]) -> None:
-        """The documented syntax: ``field: value``, exact field names.
-
-        Rule lines are most of a file, so they are handled inline; the rest
-        goes through the same methods as the lenient reader.
-        """
-        field_of = _FIELD_OF_KEY.get
-        for number, match in enumerate(map(_LINE.match, lines), 1):
-            if match is None:
-                continue
-            raw_key = match[1]
-            field = field_of(raw_key) or _field_of_key(raw_key)
-            if field in _RULE_FIELDS:
-                if self.patterns is None:
-                    continue  # SPEC §5.3: before any user-agent line
-                self.reading_agents = False
-                value = match[2].strip(_WS)
-                if value:  # SPEC §6.2: an empty value is ignored
-                    self.patterns.append(value)
-                    self.codes.append(number | _RULE_FIELDS[field])
-            elif field == _lines.USER_AGENT:
-                self._agent(match[2].strip(_WS))
-            elif field == _lines.SITEMAP:
-                self._sitemap(match[2].strip(_WS))
-            elif field in _PACING_FIELDS:
-                self._pacing(field, match[2].strip(_WS))
-            elif field in USAGE_KEYS:
-                self._usage(field, match[2].strip(_WS), number)
-
-    def _read_leniently(self, lines: list[str]) -> None:
-        """Google's library: misspelt and prefixed keys, missing colons, line cut."""
-        for number, line in enumerate(lines, 1):
-            found = _lines.directive(_lines.cut_line(line)) if line else None
-            if found is None:
-                continue
-            field = found.field
-            if field in _RULE_FIELDS:
-                self._rule(field, found.value, number)
-            elif field == _lines.USER_AGENT:
-                self._agent(found.value)
-            elif field == _lines.SITEMAP:
-                self._sitemap(found.value)
-            elif found.key in _PACING_FIELDS:
-                self._pacing(found.key, found.value)
-            elif found.key in USAGE_KEYS:
-                self._usage(found.key, found.value, number)
-
-    def _agent(self, value: str) -> None:
-        if not self.reading_agents:
-            self._close_block()
-            self.patterns = []
-            self.reading_agents = True
-        token = group_token(value, self.quirks)
-        if self.paced:
-            self.run = []
-            self.paced = False
-        if token:
-            self.run.append(token)
-            ids = self.groups.setdefault(token, [])
-            block_id = len(self.blocks)
-            if not ids or ids[-1] != block_id:
-                ids.append(block_id)
-
-    def _rule(self, field: str, value: str, number: int) -> None:
-        if self.patterns is None:
-            return  # SPEC §5.3: before any user-agent line
-        self.reading_agents = False
-        if value:  # SPEC §6.2: an empty value is ignored
-            self.patterns.append(value)
-            self.codes.append(number | _RULE_FIELDS[field])
-
-    def _sitemap(self, value: str) -> None:
-        if _ABSOLUTE_URL.match(value):
-            self.sitemaps[value] = None
-        else:
-            logger.debug("Skipping sitemap %r: not an absolute URL", value)
-
-    def _pacing(self, field: str, value: str) -> None:
-        """The first ``crawl-delay`` and ``request-rate`` for each of the agent
-        lines just before; bad values are ignored."""
-        if self.patterns is None:
-            return
-        self.paced = True
-        seconds = _seconds_per_request(value) if field == "request-rate" else _number(value)
-        if seconds is None:
-            return
-        values = self.request_rate if field == "request-rate" else self.crawl_delay
-        for token in self.run:
-            values.setdefault(token, seconds)
-
-    def _usage(self, key: str, value: str, number: int) -> None:
-        """A usage line belongs to the agent lines just before it, as a pacing
-        line does, and likewise does not end the block (usage.usage_lines)."""
-        if self.patterns is None:
-            return
-        self.paced = True
-        for token in self.run:
-            self.usage.setdefault(token, []).append((number, key, value))
-
-    def _close_block(self) -> None:
-        if self.patterns is not None:
-            self.blocks.append(
-                _Block(
-                    "\n".join(self.patterns),
-                    self.codes,
-                    self.crawl_delay or None,
-                    self.request_rate or None,
-                    self.usage or None,
-                )
-            )
-        self.patterns = None
-        self.codes = array("I")
-        self.crawl_delay = {}
-        self.request_rate = {}
-        self.usage = {}
-        self.run = []
-        self.paced = False
+            seconds, values = _number(note.value), crawl_delay
+        if seconds is not None:
+            for token in note.agents:
+                values.setdefault(token, seconds)
+    return _Block(
+        joined,
+        codes,
+        crawl_delay or None,
+        request_rate or None,
+        usage or None,
+    )

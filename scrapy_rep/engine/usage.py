@@ -33,8 +33,6 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from decimal import Decimal
 from typing import Final, NamedTuple, TypeAlias
 
-from scrapy_rep.engine import lines as _lines
-from scrapy_rep.engine.agents import crawler_tokens, group_token, select_group
 from scrapy_rep.engine.matching import (
     UNDECIDED,
     UNDECIDED_TEXT,
@@ -73,7 +71,6 @@ __all__ = [
     "parse_dictionary",
     "read_rule",
     "signal_statement",
-    "usage_lines",
     "vocabulary_statement",
 ]
 
@@ -835,74 +832,3 @@ def header_usage(values: Iterable[str | bytes]) -> HeaderUsage:
     rule = UsageRule(None, None, tuple(stated.items()), HEADER, joined)
     return HeaderUsage(Preferences.of_rules([rule]), rule, problems)
 
-
-# --- reading the usage lines of a group from a body ---------------------------------
-
-
-_PACING_KEYS: Final = frozenset({"crawl-delay", "request-rate"})
-
-
-def usage_lines(
-    body: bytes | str,
-    user_agent: str | Sequence[str],
-    *,
-    google_quirks: bool = False,
-    use_global: bool = True,
-) -> list[tuple[int, str, str]]:
-    """The usage lines of the group an agent selects, as ``compile_usage`` takes them.
-
-    Groups are read as ``document.py`` reads them (blocks of agent lines and
-    what follows, merged per token, the ``*`` group as fallback, nothing
-    before the first agent line), and a usage line belongs to the agent lines
-    just before it, as ``document.py`` reads crawl-delay: it does not end the
-    block, so adding one never changes who an allow or disallow applies to,
-    and ``User-agent: a / Content-Usage: x / User-agent: b / Disallow: /``
-    gives x to a only, as attach-05 (where the line is a rule closing a's
-    group) would. ``RobotsTxt`` keeps the same lines while it parses
-    (``RobotsTxt.usage``); this standalone reading pins what it must find.
-    """
-    blocks: list[dict[str, list[tuple[int, str, str]]]] = []
-    groups: dict[str, list[int]] = {}
-    reading_agents = False
-    run: list[str] = []  # the agent lines a usage line applies to
-    closed = False  # a usage or pacing line came after them: the next agent starts a run
-    for number, line in enumerate(_lines.split_lines(_lines.body_text(body)), 1):
-        found = _lines.directive(_lines.cut_line(line) if google_quirks else line)
-        if found is None or (not google_quirks and (found.typo or found.missing_colon)):
-            continue
-        if found.field == _lines.USER_AGENT:
-            if not reading_agents:
-                blocks.append({})
-                reading_agents, run, closed = True, [], False
-            elif closed:
-                run, closed = [], False
-            token = group_token(found.value, google_quirks)
-            if token:
-                run.append(token)
-                ids = groups.setdefault(token, [])
-                if not ids or ids[-1] != len(blocks) - 1:
-                    ids.append(len(blocks) - 1)
-        elif not blocks:
-            continue  # before any agent line: no group
-        elif found.field in (_lines.ALLOW, _lines.DISALLOW):
-            reading_agents = False
-        elif found.key in USAGE_KEYS:
-            closed = True
-            for token in run:
-                blocks[-1].setdefault(token, []).append((number, found.key, found.value))
-        elif found.key in _PACING_KEYS:
-            closed = True
-    tokens = crawler_tokens(user_agent, google_quirks)
-    selected = {token: tuple(ids) for token, ids in groups.items()}
-    agent, block_ids = select_group(selected, tokens, google_quirks, use_global)
-    if agent is None:
-        return []
-    # One token's blocks; with Google's quirks, every present token's (merged).
-    names = [agent] if len(block_ids) == 1 else [t for t in dict.fromkeys(tokens) if t in groups]
-    found_lines = {
-        usage
-        for name, ids in zip(names, block_ids)
-        for index in ids
-        for usage in blocks[index].get(name, ())
-    }
-    return sorted(found_lines)

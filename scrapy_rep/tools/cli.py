@@ -59,6 +59,7 @@ from typing import Any, Final, NamedTuple
 from scrapy_rep.cache.outcome import FetchKind
 from scrapy_rep.engine.agents import crawler_tokens, product_token
 from scrapy_rep.engine.document import RobotsTxt, Rule
+from scrapy_rep.engine.grammar import field_name, rule_text
 from scrapy_rep.engine.matching import UNDECIDED, UNDECIDED_TEXT, path_params_query
 from scrapy_rep.engine.origin import origin_of
 from scrapy_rep.engine.usage import LABELS, Preferences
@@ -183,7 +184,9 @@ def _usage_lines(checked: Checked, purposes: Sequence[str]) -> list[str]:
             why = "the URL is disallowed, so no preference applies"
         elif decision.rules:
             by = "; ".join(
-                f"line {rule.line}: {_KEYS[rule.source]}: {rule.text}" if rule.line else rule.text
+                f"line {rule.line}: {field_name(rule.source)}: {rule.text}"
+                if rule.line
+                else rule.text
                 for rule in decision.rules
             )
             why = f"by {by}"
@@ -193,16 +196,12 @@ def _usage_lines(checked: Checked, purposes: Sequence[str]) -> list[str]:
     return out
 
 
-_KEYS: Final = {"content-usage": "Content-Usage", "content-signal": "Content-Signal"}
-
-
 def _why(checked: Checked, tokens: Sequence[str], source: Source) -> str:
     rule = checked.rule
     if rule == UNDECIDED:
         return f'group "{checked.group}": {UNDECIDED_TEXT}'
     if rule is not None:
-        written = f"{rule.kind.capitalize()}: {rule.pattern}"
-        return f'rule "{written}" at line {rule.line}, group "{checked.group}"'
+        return f'rule "{rule_text(rule)}" at line {rule.line}, group "{checked.group}"'
     if checked.reason == "unavailable":
         return source.allow_all
     if checked.reason == "robots-txt":

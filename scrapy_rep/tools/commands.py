@@ -31,6 +31,7 @@ from urllib.parse import urljoin, urlsplit
 from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
+from scrapy_rep.engine.grammar import field_name, rule_text
 from scrapy_rep.engine.matching import UNDECIDED, UNDECIDED_TEXT
 
 if TYPE_CHECKING:
@@ -326,7 +327,7 @@ class Probe:
         for label in self.usage["purposes"]:
             decision = self.usage["labels"][label]
             by = "; ".join(
-                f"line {item['line']}: {_usage_key(item['source'])}: {item['text']}"
+                f"line {item['line']}: {field_name(item['source'])}: {item['text']}"
                 for item in decision["by"]
             )
             lines.append(f"  usage       {label}: {decision['state']}{f' by {by}' if by else ''}")
@@ -364,12 +365,6 @@ class Probe:
         return lines
 
 
-def _usage_key(source: str) -> str:
-    return {"content-usage": "Content-Usage", "content-signal": "Content-Signal"}.get(
-        source, source
-    )
-
-
 def _usage_drop(dropped: RobotsTxtDisallowed | None) -> bool:
     from scrapy_rep.crawler.errors import RobotsTxtUsageDenied
 
@@ -379,4 +374,4 @@ def _usage_drop(dropped: RobotsTxtDisallowed | None) -> bool:
 def _rule(rule: Rule) -> str:
     if rule == UNDECIDED:
         return UNDECIDED_TEXT
-    return f"line {rule.line}: {rule.kind.capitalize()}: {rule.pattern}"
+    return f"line {rule.line}: {rule_text(rule)}"

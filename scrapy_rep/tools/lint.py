@@ -65,15 +65,32 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterator
 from typing import Any, Final, NamedTuple
 from urllib.parse import urlsplit
 
-from scrapy_rep.engine import lines as _lines
 from scrapy_rep.engine.agents import GLOBAL, group_token
 from scrapy_rep.engine.document import RobotsTxt
-from scrapy_rep.engine.matching import normalise
+from scrapy_rep.engine.grammar import (
+    KEYS,
+    Block,
+    Body,
+    Directive,
+    Field,
+    field_name,
+    read_body,
+    read_line,
+    rule_text,
+)
+from scrapy_rep.engine.lines import (
+    ALLOW,
+    DISALLOW,
+    GOOGLE_MAX_LINE_BYTES,
+    MAX_BODY_BYTES,
+    body_text,
+    split_lines,
+)
+from scrapy_rep.engine.matching import Rule, normalise
 from scrapy_rep.tools.finding import Finding
 from scrapy_rep.tools.lint_usage import USAGE_SEVERITIES, usage_findings
 
@@ -107,14 +124,11 @@ SEVERITIES: Final[dict[str, str]] = {
     **USAGE_SEVERITIES,
 }
 
-_DISPLAY: Final = {
-    _lines.USER_AGENT: "User-agent",
-    _lines.ALLOW: "Allow",
-    _lines.DISALLOW: "Disallow",
-    _lines.SITEMAP: "Sitemap",
-}
-_RULE_FIELDS: Final = (_lines.ALLOW, _lines.DISALLOW)
-_ALL_KNOWN: Final = (*_lines.KNOWN_FIELDS, *sorted(_lines.UNUSED_FIELDS))
+#: The fields that decide access (SPEC §4.5): a misspelt or colon-less one is an error.
+_ACCESS_FIELDS: Final = (Field.USER_AGENT, Field.ALLOW, Field.DISALLOW, Field.SITEMAP)
+_RULE_FIELDS: Final = (Field.ALLOW, Field.DISALLOW)
+_ALL_KNOWN: Final = tuple(key for key, entry in KEYS.items() if not entry.typo)
+_WS: Final = " \t\v\f"
 _HTML_TAG: Final = re.compile(
     r"<\s*(?:!doctype|html|head|body|meta|title|script|div|link|style)\b", re.IGNORECASE
 )
@@ -151,41 +165,31 @@ def _count(number: int, noun: str) -> str:
 # --- the lines as the default parser reads them ------------------------------
 
 
-class _Rule(NamedTuple):
-    line: int
-    kind: str  # ALLOW or DISALLOW
-    pattern: str
-
-
-@dataclass
-class _Block:
-    """A run of user-agent lines and the rules under them (SPEC §5.1)."""
-
-    agents: list[tuple[int, str, str]] = field(default_factory=list)  # line, token, value
-    rules: list[_Rule] = field(default_factory=list)
-    first_line: dict[str, int] = field(default_factory=dict)  # token -> its first agent line
-
-
-def _effective(report: _lines.LineReport) -> _lines.Directive | None:
+def _effective(found: Directive | None) -> Directive | None:
     """The directive the default parser acts on: exact field name and a colon."""
-    found = report.directive
     if found is None or found.typo or found.missing_colon:
         return None
     return found
 
 
 def lint(body: bytes) -> list[Finding]:
-    """Every finding for a body, sorted by line (errors first on a line)."""
+    """Every finding for a body, sorted by line (errors first on a line).
+
+    Lines are read by the engine's grammar as ``RobotsTxt.parse`` reads them
+    by default (whole lines: no cut at Google's 16,663 bytes), so what lint
+    says of a group is what the parser made of it.
+    """
     findings = list(_size(body))
-    texts = _lines.split_lines(_lines.body_text(body))
-    reports = [_lines.classify(line, number) for number, line in enumerate(texts, 1)]
+    texts = split_lines(body_text(body))
+    found = [read_line(text) for text in texts]
     if _looks_like_html(texts):
-        findings.append(_html(reports))
+        findings.append(_html(texts, found))
     else:
-        cut_line = len(reports) if len(body) > _lines.MAX_BODY_BYTES else 0
-        findings.extend(_per_line(reports, texts, cut_line))
-        findings.extend(_groups(reports))
-        findings.extend(usage_findings(reports))
+        cut_line = len(texts) if len(body) > MAX_BODY_BYTES else 0
+        findings.extend(_per_line(texts, found, cut_line))
+        view = _View.of(body)
+        findings.extend(_groups(view))
+        findings.extend(usage_findings(view.read))
     unique = dict.fromkeys(findings)  # a block shared by two agents reports once
     order = {ERROR: 0, WARNING: 1}
     return sorted(unique, key=lambda f: (f.line, order[f.severity], f.code))
@@ -196,10 +200,10 @@ def lint(body: bytes) -> list[Finding]:
 
 def _size(body: bytes) -> Iterator[Finding]:
     """SPEC §4.3: where the 512,000-byte cut falls, in lines."""
-    limit = _lines.MAX_BODY_BYTES
+    limit = MAX_BODY_BYTES
     if len(body) <= limit:
         return
-    kept = _lines.split_lines(_lines.body_text(body))
+    kept = split_lines(body_text(body))
     number, last = len(kept), kept[-1]
     message = f"the body has more than {limit:,} bytes; crawlers read only the first {limit:,}"
     hint = "move the rules that matter to the top, or shorten the file (use wildcards)"
@@ -224,9 +228,9 @@ def _looks_like_html(texts: list[str]) -> bool:
     return _HTML_TAG.search(head) is not None
 
 
-def _html(reports: list[_lines.LineReport]) -> Finding:
-    first = next((r.line for r in reports if not r.is_empty), 1)
-    valid = [r for r in reports if (found := _effective(r)) and found.field in _DISPLAY]
+def _html(texts: list[str], found: list[Directive | None]) -> Finding:
+    first = next((number for number, text in enumerate(texts, 1) if text.strip(_WS)), 1)
+    valid = [line for line in map(_effective, found) if line and line.field in _ACCESS_FIELDS]
     if valid:
         lines = _count(len(valid), "directive line")
         effect = f"crawlers still obey the {lines} it happens to contain"
@@ -244,33 +248,31 @@ def _html(reports: list[_lines.LineReport]) -> Finding:
 
 
 def _per_line(
-    reports: list[_lines.LineReport], texts: list[str], cut_line: int
+    texts: list[str], found: list[Directive | None], cut_line: int
 ) -> Iterator[Finding]:
-    for report, line in zip(reports, texts):
-        number = report.line
-        yield from _syntax(report)
-        if report.is_line_too_long:
-            size = len(line.encode("utf-8", "surrogateescape"))
+    for number, (line, directive) in enumerate(zip(texts, found), 1):
+        yield from _syntax(number, line, directive)
+        size = len(line.encode("utf-8", "surrogateescape"))
+        if size > GOOGLE_MAX_LINE_BYTES:
             yield _finding(
                 number,
                 "line-too-long",
                 f"the line has {size:,} bytes; Google reads only the first "
-                f"{_lines.GOOGLE_MAX_LINE_BYTES:,}",
+                f"{GOOGLE_MAX_LINE_BYTES:,}",
                 "split the value into shorter rules, using wildcards",
             )
         if number != cut_line:
             yield from _utf8(number, line)
-        found = _effective(report)
-        if found is not None:
-            yield from _value(number, found)
+        effective = _effective(directive)
+        if effective is not None:
+            yield from _value(number, effective)
 
 
-def _syntax(report: _lines.LineReport) -> Iterator[Finding]:
+def _syntax(number: int, line: str, found: Directive | None) -> Iterator[Finding]:
     """Lines the default parser skips though they look meant: SPEC §4.4, §4.5."""
-    found = report.directive
-    number = report.line
     if found is None:
-        if not report.is_empty and not report.is_comment:
+        stripped = line.strip(_WS)
+        if stripped and not stripped.startswith("#"):
             yield _finding(
                 number,
                 "not-a-directive",
@@ -278,7 +280,7 @@ def _syntax(report: _lines.LineReport) -> Iterator[Finding]:
                 "start comments with '#'",
             )
         return
-    name = _DISPLAY.get(found.field)
+    name = field_name(found.field) if found.field in _ACCESS_FIELDS else None
     if found.missing_colon:
         if name is not None:
             yield _finding(
@@ -304,14 +306,14 @@ def _syntax(report: _lines.LineReport) -> Iterator[Finding]:
             f"(only Google's open-source parser reads it as '{name}')",
             f"write '{name}: {_short(found.value)}'",
         )
-    elif found.field == _lines.UNKNOWN:
+    elif found.field is Field.UNKNOWN:
         yield _unknown_field(number, found)
 
 
-def _unknown_field(number: int, found: _lines.Directive) -> Finding:
+def _unknown_field(number: int, found: Directive) -> Finding:
     close = difflib.get_close_matches(found.key, _ALL_KNOWN, n=1, cutoff=0.8)
-    if close and close[0] in _lines.KNOWN_FIELDS:
-        name = _DISPLAY[close[0]]
+    if close and close[0] in _ACCESS_FIELDS:
+        name = field_name(close[0])
         return _finding(
             number,
             "misspelt-field",
@@ -343,7 +345,7 @@ def _utf8(number: int, line: str) -> Iterator[Finding]:
     )
 
 
-def _value(number: int, found: _lines.Directive) -> Iterator[Finding]:
+def _value(number: int, found: Directive) -> Iterator[Finding]:
     """Values the parser reads but cannot use: SPEC §5.6, §6.2, §7.1."""
     value = found.value
     if found.field in _RULE_FIELDS and value and value[0] not in "/*":
@@ -351,18 +353,18 @@ def _value(number: int, found: _lines.Directive) -> Iterator[Finding]:
             number,
             "path-without-slash",
             f"the path {_show(value)} does not start with '/' or '*': this rule never matches",
-            f"write '{_DISPLAY[found.field]}: {_path_of(value)}'",
+            f"write '{field_name(found.field)}: {_path_of(value)}'",
         )
-    elif found.field == _lines.SITEMAP and not _is_absolute(value):
+    elif found.field is Field.SITEMAP and not _is_absolute(value):
         yield _finding(
             number,
             "sitemap-not-absolute",
             f"the sitemap {_show(value)} is not an absolute URL: crawlers skip it",
             "write the full URL, e.g. 'Sitemap: https://example.com/sitemap.xml'",
         )
-    elif found.field == _lines.USER_AGENT:
+    elif found.field is Field.USER_AGENT:
         yield from _user_agent(number, value)
-    elif found.key == "crawl-delay" and not _is_delay(value):
+    elif found.field is Field.CRAWL_DELAY and not _is_delay(value):
         yield _finding(
             number,
             "crawl-delay-not-number",
@@ -420,42 +422,40 @@ def _user_agent(number: int, value: str) -> Iterator[Finding]:
 # --- groups ----------------------------------------------------------------------
 
 
-def _blocks(reports: Iterable[_lines.LineReport]) -> tuple[list[_Block], list[int]]:
-    """The default parser's grouping (SPEC §5.1-§5.3), and the orphan rule lines."""
-    blocks: list[_Block] = []
-    orphans: list[int] = []
-    reading_agents = False
-    for report in reports:
-        found = _effective(report)
-        if found is None:
-            continue
-        if found.field == _lines.USER_AGENT:
-            if not reading_agents:
-                blocks.append(_Block())
-                reading_agents = True
-            token = group_token(found.value, False)
-            blocks[-1].agents.append((report.line, token, found.value))
-            blocks[-1].first_line.setdefault(token, report.line)
-        elif found.field in _RULE_FIELDS:
-            if not blocks:
-                orphans.append(report.line)
-                continue
-            reading_agents = False
-            if found.value:
-                blocks[-1].rules.append(_Rule(report.line, found.field, found.value))
-    return blocks, orphans
+class _View(NamedTuple):
+    """The default parser's blocks as lint checks them (SPEC §5.1-§5.4)."""
+
+    read: Body
+    blocks: list[Block]
+    rules: list[list[Rule]]  # each block's rules, in file order
+    groups: dict[str, list[int]]  # token -> its blocks
+    orphans: list[int]  # lines of the rules before any user-agent line
+
+    @classmethod
+    def of(cls, body: bytes) -> _View:
+        read = read_body(body)
+        blocks = read.blocks()
+        orphans = [line for line, field, _ in read.orphans if field in _RULE_FIELDS]
+        rules = [block.rules() for block in blocks]
+        return cls(read, blocks, rules, read.groups, orphans)
+
+    def agent_line(self, block: int, token: str) -> int:
+        """The first user-agent line of a block that names ``token``."""
+        return next(agent.line for agent in self.blocks[block].agents if agent.token == token)
+
+    def rules_of(self, members: list[int]) -> list[Rule]:
+        return [rule for block in members for rule in self.rules[block]]
 
 
-def _groups(reports: list[_lines.LineReport]) -> Iterator[Finding]:
-    blocks, orphans = _blocks(reports)
-    for number in orphans:
+def _groups(view: _View) -> Iterator[Finding]:
+    for number in view.orphans:
         yield _finding(
             number,
             "rule-before-user-agent",
             "this rule comes before any user-agent line: it belongs to no group and is ignored",
             "put a 'User-agent: *' line (or the right agent) above it",
         )
-    if not blocks:
+    if not view.blocks:
         yield _finding(
             1,
             "no-groups",
@@ -463,64 +463,52 @@ def _groups(reports: list[_lines.LineReport]) -> Iterator[Finding]:
             "start a group with 'User-agent: *' if some paths should be disallowed",
         )
         return
-    groups: dict[str, list[_Block]] = {}
-    for block in blocks:
-        for _, token, _ in block.agents:
-            if token and (token not in groups or groups[token][-1] is not block):
-                groups.setdefault(token, []).append(block)
-    yield from _dead_blocks(blocks)
-    yield from _split(groups)
-    for who, members in _sharing(groups):
-        yield from _shadowed(who, [rule for block in members for rule in block.rules])
-    yield from _not_inherited(groups)
+    yield from _dead_blocks(view)
+    yield from _split(view)
+    for who, members in _sharing(view.groups):
+        yield from _shadowed(who, view.rules_of(members))
+    yield from _not_inherited(view)
 
 
-def _sharing(groups: dict[str, list[_Block]]) -> Iterator[tuple[str, list[_Block]]]:
+def _sharing(groups: dict[str, list[int]]) -> Iterator[tuple[str, list[int]]]:
     """Each distinct set of blocks once, with the agents it is the group of
     (shown): 10,000 agents over one block of rules are checked once, not
     10,000 times, and a shadowed rule is reported once, not once per agent."""
     tokens: dict[tuple[int, ...], list[str]] = {}
-    members_of: dict[tuple[int, ...], list[_Block]] = {}
     for token, members in groups.items():
-        key = tuple(map(id, members))
-        tokens.setdefault(key, []).append(token)
-        members_of[key] = members
+        tokens.setdefault(tuple(members), []).append(token)
     for key, names in tokens.items():
         who = _show(names[0])
         if len(names) > 1:
             who += f" (and {_count(len(names) - 1, 'other agent')} of the same group)"
-        yield who, members_of[key]
+        yield who, list(key)
 
 
-def _dead_blocks(blocks: list[_Block]) -> Iterator[Finding]:
-    for block in blocks:
-        if block.rules and not any(token for _, token, _ in block.agents):
-            first, last = block.rules[0].line, block.rules[-1].line
+def _dead_blocks(view: _View) -> Iterator[Finding]:
+    for block, rules in zip(view.blocks, view.rules):
+        if rules and not any(agent.token for agent in block.agents):
+            first, last = rules[0].line, rules[-1].line
             where = f"line {first}" if first == last else f"lines {first}-{last}"
             yield _finding(
-                block.agents[0][0],
+                block.agents[0].line,
                 "group-never-applies",
                 "no user-agent line of this group names a crawler: no crawler obeys its "
-                f"{_count(len(block.rules), 'rule')} ({where})",
+                f"{_count(len(rules), 'rule')} ({where})",
                 "write a token such as 'googlebot', or '*' alone for every crawler",
             )
 
 
-def _split(groups: dict[str, list[_Block]]) -> Iterator[Finding]:
-    for token, members in groups.items():
-        first = _agent_line(members[0], token)
+def _split(view: _View) -> Iterator[Finding]:
+    for token, members in view.groups.items():
+        first = view.agent_line(members[0], token)
         for block in members[1:]:
             yield _finding(
-                _agent_line(block, token),
+                view.agent_line(block, token),
                 "group-split",
                 f"{_show(token)} already has a group at line {first}: the groups are merged "
                 "(RFC 9309), but some crawlers read only the first",
                 f"put every rule for {_show(token)} in one group",
             )
-
-
-def _agent_line(block: _Block, token: str) -> int:
-    return block.first_line[token]
 
 
 def _same_urls_key(pattern: str) -> str:
@@ -531,20 +519,20 @@ def _same_urls_key(pattern: str) -> str:
     return normal.rstrip("*") or "/"
 
 
-def _shadowed(who: str, rules: list[_Rule]) -> Iterator[Finding]:
+def _shadowed(who: str, rules: list[Rule]) -> Iterator[Finding]:
     """SPEC §6.6: among rules matching the same URLs, one always decides.
     Linear in the rules: each is filed under its set of URLs once."""
-    alike: dict[str, list[_Rule]] = {}
+    alike: dict[str, list[Rule]] = {}
     for rule in rules:
         alike.setdefault(_same_urls_key(rule.pattern), []).append(rule)
     for same in alike.values():
         if len(same) < 2:
             continue
-        winner = max(same, key=lambda r: (len(normalise(r.pattern)), r.kind == _lines.ALLOW))
+        winner = max(same, key=lambda r: (len(normalise(r.pattern)), r.kind == ALLOW))
         for rule in same:
             if rule is winner:
                 continue
-            written = f"{_DISPLAY[winner.kind]}: {winner.pattern}"
+            written = rule_text(winner)
             if rule.kind == winner.kind:
                 yield _finding(
                     rule.line,
@@ -568,29 +556,29 @@ def _shadowed(who: str, rules: list[_Rule]) -> Iterator[Finding]:
                 )
 
 
-def _not_inherited(groups: dict[str, list[_Block]]) -> Iterator[Finding]:
+def _not_inherited(view: _View) -> Iterator[Finding]:
     """SPEC §5.5: a crawler with its own group ignores every ``*`` rule."""
-    star = [rule for block in groups.get(GLOBAL, []) for rule in block.rules]
-    star_disallows: dict[str, _Rule] = {}  # set of URLs -> the first rule naming it
+    star = view.rules_of(view.groups.get(GLOBAL, []))
+    star_disallows: dict[str, Rule] = {}  # set of URLs -> the first rule naming it
     for rule in star:  # in file order
-        if rule.kind == _lines.DISALLOW:
+        if rule.kind == DISALLOW:
             key = _same_urls_key(rule.pattern)
             if key != "/":
                 star_disallows.setdefault(key, rule)
     if not star_disallows:
         return
     # Per distinct set of blocks, once: (how many '*' sets of URLs it lacks, the first).
-    lacking: dict[tuple[int, ...], tuple[int, _Rule | None]] = {}
-    for token, members in groups.items():
+    lacking: dict[tuple[int, ...], tuple[int, Rule | None]] = {}
+    for token, members in view.groups.items():
         if token == GLOBAL:
             continue
-        ids = tuple(map(id, members))
+        ids = tuple(members)
         if ids not in lacking:
-            lacking[ids] = _lacking(members, star_disallows)
+            lacking[ids] = _lacking(view.rules_of(members), star_disallows)
         count, first = lacking[ids]
         if first is not None:
             yield _finding(
-                _agent_line(members[0], token),
+                view.agent_line(members[0], token),
                 "star-rules-not-inherited",
                 f"the group for {_show(token)} lacks {_count(count, 'Disallow rule')} "
                 f"of the '*' group (first: {_show(first.pattern)} at line {first.line}); "
@@ -599,12 +587,11 @@ def _not_inherited(groups: dict[str, list[_Block]]) -> Iterator[Finding]:
             )
 
 
-def _lacking(members: list[_Block], star_disallows: dict[str, _Rule]) -> tuple[int, _Rule | None]:
+def _lacking(own: list[Rule], star_disallows: dict[str, Rule]) -> tuple[int, Rule | None]:
     """How many of the '*' group's disallowed sets of URLs a group does not
     name, and the first of them (None: nothing to report). Linear in the
     group's own rules: the '*' ones are walked only past those it names."""
-    own = [rule for block in members for rule in block.rules]
-    disallowed = {_same_urls_key(r.pattern) for r in own if r.kind == _lines.DISALLOW}
+    disallowed = {_same_urls_key(r.pattern) for r in own if r.kind == DISALLOW}
     if not disallowed or "/" in disallowed:
         return 0, None  # a group that allows or disallows everything says what it means
     patterns = {_same_urls_key(rule.pattern) for rule in own}
@@ -628,9 +615,9 @@ def report(source: str, body: bytes, findings: list[Finding], status: int | None
         "summary": {
             "errors": sum(f.severity == ERROR for f in findings),
             "warnings": sum(f.severity == WARNING for f in findings),
-            "lines": len(_lines.split_lines(_lines.body_text(body))),
+            "lines": len(split_lines(body_text(body))),
             "bytes": len(body),
-            "truncated": len(body) > _lines.MAX_BODY_BYTES,
+            "truncated": len(body) > MAX_BODY_BYTES,
             "agents": list(robots.agents),
             "rules": robots.rule_count,
             "sitemaps": len(robots.sitemaps),
@@ -645,7 +632,7 @@ def format_text(result: dict[str, Any]) -> str:
         hint = f" ({item['hint']})" if item["hint"] else ""
         out.append(f"{item['line']}: {item['severity']} {item['code']} {item['message']}{hint}")
     summary = result["summary"]
-    size = f"over {_lines.MAX_BODY_BYTES:,}" if summary["truncated"] else f"{summary['bytes']:,}"
+    size = f"over {MAX_BODY_BYTES:,}" if summary["truncated"] else f"{summary['bytes']:,}"
     counts = ", ".join(
         (
             _count(summary["lines"], "line"),

@@ -20,11 +20,11 @@ that move, and a new draft version should touch the engine and this module only.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from typing import Final
 
-from scrapy_rep.engine import lines as _lines
-from scrapy_rep.engine.usage import USAGE_KEYS, read_rule
+from scrapy_rep.engine.grammar import USAGE, Body, field_name
+from scrapy_rep.engine.usage import read_rule
 from scrapy_rep.tools.finding import Finding
 
 __all__ = ["USAGE_SEVERITIES", "usage_findings"]
@@ -35,7 +35,6 @@ USAGE_SEVERITIES: Final[dict[str, str]] = {
     "usage-before-user-agent": "error",
 }
 
-_NAMES: Final = {"content-usage": "Content-Usage", "content-signal": "Content-Signal"}
 _EXAMPLE: Final = {
     "content-usage": "e.g. 'Content-Usage: /images/ train-ai=n, search=y': lower-case labels "
     "train-ai, ai-use, search with y or n (draft-ietf-aipref-attach-05)",
@@ -48,34 +47,27 @@ def _finding(line: int, code: str, message: str, hint: str = "") -> Finding:
     return Finding(line, code, USAGE_SEVERITIES[code], message, hint)
 
 
-def usage_findings(reports: Iterable[_lines.LineReport]) -> Iterator[Finding]:
-    """Findings for every ``Content-Usage`` / ``Content-Signal`` line read as the
-    default parser reads lines (exact key and a colon)."""
-    in_group = False
-    for report in reports:
-        found = report.directive
-        if found is None or found.typo or found.missing_colon:
-            continue
-        if found.field == _lines.USER_AGENT:
-            in_group = True
-            continue
-        if found.key not in USAGE_KEYS:
-            continue
-        name = _NAMES[found.key]
-        if not in_group:
+def usage_findings(read: Body) -> Iterator[Finding]:
+    """Findings for every ``Content-Usage`` / ``Content-Signal`` line of a
+    body read as the default parser reads it (``grammar.read_body``)."""
+    for number, field, _ in read.orphans:
+        if field in USAGE:
             yield _finding(
-                report.line,
+                number,
                 "usage-before-user-agent",
-                f"{name} before any User-agent line belongs to no group: crawlers ignore it",
+                f"{field_name(field)} before any User-agent line belongs to no group: "
+                "crawlers ignore it",
                 "put it under the User-agent lines it is meant for (User-agent: * for all)",
             )
-            continue
-        yield from _statement(report.line, found.key, found.value)
+    for notes in read.notes:
+        for note in notes:
+            if note.field in USAGE:
+                yield from _statement(note.line, note.field.value, note.value)
 
 
 def _statement(number: int, key: str, value: str) -> Iterator[Finding]:
     rule, problems = read_rule(number, key, value)
-    name = _NAMES[key]
+    name = field_name(key)
     if rule is None or not rule.statement:
         why = "; ".join(problem.message for problem in problems) or "states no preference"
         yield _finding(

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import pytest
 from google_cases import Case, body_of, ids, load
+from google_report import classify_body
 
 from scrapy_rep import RobotsTxt
 from scrapy_rep.engine.agents import is_valid_token, product_token
-from scrapy_rep.engine.lines import classify_body
 from scrapy_rep.engine.matching import google_escape_pattern, normalise, path_params_query
 
 ALLOWED = load("allowed_cases.json")

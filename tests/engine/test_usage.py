@@ -23,9 +23,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from robotstxt import RobotsMatcher  # type: ignore[import-untyped]
 from robotstxt.robots import ContentSignal, _lib  # type: ignore[import-untyped]
+from usage_reader import usage_lines
 
 from scrapy_rep import RobotsTxt
-from scrapy_rep.engine.lines import ALLOW, DISALLOW, USER_AGENT, cut_line, directive
+from scrapy_rep.engine.grammar import Field
+from scrapy_rep.engine.grammar import read_line as directive
+from scrapy_rep.engine.lines import ALLOW, DISALLOW, cut_line
 from scrapy_rep.engine.matching import CompiledGroup, match_path, normalise
 from scrapy_rep.engine.usage import (
     ALLOWED,
@@ -48,7 +51,6 @@ from scrapy_rep.engine.usage import (
     parse_dictionary,
     read_rule,
     signal_statement,
-    usage_lines,
     vocabulary_statement,
 )
 
@@ -830,7 +832,7 @@ def split_runs(body: bytes, agent: str) -> bytes:
     reading_agents = closed = False
     for line in _lines_of(body):
         found = directive(cut_line(line.decode("utf-8", "replace")))
-        if found is not None and found.field == USER_AGENT:
+        if found is not None and found.field == Field.USER_AGENT:
             if reading_agents and closed:
                 out.append(b"Allow:")
             reading_agents, closed = True, False

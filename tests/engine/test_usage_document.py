@@ -1,7 +1,8 @@
 """``RobotsTxt.usage``: the parser keeps the usage lines the standalone reader finds.
 
-``usage.usage_lines`` reads a body on its own and is pinned by test_usage.py's
-tables; ``RobotsTxt`` reads the same lines while it parses the rules. The two
+``usage_reader.usage_lines`` reads the grammar's blocks on its own and is
+pinned by test_usage.py's tables; ``RobotsTxt`` files the same lines per agent
+while it parses the rules. The two
 must agree, line for line, on Google's conformance bodies (with usage lines
 put in) and on generated files, in both reading modes, for every agent.
 """
@@ -14,9 +15,10 @@ import pytest
 from google_cases import body_of, load
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from usage_reader import usage_lines
 
 from scrapy_rep import RobotsTxt
-from scrapy_rep.engine.usage import ALLOWED, DENIED, UNSTATED, compile_usage, usage_lines
+from scrapy_rep.engine.usage import ALLOWED, DENIED, UNSTATED, compile_usage
 
 POOL = [
     "Content-Usage: train-ai=n",

@@ -12,7 +12,8 @@ from collections.abc import Sequence
 from typing import Any, Final
 
 from scrapy_rep.engine.agents import crawler_tokens
-from scrapy_rep.engine.lines import body_text, classify, split_lines
+from scrapy_rep.engine.grammar import Field, read_line
+from scrapy_rep.engine.lines import GOOGLE_MAX_LINE_BYTES, body_text, cut_line, split_lines
 from scrapy_rep.tools.cli import Source, check_urls
 from scrapy_rep.tools.lint import lint, printable
 
@@ -85,17 +86,24 @@ def _usage(usage: Any, purposes: Sequence[str]) -> dict[str, Any]:
     return {label: labels[label] for label in purposes}
 
 
-def _line_class(text: str, number: int) -> str:
-    report = classify(text, number)
-    if report.is_line_too_long:
+#: The fields that take part in the decision or the crawl (the rest are "unused").
+_VALID_FIELDS: Final = frozenset({Field.USER_AGENT, Field.ALLOW, Field.DISALLOW, Field.SITEMAP})
+
+
+def _line_class(line: str) -> str:
+    """The line's class, as ``grammar.read_line`` reads it (Google's way, so
+    that a typo shows as one)."""
+    if len(line.encode("utf-8", "surrogateescape")) > GOOGLE_MAX_LINE_BYTES:
         return TOO_LONG
-    if not report.has_directive:
-        return BLANK if report.is_empty or report.is_comment else UNKNOWN
-    if report.tag == "Unknown":
+    found = read_line(cut_line(line))
+    if found is None:
+        stripped = line.strip(" \t\v\f")
+        return BLANK if not stripped or stripped.startswith("#") else UNKNOWN
+    if found.field is Field.UNKNOWN:
         return UNKNOWN
-    if report.is_acceptable_typo or report.is_missing_colon_separator:
+    if found.typo or found.missing_colon:
         return TYPO
-    return UNUSED if report.tag == "Unused" else VALID
+    return VALID if found.field in _VALID_FIELDS else UNUSED
 
 
 def line_report(text: str) -> dict[str, Any]:
@@ -117,7 +125,7 @@ def line_report(text: str) -> dict[str, Any]:
             {
                 "n": number,
                 "text": line.encode("utf-8", "surrogateescape").decode("utf-8", "replace"),
-                "class": _line_class(line, number),
+                "class": _line_class(line),
                 "findings": findings.get(number, []),
             }
         )

@@ -1,0 +1,397 @@
+"""What each line of a robots.txt says, and the blocks the lines make (SPEC §4, §5).
+
+Every reader of a body reads it here: the parser (``document.py``) turns the
+blocks into a ``RobotsTxt``, lint (``tools/lint.py``, ``tools/lint_usage.py``)
+checks the same blocks, so a line cannot mean one thing to a crawler and
+another to the webmaster's check. As in Google's library, the fields are one
+enum and the keys one table; unlike it, the blocks are data rather than
+callbacks, because the parser's hot loop (rule lines, most of a file) stays
+inline and cheap that way.
+"""
+
+from __future__ import annotations
+
+import re
+from array import array
+from collections.abc import Sequence
+from enum import Enum
+from typing import Final, NamedTuple
+
+from scrapy_rep.engine.agents import group_token
+from scrapy_rep.engine.lines import ALLOW, DISALLOW, body_text, cut_line, split_lines
+from scrapy_rep.engine.matching import Rule, rule_code, rule_of
+
+__all__ = [
+    "KEYS",
+    "PACING",
+    "USAGE",
+    "Agent",
+    "Block",
+    "Body",
+    "Directive",
+    "Field",
+    "Key",
+    "Note",
+    "field_name",
+    "field_of_key",
+    "read_body",
+    "read_line",
+    "rule_text",
+]
+
+
+class Field(str, Enum):
+    """What a line is about. A field's value is its key as the standards
+    write it, so a rule's kind (``matching.Rule.kind``) is its field's value.
+    Format ``field.value``, never the member itself."""
+
+    USER_AGENT = "user-agent"
+    ALLOW = ALLOW
+    DISALLOW = DISALLOW
+    SITEMAP = "sitemap"
+    CRAWL_DELAY = "crawl-delay"
+    REQUEST_RATE = "request-rate"
+    CONTENT_USAGE = "content-usage"
+    CONTENT_SIGNAL = "content-signal"
+    OTHER = "other"  # a field some crawlers know, with no effect here (SPEC §4.5)
+    UNKNOWN = "unknown"
+
+
+class Key(NamedTuple):
+    """What a key (lower-case, as written) stands for."""
+
+    field: Field
+    typo: bool = False  # a misspelling only Google's library reads (google_quirks)
+    prefix: bool = False  # Google's library reads any key starting with it, as a typo
+
+
+_F = Field
+# Members bound once: ``Field.ALLOW`` costs a lookup through the enum's
+# metaclass each time, ten times a global's cost, on every line.
+_USER_AGENT, _ALLOW, _DISALLOW, _SITEMAP = _F.USER_AGENT, _F.ALLOW, _F.DISALLOW, _F.SITEMAP
+#: Every key a line may start with. Google's library matches the ``prefix``
+#: keys by prefix and accepts the misspellings marked ``typo`` (none for
+#: allow); the documented rule (SPEC §4.5) accepts neither.
+KEYS: Final[dict[str, Key]] = {
+    "user-agent": Key(_F.USER_AGENT, prefix=True),
+    "useragent": Key(_F.USER_AGENT, typo=True, prefix=True),
+    "user agent": Key(_F.USER_AGENT, typo=True, prefix=True),
+    "allow": Key(_F.ALLOW, prefix=True),
+    "disallow": Key(_F.DISALLOW, prefix=True),
+    "dissallow": Key(_F.DISALLOW, typo=True, prefix=True),
+    "dissalow": Key(_F.DISALLOW, typo=True, prefix=True),
+    "disalow": Key(_F.DISALLOW, typo=True, prefix=True),
+    "diasllow": Key(_F.DISALLOW, typo=True, prefix=True),
+    "disallaw": Key(_F.DISALLOW, typo=True, prefix=True),
+    "sitemap": Key(_F.SITEMAP, prefix=True),
+    "site-map": Key(_F.SITEMAP, typo=True, prefix=True),
+    "crawl-delay": Key(_F.CRAWL_DELAY),
+    "request-rate": Key(_F.REQUEST_RATE),
+    "content-usage": Key(_F.CONTENT_USAGE),
+    "content-signal": Key(_F.CONTENT_SIGNAL),
+    **{
+        key: Key(_F.OTHER)
+        for key in (
+            "clean-param", "domain", "host", "noarchive", "nofollow", "noindex",
+            "revisit-after", "visit-time",
+        )
+    },
+}  # fmt: skip
+_PREFIXES: Final = tuple((key, entry.field) for key, entry in KEYS.items() if entry.prefix)
+
+#: How examples and messages write each field's name.
+_NAMES: Final[dict[str, str]] = {
+    _F.USER_AGENT: "User-agent",
+    _F.ALLOW: "Allow",
+    _F.DISALLOW: "Disallow",
+    _F.SITEMAP: "Sitemap",
+    _F.CRAWL_DELAY: "Crawl-delay",
+    _F.REQUEST_RATE: "Request-rate",
+    _F.CONTENT_USAGE: "Content-Usage",
+    _F.CONTENT_SIGNAL: "Content-Signal",
+}
+#: Lines that apply to the agent lines just before them and do not end a block.
+PACING: Final = frozenset({_F.CRAWL_DELAY, _F.REQUEST_RATE})
+USAGE: Final = frozenset({_F.CONTENT_USAGE, _F.CONTENT_SIGNAL})
+_NOTES: Final = PACING | USAGE
+
+
+def field_name(key: str) -> str:
+    """``content-usage`` -> ``Content-Usage``; a key of no field as given."""
+    return _NAMES.get(key, key)
+
+
+def rule_text(rule: Rule) -> str:
+    """A rule as the line that wrote it: ``Disallow: /private``."""
+    return f"{_NAMES[rule.kind]}: {rule.pattern}"
+
+
+# --- one line --------------------------------------------------------------------
+
+_WS: Final = " \t\v\f"
+
+
+class Directive(NamedTuple):
+    """What a line says: its field, its value, and how leniently it was read."""
+
+    field: Field
+    key: str  # the key as written, lower-cased
+    value: str
+    typo: bool  # a key only Google's library reads (``Key.typo``, or a prefix)
+    missing_colon: bool  # "disallow /x": whitespace instead of the colon
+
+
+def field_of_key(key: str) -> Key:
+    """The field of a lower-case key, and whether only Google's library reads it."""
+    found = KEYS.get(key)
+    if found is not None:
+        return found
+    for prefix, field in _PREFIXES:
+        if key.startswith(prefix):
+            return Key(field, typo=True, prefix=True)
+    return _UNKNOWN
+
+
+_UNKNOWN: Final = Key(_F.UNKNOWN)
+
+
+def read_line(line: str) -> Directive | None:
+    """The field and value of one line; None for a line with no key.
+
+    ``field: value`` up to a ``#``; Google's library also reads ``key value``
+    when the line has exactly two tokens (``missing_colon``).
+    """
+    hash_at = line.find("#")
+    content = line if hash_at < 0 else line[:hash_at]
+    colon = content.find(":")
+    if colon >= 0:
+        key, value = content[:colon].strip(_WS), content[colon + 1 :].strip(_WS)
+        missing_colon = False
+    else:
+        parts = content.split(None, 2)
+        if len(parts) != 2:
+            return None
+        (key, value), missing_colon = parts, True
+    if not key:
+        return None
+    key = key.lower()
+    found = field_of_key(key)
+    return Directive(found.field, key, value, found.typo, missing_colon)
+
+
+# The documented reading of a line (SPEC §4.4) is ``read_line`` without typos
+# or missing colons; the parser's hot loop takes it as a regex and a memo.
+_LINE: Final = re.compile(r"([^:#]*):([^#]*)")  # key, colon, value, up to a comment
+_STRICT: dict[str, Field] = {}  # raw key -> field, memoised (bounded)
+
+
+def _strict_field(raw_key: str) -> Field:
+    field = _STRICT.get(raw_key)
+    if field is None:
+        found = field_of_key(raw_key.strip(_WS).lower())
+        field = _UNKNOWN.field if found.typo else found.field
+        if len(_STRICT) < 4096:
+            _STRICT[raw_key] = field
+    return field
+
+
+# --- the blocks ------------------------------------------------------------------
+
+
+class Agent(NamedTuple):
+    """A user-agent line."""
+
+    line: int
+    token: str  # ``agents.group_token``: a product token, ``*``, or "" (names no crawler)
+
+
+class Note(NamedTuple):
+    """A pacing or usage line. It belongs to the agent lines just before it
+    (``agents``: their tokens), as crawler-commons, Protego and Google's forks
+    read crawl-delay, and it does not end the block: adding one never changes
+    whom an allow or disallow applies to."""
+
+    line: int
+    field: Field
+    value: str
+    agents: tuple[str, ...]
+
+
+class Block(NamedTuple):
+    """A run of user-agent lines and the lines under them (SPEC §5.1, §5.2)."""
+
+    agents: list[Agent]
+    patterns: list[str]  # the rules' values as written; empty ones dropped (SPEC §6.2)
+    codes: array[int]  # each pattern's ``matching.rule_code``: its kind and line
+    notes: Sequence[Note]  # pacing and usage lines, in line order
+
+    def rules(self) -> list[Rule]:
+        return [rule_of(pattern, code) for pattern, code in zip(self.patterns, self.codes)]
+
+
+#: A rule's kind as ``matching`` packs it beside the line (``rule_code``).
+_ALLOW_CODE: Final = rule_code(ALLOW, 0)
+_DISALLOW_CODE: Final = rule_code(DISALLOW, 0)
+
+
+class Body(NamedTuple):
+    """A body read into blocks, kept by column: the parser files each
+    block's patterns and codes as they are, and a parse makes no object per
+    agent line or per block beyond the patterns' list (every object made is
+    one the cyclic collector walks later, and a crawl parses many files).
+    ``blocks()`` puts the columns together for lint and tests."""
+
+    patterns: list[list[str]]  # per block: ``Block.patterns``
+    codes: list[array[int]]  # per block: ``Block.codes``
+    notes: list[Sequence[Note]]  # per block: ``Block.notes`` (most share one empty tuple)
+    agent_blocks: array[int]  # per user-agent line, in file order: its block
+    agent_lines: array[int]  # ... its line
+    agent_tokens: list[str]  # ... its token (``Agent.token``)
+    groups: dict[str, list[int]]  # token -> its blocks, in file order (SPEC §5.4)
+    sitemaps: list[tuple[int, str]]  # (line, value) of every sitemap line
+    #: (line, field, value) of the rule, pacing and usage lines before any
+    #: user-agent line: they belong to no group (SPEC §5.3).
+    orphans: list[tuple[int, Field, str]]
+
+    def blocks(self) -> list[Block]:
+        agents: list[list[Agent]] = [[] for _ in self.patterns]
+        for block, line, token in zip(self.agent_blocks, self.agent_lines, self.agent_tokens):
+            agents[block].append(Agent(line, token))
+        return [Block(*block) for block in zip(agents, self.patterns, self.codes, self.notes)]
+
+
+def read_body(body: bytes | str, *, google_quirks: bool = False) -> Body:
+    """The blocks of a body. By default lines are read as documented (exact
+    keys and a colon, whole lines); ``google_quirks`` reads them as Google's
+    library does (misspelt and prefixed keys, a missing colon, lines cut at
+    16,663 bytes, ``* foo`` as ``*``). Never raises on content."""
+    reader = _Reader(google_quirks)
+    lines = split_lines(body_text(body))
+    if google_quirks:
+        reader.read_leniently(lines)
+    else:
+        reader.read(lines)
+    reader.close_block()
+    return Body(
+        reader.block_patterns,
+        reader.block_codes,
+        reader.block_notes,
+        reader.agent_blocks,
+        reader.agent_lines,
+        reader.agent_tokens,
+        reader.groups,
+        reader.sitemaps,
+        reader.orphans,
+    )
+
+
+class _Reader:
+    """One pass over the lines; the open block's parts are kept apart until it closes."""
+
+    def __init__(self, google_quirks: bool) -> None:
+        self.quirks = google_quirks
+        self.block_patterns: list[list[str]] = []
+        self.block_codes: list[array[int]] = []
+        self.block_notes: list[Sequence[Note]] = []
+        self.agent_blocks = array("I")
+        self.agent_lines = array("I")
+        self.agent_tokens: list[str] = []
+        self.groups: dict[str, list[int]] = {}
+        self.sitemaps: list[tuple[int, str]] = []
+        self.orphans: list[tuple[int, Field, str]] = []
+        self.patterns: list[str] | None = None  # None: no user-agent line yet
+        self.codes = array("I")
+        self.notes: list[Note] | None = None  # made by the block's first note
+        self.run: list[str] = []  # the tokens of the agent lines a note applies to
+        self.noted = False  # a note came after them: the next agent line starts a run
+        self.reading_agents = False
+
+    def read(self, lines: list[str]) -> None:
+        """The documented syntax. Rule lines are most of a file, so they are
+        handled inline; the rest goes through the lenient reader's methods."""
+        field_of = _STRICT.get
+        allow, disallow, user_agent, sitemap = _ALLOW, _DISALLOW, _USER_AGENT, _SITEMAP
+        for number, match in enumerate(map(_LINE.match, lines), 1):
+            if match is None:
+                continue
+            raw_key = match[1]
+            field = field_of(raw_key) or _strict_field(raw_key)
+            if field is disallow or field is allow:
+                if self.patterns is None:
+                    self.orphans.append((number, field, match[2].strip(_WS)))
+                    continue
+                self.reading_agents = False
+                value = match[2].strip(_WS)
+                if value:  # SPEC §6.2: an empty value is ignored
+                    self.patterns.append(value)
+                    self.codes.append(number | (_ALLOW_CODE if field is allow else _DISALLOW_CODE))
+            elif field is user_agent:
+                self.agent(match[2].strip(_WS), number)
+            elif field is sitemap:
+                self.sitemaps.append((number, match[2].strip(_WS)))
+            elif field in _NOTES:
+                self.note(field, match[2].strip(_WS), number)
+
+    def read_leniently(self, lines: list[str]) -> None:
+        """Google's library: misspelt and prefixed keys, missing colons, line cut."""
+        for number, line in enumerate(lines, 1):
+            found = read_line(cut_line(line)) if line else None
+            if found is None:
+                continue
+            field = found.field
+            if field is _ALLOW or field is _DISALLOW:
+                self.rule(field, found.value, number)
+            elif field is _USER_AGENT:
+                self.agent(found.value, number)
+            elif field is _SITEMAP:
+                self.sitemaps.append((number, found.value))
+            elif field in _NOTES:
+                self.note(field, found.value, number)
+
+    def agent(self, value: str, number: int) -> None:
+        if not self.reading_agents:
+            self.close_block()
+            self.patterns = []
+            self.reading_agents = True
+        token = group_token(value, self.quirks)
+        block_id = len(self.block_patterns)
+        self.agent_blocks.append(block_id)
+        self.agent_lines.append(number)
+        self.agent_tokens.append(token)
+        if self.noted:
+            self.run = []
+            self.noted = False
+        if token:
+            self.run.append(token)
+            ids = self.groups.setdefault(token, [])
+            if not ids or ids[-1] != block_id:
+                ids.append(block_id)
+
+    def rule(self, field: Field, value: str, number: int) -> None:
+        if self.patterns is None:
+            self.orphans.append((number, field, value))  # SPEC §5.3
+            return
+        self.reading_agents = False
+        if value:  # SPEC §6.2: an empty value is ignored
+            self.patterns.append(value)
+            self.codes.append(number | (_ALLOW_CODE if field is _ALLOW else _DISALLOW_CODE))
+
+    def note(self, field: Field, value: str, number: int) -> None:
+        if self.patterns is None:
+            self.orphans.append((number, field, value))
+            return
+        self.noted = True
+        if self.notes is None:
+            self.notes = []
+        self.notes.append(Note(number, field, value, tuple(self.run)))
+
+    def close_block(self) -> None:
+        if self.patterns is not None:
+            self.block_patterns.append(self.patterns)
+            self.block_codes.append(self.codes)
+            self.block_notes.append(self.notes if self.notes is not None else ())
+        self.patterns = None
+        self.codes = array("I")
+        self.notes = None
+        self.run = []
+        self.noted = False
