@@ -4,7 +4,7 @@ Each scenario is a real crawl against real servers on 127.0.0.1 (the ones the
 tests use), run once with the built-in middleware and once with
 ``scrapy_rep.Addon``, under the default asyncio reactor. The table shows which
 requested pages reached the server (``+``) and which did not (``-``), how many
-robots.txt requests were made, and whether that matches SPEC.md.
+robots.txt requests were made, and whether that matches docs/spec.md.
 
     PYTHONPATH=. .venv/bin/python benchmarks/compare_builtin.py
 """

@@ -19,7 +19,7 @@ Why it is built this way:
   timed phase, for every implementation alike. Run order rotates per run.
 - The synthetic stress files run in a child process per (implementation,
   file) with a deadline per check, so a backtracking matcher cannot hang us.
-- The adversarial section (issue 13 §2, SPEC §6.8) fills the 500 KiB parse
+- The adversarial section (issue 13 §2, docs/spec.md §6.8) fills the 500 KiB parse
   limit with distinct wildcard rules of one family and times, per library,
   the parse, the first check (for scrapy_rep, compiling the group) and warm
   checks with 2 KiB and 100 KiB URLs: a plain one ("abab...") and one made
@@ -462,7 +462,7 @@ def adversarial_run(impl: Impl, family: str) -> dict[str, Any]:
 
 
 def _gave_up(rule: Any) -> bool:
-    """scrapy_rep's ``UNDECIDED`` (line 0: no line decided, SPEC §6.8)."""
+    """scrapy_rep's ``UNDECIDED`` (line 0: no line decided, docs/spec.md §6.8)."""
     return rule is not None and rule.line == 0
 
 
@@ -499,7 +499,7 @@ def adversarial_report(results: dict[str, dict[str, Any]]) -> str:
     if gave_up:
         out.append("")
         out.append("  * scrapy_rep gave up within its cost bound and refused the URL "
-                   "(fails closed, SPEC §6.8); every other cell is an exact answer:")
+                   "(fails closed, docs/spec.md §6.8); every other cell is an exact answer:")
         out += [f"      {family}: {', '.join(cells)}" for family, cells in gave_up.items()]
     if ours:
         compile_ms = max(t["first"] for t in ours) * 1e3

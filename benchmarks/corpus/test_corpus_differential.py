@@ -118,7 +118,7 @@ def test_google_differential_corpus(outcomes: dict[bool, Outcome], quirks: bool)
 
 
 def test_google_differential_nonrobots_allow_everything(corpus: Path) -> None:
-    """SPEC §4.4: an HTML page served as robots.txt yields no rules; all is allowed."""
+    """docs/spec.md §4.4: an HTML page served as robots.txt yields no rules; all is allowed."""
     bodies = sorted((corpus / "nonrobots").iterdir())
     assert len(bodies) == 15
     for path in bodies:

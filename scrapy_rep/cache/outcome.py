@@ -1,4 +1,4 @@
-"""The vocabulary between fetching, caching and deciding (SPEC §2).
+"""The vocabulary between fetching, caching and deciding (docs/spec.md §2).
 
 A fetch ends in one of three RFC 9309 states; the policy turns an origin's
 history of such outcomes into an ``Access``, which is what the middleware
@@ -18,7 +18,7 @@ class FetchKind(str, Enum):
 
     SUCCESS = "success"  # 2xx: the rules decide
     UNAVAILABLE = "unavailable"  # 4xx except 429, too many redirects, loop: full allow
-    UNREACHABLE = "unreachable"  # 429, 5xx, network/TLS errors, truncation: see SPEC §2.2
+    UNREACHABLE = "unreachable"  # 429, 5xx, network/TLS errors, truncation: see docs/spec.md §2.2
 
 
 def kind_of_status(status: int) -> FetchKind:

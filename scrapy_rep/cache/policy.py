@@ -1,4 +1,4 @@
-"""An origin's fetch history + the clock -> what applies now (SPEC §2.2, §3).
+"""An origin's fetch history + the clock -> what applies now (docs/spec.md §2.2, §3).
 
 Pure: no Scrapy, no I/O, no clock reading. Every function takes ``now``
 (seconds since the epoch) and a ``PolicyConfig``; randomness for back-off
@@ -8,8 +8,8 @@ copy to use, so the caller can parse each distinct body once and share it.
 An origin goes through these states (the ``OriginRecord`` remembers which):
 
 - fresh: a 2xx or 4xx answer younger than its TTL -> rules / full allow;
-- expired: older than its TTL -> fetch again before deciding (SPEC §3.3);
-- streak: the last fetches were unreachable (SPEC §2.2). For the first
+- expired: older than its TTL -> fetch again before deciding (docs/spec.md §3.3);
+- streak: the last fetches were unreachable (docs/spec.md §2.2). For the first
   ``disallow_window`` of the streak the origin is closed; then the last good
   copy applies (none -> full allow) until ``stale_limit``; after that,
   ``long_outage`` decides. Retries go on in the background meanwhile.
@@ -61,12 +61,12 @@ LONG_OUTAGE_VALUES: tuple[LongOutage, ...] = ("site", "cached")
 
 @dataclass(frozen=True)
 class PolicyConfig:
-    """Every duration of SPEC §2.2 and §3, in seconds.
+    """Every duration of docs/spec.md §2.2 and §3, in seconds.
 
     The defaults are Google's current rule: 12 h closed, then the last good
     copy until 30 days of streak, then full allow if the site's pages answer
     (else closed). ``PolicyConfig.older_google()`` gives the older edition.
-    ``disallow_window=0`` keeps using the cached copy at once (SPEC §3.3).
+    ``disallow_window=0`` keeps using the cached copy at once (docs/spec.md §3.3).
     """
 
     #: Closed for this long from the start of an unreachable streak.
@@ -142,7 +142,7 @@ class PolicyConfig:
 
 @dataclass(frozen=True, slots=True)
 class OriginRecord:
-    """What is remembered per origin, across runs and processes (SPEC §2.3)."""
+    """What is remembered per origin, across runs and processes (docs/spec.md §2.3)."""
 
     kind: FetchKind  # the last fetch's outcome
     status: int | None  # its HTTP status; None for network errors
@@ -165,7 +165,7 @@ class OriginRecord:
     def to_bytes(self) -> bytes:
         """A compact form for sqlite and redis: one JSON line, then the raw body.
 
-        A ``no-store`` body is left out (SPEC §3.2): another process sees the
+        A ``no-store`` body is left out (docs/spec.md §3.2): another process sees the
         record without its body and fetches again.
         """
         body = None if self.no_store else self.good_body
@@ -299,7 +299,7 @@ def loaded_record(record: OriginRecord, now: float, config: PolicyConfig) -> Ori
 
 
 class Action(str, Enum):
-    FETCH = "fetch"  # nothing usable: fetch robots.txt, requests wait (SPEC §8.3)
+    FETCH = "fetch"  # nothing usable: fetch robots.txt, requests wait (docs/spec.md §8.3)
     USE = "use"  # apply ``state`` now
 
 
@@ -451,7 +451,7 @@ def retry_after_delay(value: str | None, now: float, config: PolicyConfig) -> fl
 
 
 def freshness(cache_control: str | None, config: PolicyConfig) -> tuple[float, bool]:
-    """(TTL in seconds, no_store) from a Cache-Control header (SPEC §3.1, §3.2).
+    """(TTL in seconds, no_store) from a Cache-Control header (docs/spec.md §3.1, §3.2).
 
     ``s-maxage`` wins over ``max-age`` (this cache is shared); ``no-cache``
     and ``no-store`` mean the shortest life allowed. The result is clamped to
@@ -495,7 +495,7 @@ _ASCII_DIGITS = re.compile(r"[0-9]{1,400}")
 def note_site_answer(
     record: OriginRecord | None, now: float, config: PolicyConfig
 ) -> OriginRecord | None:
-    """Remember that a page of the site answered, during a streak (SPEC §2.2).
+    """Remember that a page of the site answered, during a streak (docs/spec.md §2.2).
 
     Returns None when there is nothing worth writing: no streak, or a mark
     recent enough (within 1/24 of ``site_reachable_window``).
@@ -517,13 +517,13 @@ def retention(record: OriginRecord, now: float, config: PolicyConfig) -> float:
 
 
 def decide(record: OriginRecord | None, now: float, config: PolicyConfig) -> Decision:
-    """What applies to the origin's requests at ``now`` (SPEC §2.2, §3.3)."""
+    """What applies to the origin's requests at ``now`` (docs/spec.md §2.2, §3.3)."""
     if record is None:
         return _FETCH
     if record.in_streak:
         return _decide_streak(record, now, config)
     if now >= record.expires_at:
-        return _FETCH  # expired: refresh before deciding (SPEC §3.3)
+        return _FETCH  # expired: refresh before deciding (docs/spec.md §3.3)
     if record.kind is FetchKind.UNAVAILABLE:
         return Decision(Action.USE, AccessState.ALLOW_ALL, reason=_unavailable_reason(record))
     if record.good_body is None:

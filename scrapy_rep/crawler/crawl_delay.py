@@ -1,7 +1,7 @@
 """Crawl-delay: the robots.txt ``crawl-delay`` (or the interval a ``request-rate``
 asks for, if longer), its settings, and the extension that reports it.
 
-Google ignores ``crawl-delay`` (SPEC §4.5) and so does every access decision
+Google ignores ``crawl-delay`` (docs/spec.md §4.5) and so does every access decision
 of scrapy_rep; ``REP_CRAWL_DELAY = "obey"`` only slows a crawl down. The pace
 itself is kept by ``scrapy_rep.crawler.pace`` (issue 26): each origin's turns
 are reserved in the store, so the delay holds across every process sharing

@@ -34,10 +34,10 @@ class RobotsTxtDisallowed(IgnoreRequest):
 
 
 class ForbiddenByRobotsTxt(RobotsTxtDisallowed):
-    """A rule of the origin's robots.txt forbids the URL (SPEC §8.1)."""
+    """A rule of the origin's robots.txt forbids the URL (docs/spec.md §8.1)."""
 
     def __init__(self, rule: Rule, url: str, robotstxt_url: str) -> None:
-        if rule == UNDECIDED:  # no line decided: the check gave up (SPEC §6.8)
+        if rule == UNDECIDED:  # no line decided: the check gave up (docs/spec.md §6.8)
             reason = f"{robotstxt_url}: {UNDECIDED_TEXT}"
         else:
             reason = f"forbidden by rule {rule.pattern} at line {rule.line} of {robotstxt_url}"
@@ -48,7 +48,7 @@ class ForbiddenByRobotsTxt(RobotsTxtDisallowed):
 class RobotsTxtUnreachable(RobotsTxtDisallowed):
     """The origin's robots.txt could not be fetched, so the origin is closed.
 
-    SPEC §2.2, §2.4.
+    docs/spec.md §2.2, §2.4.
     """
 
 
@@ -80,7 +80,7 @@ class RobotsTxtUsageDenied(RobotsTxtDisallowed):
 def _statement(rule: UsageRule, where: str) -> str:
     if rule.line is None:
         return f"the Content-Usage response header ({rule.text})"
-    if rule.line == 0:  # the check gave up (SPEC §6.8)
+    if rule.line == 0:  # the check gave up (docs/spec.md §6.8)
         return f"{where}: {rule.text}"
     return f"{field_name(rule.source)}: {rule.text} at line {rule.line} of {where}"
 

@@ -1,4 +1,4 @@
-"""Download one origin's robots.txt through Scrapy and say how it went (SPEC §2, §4.3).
+"""Download one origin's robots.txt through Scrapy and say how it went (docs/spec.md §2, §4.3).
 
 The request goes through the engine, so proxies, auth, headers and the other
 downloader middlewares apply; Scrapy's redirect and retry middlewares are

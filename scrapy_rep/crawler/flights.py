@@ -1,4 +1,4 @@
-"""Single flight in one process (SPEC §3.5, §8.3): one load or fetch per origin
+"""Single flight in one process (docs/spec.md §3.5, §8.3): one load or fetch per origin
 at a time, every request that arrives meanwhile waiting for its result.
 
 A flight runs on its own, independent of the request that started it

@@ -1,4 +1,4 @@
-"""robots.txt over FTP, read up to a byte cap (SPEC §1.6, §4.3).
+"""robots.txt over FTP, read up to a byte cap (docs/spec.md §1.6, §4.3).
 
 Scrapy's FTP handler reads a file whole into memory and sends no
 ``bytes_received`` signal, so the HTTP fetch's cut-off never fires: a 1 GB

@@ -208,7 +208,7 @@ class RobotsTxtMiddleware:
         return origin
 
     async def _access(self, origin: Origin, request: Request, check: bool = False) -> Access | None:
-        """Wait for the origin's access (SPEC §8.3): load or fetch its robots.txt.
+        """Wait for the origin's access (docs/spec.md §8.3): load or fetch its robots.txt.
 
         None: the crawl is stopping (a pause, a close), and the request
         should go back to the scheduler rather than keep the stop waiting or

@@ -68,7 +68,7 @@ class Reporter:
         agent: str | None = None,
         tokens: tuple[str, ...] = (),
     ) -> NoReturn:
-        """Count, log and announce a drop, then raise it (SPEC §2.4, §8.1)."""
+        """Count, log and announce a drop, then raise it (docs/spec.md §2.4, §8.1)."""
         self.announce(Drop(error, stat, agent, tokens), request)
         raise error
 
@@ -180,7 +180,7 @@ class Reporter:
         )
 
     async def _announce_sitemaps(self, sitemaps: tuple[str, ...], robotstxt_url: str) -> None:
-        """SPEC §7.2: the signal, and the spider's ``robotstxt_sitemaps`` method if any."""
+        """docs/spec.md §7.2: the signal, and the spider's ``robotstxt_sitemaps`` method if any."""
         spider = self._crawler.spider
         await self._crawler.signals.send_catch_log_async(
             signal=signals.sitemaps_found,

@@ -10,7 +10,7 @@ Beside it: ``OriginStates`` (what this process knows, bounded), ``Flights``
 (one load or fetch per origin at a time; waiters get its result), and
 ``SharedStore`` (the store, shared across processes, never fatal).
 
-Outages (SPEC §2.2): during an origin's first failing fetch the waiting
+Outages (docs/spec.md §2.2): during an origin's first failing fetch the waiting
 requests stay for quick retries, at most ``unreachable_wait``; later in the
 streak the policy's answer applies at once and retries run in the background
 on the policy's schedule. A crawl never hangs on a dead origin.
@@ -449,7 +449,7 @@ class Resolver:
     async def _fetch_with_quick_retries(
         self, origin: Origin, state: OriginState, fetch_it: Fetch, quick: bool
     ) -> None:
-        """SPEC §2.2: a first failure is retried soon while requests wait, a little."""
+        """docs/spec.md §2.2: a first failure is retried soon while requests wait, a little."""
         since = self._clock()
         deadline = time.monotonic() + self.policy.unreachable_wait
         fetched: list[FetchOutcome] = []

@@ -110,7 +110,7 @@ class Config:
         default_factory=lambda: frozenset({"http", "https", "ftp"})
     )
 
-    # --- the cache (SPEC §3) --------------------------------------------------
+    # --- the cache (docs/spec.md §3) --------------------------------------------------
     #: REP_STORAGE: "sqlite", "memory", "redis" or a dotted Storage class path.
     storage: str = "sqlite"
     #: REP_STORAGE_PATH: the sqlite file; relative paths are inside Scrapy's
@@ -132,14 +132,14 @@ class Config:
     #: REP_FORGET_POLL_INTERVAL: how often a running crawl reads the store's
     #: log of forgotten origins (``scrapy-rep cache forget``, the Tester's Refetch).
     forget_poll_interval: float = 5.0
-    #: REP_CACHE_TTL / REP_CACHE_MIN_TTL / REP_CACHE_MAX_TTL (SPEC §3.1, §3.2).
+    #: REP_CACHE_TTL / REP_CACHE_MIN_TTL / REP_CACHE_MAX_TTL (docs/spec.md §3.1, §3.2).
     cache_ttl: float = _POLICY.default_ttl
     cache_min_ttl: float = _POLICY.min_ttl
     cache_max_ttl: float = _POLICY.max_ttl
     #: REP_CACHE_KEEP: how long a record outlives its last update in storage.
     cache_keep: float = _POLICY.keep_records
 
-    # --- outages (SPEC §2.2) ------------------------------------------------------
+    # --- outages (docs/spec.md §2.2) ------------------------------------------------------
     #: REP_OUTAGE_RULES: the preset the three settings below default to.
     outage_rules: str = "google"
     #: REP_UNREACHABLE_DISALLOW: full disallow for this long into a streak.
@@ -475,7 +475,7 @@ def _token_items(value: object) -> tuple[object, ...]:
 
 
 def _to_tokens(value: object) -> tuple[str, ...]:
-    """One string (a token or a full User-Agent) or a list of tokens (SPEC §5.7),
+    """One string (a token or a full User-Agent) or a list of tokens (docs/spec.md §5.7),
     as the lower-cased tokens they stand for (``configured_token``)."""
     items = _token_items(value)
     tokens = tuple(configured_token(item) for item in items if isinstance(item, str))

@@ -67,7 +67,7 @@ class SharedStore:
         fetch: Callable[[], Awaitable[OriginRecord]],
         newer_than: float | None,
     ) -> OriginRecord | None:
-        """One fetch across every process sharing the store (SPEC §3.5): the
+        """One fetch across every process sharing the store (docs/spec.md §3.5): the
         record this or another process fetched; None if the store failed."""
         try:
             found = await single_flight(

@@ -1,7 +1,7 @@
 """Follow the sitemaps robots.txt lists: crawl by sitemap with two settings.
 
 With ``REP_FOLLOW_SITEMAPS = True`` every sitemap URL the middleware surfaces
-(``sitemaps_found``, SPEC §7.2) is scheduled once per crawl as a request to
+(``sitemaps_found``, docs/spec.md §7.2) is scheduled once per crawl as a request to
 the spider method named by ``REP_SITEMAP_CALLBACK``. The request goes through
 the engine like any other, so the robots.txt of the sitemap's own origin
 decides whether it is fetched (a sitemap may live on another host).

@@ -28,7 +28,7 @@ _WIRE_HEADERS = ("content-length", "content-encoding", "transfer-encoding")
 
 
 def is_robots_url(request: Request) -> bool:
-    """Is this the origin's /robots.txt (SPEC §1.2), whatever asked for it?"""
+    """Is this the origin's /robots.txt (docs/spec.md §1.2), whatever asked for it?"""
     return is_robots_path(urlparse_cached(request))
 
 

@@ -1,4 +1,4 @@
-"""Which user-agent tokens a request is matched with (SPEC §5.7, §8.4).
+"""Which user-agent tokens a request is matched with (docs/spec.md §5.7, §8.4).
 
 ``ROBOTSTXT_USER_AGENT`` (or the spider's ``robotstxt_user_agent``), else the
 crawler named in the request's User-Agent header, else the one named in

@@ -1,4 +1,4 @@
-"""User-agent product tokens and group selection (SPEC §5.5-§5.8)."""
+"""User-agent product tokens and group selection (docs/spec.md §5.5-§5.8)."""
 
 from __future__ import annotations
 
@@ -54,7 +54,7 @@ def user_agent_token(value: str) -> str:
 
     ``Mozilla/5.0 (compatible; Foobot/1.0; +https://example.com/bot)`` ->
     ``foobot``: the first name that is not a browser, engine or platform name
-    (SPEC §5.7). ``""`` when the string names no crawler, so that only the
+    (docs/spec.md §5.7). ``""`` when the string names no crawler, so that only the
     ``*`` group applies rather than a browser's.
     """
     value = value.strip()
@@ -104,7 +104,7 @@ def crawler_tokens(user_agent: str | Sequence[str], google_quirks: bool) -> tupl
     """The crawler's tokens in preference order, lower-cased.
 
     A string is one token or a full User-Agent header; by default the
-    crawler's own token in it is used (``user_agent_token``, SPEC §5.7).
+    crawler's own token in it is used (``user_agent_token``, docs/spec.md §5.7).
     Google's library compares the string verbatim instead, so ``FooBot/1.2``
     names no group there.
     """

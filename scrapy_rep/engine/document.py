@@ -1,4 +1,4 @@
-"""A robots.txt body turned into groups, rules and sitemaps (SPEC §4, §5, §7).
+"""A robots.txt body turned into groups, rules and sitemaps (docs/spec.md §4, §5, §7).
 
 ``RobotsTxt.parse`` never raises on content: a line it cannot read is a line
 it ignores. Each group is compiled into a matcher the first time an agent
@@ -111,7 +111,7 @@ class RobotsTxt:
         # a parsed file's memory is mostly such small fixed costs.
         self._usage_compiled: dict[object, UsageMatcher] | None = None
         self._usage_selected: dict[object, UsageMatcher] | None = None
-        #: Absolute sitemap URLs in file order, de-duplicated (SPEC §7.1).
+        #: Absolute sitemap URLs in file order, de-duplicated (docs/spec.md §7.1).
         self.sitemaps = sitemaps
 
     @classmethod
@@ -142,7 +142,7 @@ class RobotsTxt:
 
         ``user_agent`` is a token, a full User-Agent string, or a sequence of
         tokens in preference order. ``use_global=False`` makes the ``*``
-        group not apply (SPEC §5.8, Google's AdsBot rule).
+        group not apply (docs/spec.md §5.8, Google's AdsBot rule).
         """
         # The hot path of a crawl: one dict probe for the group, keyed by the
         # agent as asked (a token, or the tuple of tokens a crawler asks with:
@@ -170,7 +170,7 @@ class RobotsTxt:
             or "/." in path
         ):
             path = self._path(url)
-        return group.allows(path) or path == _ROBOTS_PATH  # SPEC §6.9, asked of drops only
+        return group.allows(path) or path == _ROBOTS_PATH  # docs/spec.md §6.9, asked of drops only
 
     def _path(self, url: str) -> str:
         """``match_path(url)``, remembering the URL's origin when its path
@@ -186,7 +186,7 @@ class RobotsTxt:
         agent, group = self._group_for(user_agent, use_global)
         path = path_params_query(url) if self._quirks else match_path(url)
         if path == _ROBOTS_PATH and not self._quirks:
-            return Verdict(True, None, agent)  # SPEC §6.9
+            return Verdict(True, None, agent)  # docs/spec.md §6.9
         rule = group.decide(path) if group is not None else None
         return Verdict(rule is None or rule.kind == ALLOW, rule, agent)
 

@@ -1,4 +1,4 @@
-"""What each line of a robots.txt says, and the blocks the lines make (SPEC §4, §5).
+"""What each line of a robots.txt says, and the blocks the lines make (docs/spec.md §4, §5).
 
 Every reader of a body reads it here: the parser (``document.py``) turns the
 blocks into a ``RobotsTxt``, lint (``tools/lint.py``, ``tools/lint_usage.py``)
@@ -53,7 +53,7 @@ class Field(str, Enum):
     REQUEST_RATE = "request-rate"
     CONTENT_USAGE = "content-usage"
     CONTENT_SIGNAL = "content-signal"
-    OTHER = "other"  # a field some crawlers know, with no effect here (SPEC §4.5)
+    OTHER = "other"  # a field some crawlers know, with no effect here (docs/spec.md §4.5)
     UNKNOWN = "unknown"
 
 
@@ -71,7 +71,7 @@ _F = Field
 _USER_AGENT, _ALLOW, _DISALLOW, _SITEMAP = _F.USER_AGENT, _F.ALLOW, _F.DISALLOW, _F.SITEMAP
 #: Every key a line may start with. Google's library matches the ``prefix``
 #: keys by prefix and accepts the misspellings marked ``typo`` (none for
-#: allow); the documented rule (SPEC §4.5) accepts neither.
+#: allow); the documented rule (docs/spec.md §4.5) accepts neither.
 KEYS: Final[dict[str, Key]] = {
     "user-agent": Key(_F.USER_AGENT, prefix=True),
     "useragent": Key(_F.USER_AGENT, typo=True, prefix=True),
@@ -179,7 +179,7 @@ def read_line(line: str) -> Directive | None:
     return Directive(found.field, key, value, found.typo, missing_colon)
 
 
-# The documented reading of a line (SPEC §4.4) is ``read_line`` without typos
+# The documented reading of a line (docs/spec.md §4.4) is ``read_line`` without typos
 # or missing colons; the parser's hot loop takes it as a regex and a memo.
 _LINE: Final = re.compile(r"([^:#]*):([^#]*)")  # key, colon, value, up to a comment
 _STRICT: dict[str, Field] = {}  # raw key -> field, memoised (bounded)
@@ -218,10 +218,10 @@ class Note(NamedTuple):
 
 
 class Block(NamedTuple):
-    """A run of user-agent lines and the lines under them (SPEC §5.1, §5.2)."""
+    """A run of user-agent lines and the lines under them (docs/spec.md §5.1, §5.2)."""
 
     agents: list[Agent]
-    patterns: list[str]  # the rules' values as written; empty ones dropped (SPEC §6.2)
+    patterns: list[str]  # the rules' values as written; empty ones dropped (docs/spec.md §6.2)
     codes: array[int]  # each pattern's ``matching.rule_code``: its kind and line
     notes: Sequence[Note]  # pacing and usage lines, in line order
 
@@ -247,10 +247,10 @@ class Body(NamedTuple):
     agent_blocks: array[int]  # per user-agent line, in file order: its block
     agent_lines: array[int]  # ... its line
     agent_tokens: list[str]  # ... its token (``Agent.token``)
-    groups: dict[str, list[int]]  # token -> its blocks, in file order (SPEC §5.4)
+    groups: dict[str, list[int]]  # token -> its blocks, in file order (docs/spec.md §5.4)
     sitemaps: list[tuple[int, str]]  # (line, value) of every sitemap line
     #: (line, field, value) of the rule, pacing and usage lines before any
-    #: user-agent line: they belong to no group (SPEC §5.3).
+    #: user-agent line: they belong to no group (docs/spec.md §5.3).
     orphans: list[tuple[int, Field, str]]
 
     def blocks(self) -> list[Block]:
@@ -322,7 +322,7 @@ class _Reader:
                     continue
                 self.reading_agents = False
                 value = match[2].strip(_WS)
-                if value:  # SPEC §6.2: an empty value is ignored
+                if value:  # docs/spec.md §6.2: an empty value is ignored
                     self.patterns.append(value)
                     self.codes.append(number | (_ALLOW_CODE if field is allow else _DISALLOW_CODE))
             elif field is user_agent:
@@ -369,10 +369,10 @@ class _Reader:
 
     def rule(self, field: Field, value: str, number: int) -> None:
         if self.patterns is None:
-            self.orphans.append((number, field, value))  # SPEC §5.3
+            self.orphans.append((number, field, value))  # docs/spec.md §5.3
             return
         self.reading_agents = False
-        if value:  # SPEC §6.2: an empty value is ignored
+        if value:  # docs/spec.md §6.2: an empty value is ignored
             self.patterns.append(value)
             self.codes.append(number | (_ALLOW_CODE if field is _ALLOW else _DISALLOW_CODE))
 

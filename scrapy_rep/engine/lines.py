@@ -1,4 +1,4 @@
-"""A robots.txt body as lines: its size limit, its encoding, its line ends (SPEC §4.1-§4.3).
+"""A robots.txt body as lines: its size limit, its encoding, its line ends (docs/spec.md §4.1-§4.3).
 
 What each line says is ``grammar.py``'s business.
 """
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Final
 
-#: RFC 9309 §2.5 / SPEC §4.3: only this many bytes of a body are parsed.
+#: RFC 9309 §2.5 / docs/spec.md §4.3: only this many bytes of a body are parsed.
 MAX_BODY_BYTES: Final = 512_000
 
 #: Google's library cuts each line to this many bytes (2083 * 8 - 1).

@@ -1,4 +1,4 @@
-"""Matching a URL path against a group's rules (SPEC §6).
+"""Matching a URL path against a group's rules (docs/spec.md §6).
 
 A group is compiled once into three structures, so that a check costs a
 binary search and a few string comparisons however many rules the group has:
@@ -51,7 +51,7 @@ _DECODED_RESERVED: Final = frozenset(b":/?#[]@!&'()+,;=")
 _ESCAPE: Final = re.compile(r"%([0-9A-Fa-f]{2})")
 # Characters that RFC 3986 does not allow raw in a URL: outside US-ASCII,
 # controls, space and " < > \ ^ ` { | }. They are percent-encoded before
-# comparison on both sides (SPEC §6.5 names the non-ASCII ones; Scrapy's
+# comparison on both sides (docs/spec.md §6.5 names the non-ASCII ones; Scrapy's
 # requests carry the others encoded too, so a rule's raw "|" must match them).
 _URI_CHARS: Final = r"A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;="
 #: The same characters as bytes, for ``bytes.translate``: on a long text, a
@@ -94,7 +94,7 @@ def path_of(plain: re.Match[str] | None, url: str) -> str:
 
 
 def without_dot_segments(path: str) -> str:
-    """RFC 3986 §5.2.4 on the path before ``?`` (SPEC §6.5.1): servers serve
+    """RFC 3986 §5.2.4 on the path before ``?`` (docs/spec.md §6.5.1): servers serve
     ``/private/x`` for ``/a/../private/x``, so the rules must see it so too.
     Run after escapes are decoded, so ``%2E%2E`` counts as ``..``."""
     query_at = path.find("?")
@@ -126,14 +126,14 @@ class Rule(NamedTuple):
     line: int  # 1-based; 0 for ``UNDECIDED``
 
 
-#: What decides a URL when its check gave up (SPEC §6.8): a big group of
+#: What decides a URL when its check gave up (docs/spec.md §6.8): a big group of
 #: wildcard rules made so that this URL would cost more steps than a check
 #: may make. Fail closed: a disallow that no line of the file wrote.
 UNDECIDED: Final = Rule(DISALLOW, "*", 0)
 #: What to say of it.
 UNDECIDED_TEXT: Final = (
     "too many wildcard rules to try for this URL within a check's cost bound"
-    " (SPEC §6.8): refused, failing closed"
+    " (docs/spec.md §6.8): refused, failing closed"
 )
 
 
@@ -148,7 +148,7 @@ def path_params_query(url: str) -> str:
     """The part of a URL that rules match: path, ``;params`` and ``?query``.
 
     Accepts absolute URLs and ``/path?query``; the fragment is dropped and an
-    empty path is ``/`` (SPEC §6.1). Other input is read as Google's library
+    empty path is ``/`` (docs/spec.md §6.1). Other input is read as Google's library
     reads it (``GetPathParamsQuery``): a leading token is the authority.
     """
     if url.startswith(_WEB_SCHEMES):  # the common case, without a regex
@@ -322,7 +322,7 @@ GATED_NEEDS: Final = 64
 
 
 class CompiledGroup:
-    """The rules of one group, compiled for longest-match lookup (SPEC §6).
+    """The rules of one group, compiled for longest-match lookup (docs/spec.md §6).
 
     Building one is a split and a sort in C; Python touches only the rules
     with ``*`` or ``$``, a minority. What ``decide`` needs beyond the verdict
@@ -379,7 +379,7 @@ class CompiledGroup:
         normalised = self._normalise(joined)
         keys = normalised.split("\n")
         flags = _allow_flags(self._codes)
-        # The allow rules, an allow winning a tie (SPEC §6.6). Rules with "*" or a
+        # The allow rules, an allow winning a tie (docs/spec.md §6.6). Rules with "*" or a
         # final "$" are in it too, harmlessly: no literal is spelt like them (a
         # "/a$*" rule's literal "/a$" is, and _add_starred sets its kind itself).
         self._allow = set(compress(keys, flags))
@@ -530,7 +530,7 @@ class CompiledGroup:
         """Every rule that decides ``path`` (normalised), in file order: the
         deciding rule and those that tie with it (other patterns of its length
         and kind that match too), found by ``decide``'s search within its step
-        budget (SPEC §6.8). ``(UNDECIDED,)`` past the budget, () if no rule
+        budget (docs/spec.md §6.8). ``(UNDECIDED,)`` past the budget, () if no rule
         matches. Any one of a tie decides an allow or disallow; a usage rule's
         ties all apply (``usage._PathIndex``)."""
         ties: list[Best] = []

@@ -1,4 +1,4 @@
-"""Where many short strings occur in a text, in one pass (SPEC §6.8).
+"""Where many short strings occur in a text, in one pass (docs/spec.md §6.8).
 
 A group with thousands of wildcard rules cannot afford one ``in`` per rule
 on every check: that is (rules × path length). This index reads the path

@@ -1,4 +1,4 @@
-"""URL -> origin, the unit a robots.txt governs (SPEC §1).
+"""URL -> origin, the unit a robots.txt governs (docs/spec.md §1).
 
 Pure: no Scrapy, no network. Two URLs share a robots.txt exactly when their
 ``Origin`` values are equal, so the origin is also the cache key.
@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 
 __all__ = ["DEFAULT_PORTS", "Origin", "normalise_host", "origin_of", "robots_url"]
 
-#: SPEC §1.3: a default port is the same origin as no port.
+#: docs/spec.md §1.3: a default port is the same origin as no port.
 DEFAULT_PORTS: Final[dict[str, int]] = {"http": 80, "https": 443, "ftp": 21}
 
 
@@ -56,12 +56,12 @@ def origin_of(url: str) -> Origin | None:
 
 
 def robots_url(origin: Origin) -> str:
-    """SPEC §1.2: always ``<scheme>://<host>[:<port>]/robots.txt``."""
+    """docs/spec.md §1.2: always ``<scheme>://<host>[:<port>]/robots.txt``."""
     return f"{origin}/robots.txt"
 
 
 def normalise_host(host: str) -> str:
-    """Lower case, IP literals in canonical form, names in IDNA form (SPEC §1.4, §1.5).
+    """Lower case, IP literals in canonical form, names in IDNA form (docs/spec.md §1.4, §1.5).
 
     Returns "" for a name that cannot be encoded.
     """

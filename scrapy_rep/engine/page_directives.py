@@ -18,7 +18,7 @@ A response is read within a bound, as robots.txt is within its byte cap:
 at most ``MAX_PAGE_RULES`` rules of each source (its headers, its meta
 tags), read lazily and added up in one linear pass. Google documents no
 limit; past this one the response counts as ``none`` (noindex, nofollow),
-failing closed as a robots.txt check that runs out of steps does (SPEC §6.8):
+failing closed as a robots.txt check that runs out of steps does (docs/spec.md §6.8):
 what the rest said cannot be known without reading it all.
 
 Pure: no HTML parser, no clock (``unavailable_after`` is kept as written; the

@@ -1,4 +1,4 @@
-"""Which strings of a sorted list are prefixes of a text (SPEC §6.3).
+"""Which strings of a sorted list are prefixes of a text (docs/spec.md §6.3).
 
 ``bisect`` finds the largest string not above the text. If it is not a
 prefix, every string that is one is also a prefix of it (a string sorting

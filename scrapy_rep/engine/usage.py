@@ -690,7 +690,7 @@ class _PathIndex:
     without a path matches every path, more weakly than any rule with one.
     Different patterns of one length that match tie, and all apply too: the
     engine's ``CompiledGroup`` finds them all in one search, within the step
-    budget of an allow/disallow check (SPEC §6.8); past it, every key is
+    budget of an allow/disallow check (docs/spec.md §6.8); past it, every key is
     refused (fail closed).
     """
 
@@ -708,7 +708,7 @@ class _PathIndex:
         # Every pattern as a "disallow" whose line is its index + 1.
         codes = array("I", range(1, len(patterns) + 1))
         self._group = CompiledGroup("\n".join(patterns), codes, google) if patterns else None
-        # What a check that gave up (SPEC §6.8) answers: every key refused.
+        # What a check that gave up (docs/spec.md §6.8) answers: every key refused.
         source = rules[0].source if rules else CONTENT_USAGE
         statement = tuple((key, False) for src, key in _SPEAKS_FOR if src == source)
         self._refused = (UsageRule(0, "*", statement, source, UNDECIDED_TEXT),)

@@ -1,4 +1,4 @@
-"""Matching rules with ``*``: one rule greedily, a big group through an index (SPEC §6.8).
+"""Matching rules with ``*``: one rule greedily, a big group through an index (docs/spec.md §6.8).
 
 A wildcard rule is its head (literal text before the first ``*``, a prefix
 of the path), then pieces found in order, leftmost first; an anchored rule's
@@ -32,7 +32,7 @@ from typing import Final, NamedTuple, cast
 from scrapy_rep.engine.multi_match import MAX_KEY, ShortStrings
 
 #: A wildcard rule, as a plain tuple (built per rule, so built cheaply):
-#: priority (2 * written length, + 1 for allow: higher wins, SPEC §6.6),
+#: priority (2 * written length, + 1 for allow: higher wins, docs/spec.md §6.6),
 #: allow, head (literal text before the first "*": must be a prefix), middle
 #: (pieces found in order, leftmost first), tail (a suffix when anchored, else
 #: found after the middle), anchored, pattern (normalised, as written), need
@@ -41,7 +41,7 @@ from scrapy_rep.engine.multi_match import MAX_KEY, ShortStrings
 Wildcard = tuple[int, bool, str, tuple[str, ...], str, bool, str, str, bool]
 Best = tuple[int, bool, str]  # (priority, allow, normalised pattern as written)
 
-#: What a check of a big group may spend before it gives up (SPEC §6.8), in
+#: What a check of a big group may spend before it gives up (docs/spec.md §6.8), in
 #: steps of about 0.1 µs: a head looked up or an anchored rule whose end the
 #: path lacks is a step, any other rule tried ``TRY_STEPS``, and
 #: ``SCANNED_PER_STEP`` characters searched one more. So a check stays

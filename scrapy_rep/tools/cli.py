@@ -4,7 +4,7 @@
 It imports only the standard library, the engine and the cache (never
 Scrapy), so it answers at once; the tester's modules load only for
 ``tester``. A robots.txt comes from a file, from standard input (``-``)
-or from an http(s) URL; a URL is fetched as a crawler fetches it (SPEC §2,
+or from an http(s) URL; a URL is fetched as a crawler fetches it (docs/spec.md §2,
 §4.3): up to 5 redirects, at most 512,000 bytes kept, a 4xx other than 429
 means "everything allowed", and a 429, 5xx or network failure is a fetch
 error, because a crawler must then not fetch anything from the site.
@@ -88,7 +88,7 @@ class Source(NamedTuple):
     name: str  # the path, URL or "<stdin>" given
     body: bytes
     status: int | None = None  # HTTP status of the final response; None for a file
-    allow_all: str = ""  # why every URL is allowed without rules (SPEC §2), else ""
+    allow_all: str = ""  # why every URL is allowed without rules (docs/spec.md §2), else ""
 
 
 # --- reading robots.txt -----------------------------------------------------------
@@ -112,7 +112,7 @@ def read_source(arg: str, timeout: float) -> Source:
 
 
 def fetch(url: str, timeout: float) -> Source:
-    """Fetch robots.txt as SPEC §2 says a crawler must, or raise ``SourceError``.
+    """Fetch robots.txt as docs/spec.md §2 says a crawler must, or raise ``SourceError``.
 
     ``timeout`` bounds the whole fetch, redirects and a slow body included.
     """
@@ -145,7 +145,7 @@ def check_urls(
     google_quirks: bool,
     purposes: Sequence[str] = (),
 ) -> list[Checked]:
-    """Decide every URL for an agent's tokens (SPEC §5.5-§6.9), and with
+    """Decide every URL for an agent's tokens (docs/spec.md §5.5-§6.9), and with
     ``purposes`` what robots.txt's usage lines state for it."""
     if source.allow_all:
         nothing = Preferences() if purposes else None
@@ -255,7 +255,7 @@ def run_check(args: argparse.Namespace) -> int:
 
 
 def _note_other_origins(source: Source, urls: Sequence[str]) -> None:
-    """SPEC §1.1: a fetched robots.txt governs its own origin only."""
+    """docs/spec.md §1.1: a fetched robots.txt governs its own origin only."""
     if source.status is None:
         return
     home = origin_of(source.name)

@@ -1,7 +1,7 @@
 """What a webmaster should fix in a robots.txt (``scrapy-rep lint``).
 
 ``lint(body)`` reads a body the way ``RobotsTxt.parse`` does by default
-(RFC 9309 and Google's documentation, SPEC §4-§7) and reports every line that
+(RFC 9309 and Google's documentation, docs/spec.md §4-§7) and reports every line that
 does not do what it seems to say. It is pure: bytes in, findings out.
 
 Severities: ``error`` means a line is ignored or can never take effect (a
@@ -124,7 +124,7 @@ SEVERITIES: Final[dict[str, str]] = {
     **USAGE_SEVERITIES,
 }
 
-#: The fields that decide access (SPEC §4.5): a misspelt or colon-less one is an error.
+#: The fields that decide access (docs/spec.md §4.5): a misspelt or colon-less one is an error.
 _ACCESS_FIELDS: Final = (Field.USER_AGENT, Field.ALLOW, Field.DISALLOW, Field.SITEMAP)
 _RULE_FIELDS: Final = (Field.ALLOW, Field.DISALLOW)
 _ALL_KNOWN: Final = tuple(key for key, entry in KEYS.items() if not entry.typo)
@@ -199,7 +199,7 @@ def lint(body: bytes) -> list[Finding]:
 
 
 def _size(body: bytes) -> Iterator[Finding]:
-    """SPEC §4.3: where the 512,000-byte cut falls, in lines."""
+    """docs/spec.md §4.3: where the 512,000-byte cut falls, in lines."""
     limit = MAX_BODY_BYTES
     if len(body) <= limit:
         return
@@ -269,7 +269,7 @@ def _per_line(
 
 
 def _syntax(number: int, line: str, found: Directive | None) -> Iterator[Finding]:
-    """Lines the default parser skips though they look meant: SPEC §4.4, §4.5."""
+    """Lines the default parser skips though they look meant: docs/spec.md §4.4, §4.5."""
     if found is None:
         stripped = line.strip(_WS)
         if stripped and not stripped.startswith("#"):
@@ -346,7 +346,7 @@ def _utf8(number: int, line: str) -> Iterator[Finding]:
 
 
 def _value(number: int, found: Directive) -> Iterator[Finding]:
-    """Values the parser reads but cannot use: SPEC §5.6, §6.2, §7.1."""
+    """Values the parser reads but cannot use: docs/spec.md §5.6, §6.2, §7.1."""
     value = found.value
     if found.field in _RULE_FIELDS and value and value[0] not in "/*":
         yield _finding(
@@ -423,7 +423,7 @@ def _user_agent(number: int, value: str) -> Iterator[Finding]:
 
 
 class _View(NamedTuple):
-    """The default parser's blocks as lint checks them (SPEC §5.1-§5.4)."""
+    """The default parser's blocks as lint checks them (docs/spec.md §5.1-§5.4)."""
 
     read: Body
     blocks: list[Block]
@@ -512,7 +512,7 @@ def _split(view: _View) -> Iterator[Finding]:
 
 
 def _same_urls_key(pattern: str) -> str:
-    """Patterns with equal keys match exactly the same URLs (SPEC §6.4, §6.5)."""
+    """Patterns with equal keys match exactly the same URLs (docs/spec.md §6.4, §6.5)."""
     normal = normalise(pattern)
     if normal.endswith("$"):
         return normal
@@ -520,7 +520,7 @@ def _same_urls_key(pattern: str) -> str:
 
 
 def _shadowed(who: str, rules: list[Rule]) -> Iterator[Finding]:
-    """SPEC §6.6: among rules matching the same URLs, one always decides.
+    """docs/spec.md §6.6: among rules matching the same URLs, one always decides.
     Linear in the rules: each is filed under its set of URLs once."""
     alike: dict[str, list[Rule]] = {}
     for rule in rules:
@@ -557,7 +557,7 @@ def _shadowed(who: str, rules: list[Rule]) -> Iterator[Finding]:
 
 
 def _not_inherited(view: _View) -> Iterator[Finding]:
-    """SPEC §5.5: a crawler with its own group ignores every ``*`` rule."""
+    """docs/spec.md §5.5: a crawler with its own group ignores every ``*`` rule."""
     star = view.rules_of(view.groups.get(GLOBAL, []))
     star_disallows: dict[str, Rule] = {}  # set of URLs -> the first rule naming it
     for rule in star:  # in file order

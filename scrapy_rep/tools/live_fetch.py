@@ -1,4 +1,4 @@
-"""Fetch a robots.txt outside a crawl, with the crawl's rules (SPEC §2, §4.3).
+"""Fetch a robots.txt outside a crawl, with the crawl's rules (docs/spec.md §2, §4.3).
 
 The one stdlib fetch of the tools: ``scrapy-rep check``/``lint`` and the
 tester both use it, so they cannot disagree. Redirects are followed here
@@ -26,7 +26,7 @@ __all__ = ["DEFAULT_USER_AGENT", "LiveFetch", "fetch_live", "is_web_url"]
 
 #: RFC 9309 §2.3.1.2: follow at least five redirect hops.
 MAX_REDIRECTS: Final = 5
-#: One byte beyond the parsed limit tells lint that the body was cut (SPEC §4.3).
+#: One byte beyond the parsed limit tells lint that the body was cut (docs/spec.md §4.3).
 READ_LIMIT: Final = MAX_BODY_BYTES + 1
 DEFAULT_USER_AGENT: Final = "scrapy-rep (robots.txt checker)"
 _WEB: Final = ("http://", "https://")

@@ -117,7 +117,7 @@ def describe(
     closed_until = None
     if closed and record.streak_started_at is not None:
         # As the policy counts the window: from the streak's start, or from the
-        # copy's expiry if an early refresh failed (SPEC §2.2).
+        # copy's expiry if an early refresh failed (docs/spec.md §2.2).
         start = record.streak_started_at
         if record.good_at is not None:
             start = max(start, record.expires_at)

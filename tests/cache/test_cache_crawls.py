@@ -1,4 +1,4 @@
-"""SPEC §2.2 and §3 end to end: real crawls, real servers, the cache on a moved clock.
+"""docs/spec.md §2.2 and §3 end to end: real crawls, real servers, the cache on a moved clock.
 
 Each ``crawl`` below is a new crawler with a new middleware and a newly
 opened store: for the sqlite backend that is what a restart of the crawl
@@ -53,7 +53,7 @@ class Switch:
 async def test_status_5xx_stays_closed_across_restarts_for_12h_then_last_good_copy(
     tmp_path: Path, clock: FakeClock, rules: str
 ) -> None:
-    """SPEC §2.2, §2.3, §3.3: an expired copy whose refresh answers 503 closes the
+    """docs/spec.md §2.2, §2.3, §3.3: an expired copy whose refresh answers 503 closes the
     origin for 12 hours, across restarts, then the last good copy applies
     (the older Google rules keep it closed)."""
     robots = Switch(Reply(200, DISALLOW_PRIVATE))
@@ -106,7 +106,7 @@ async def test_status_5xx_stays_closed_across_restarts_for_12h_then_last_good_co
 async def test_status_5xx_after_30d_pages_that_answered_keep_the_site_open(
     tmp_path: Path, clock: FakeClock, answered: bool
 ) -> None:
-    """SPEC §2.2: 30 days into a streak, a site whose pages answered within the
+    """docs/spec.md §2.2: 30 days into a streak, a site whose pages answered within the
     last day is crawled as if it had no robots.txt; one whose pages did not is
     closed. The middleware hears of those answers from the responses."""
     robots = Switch(Reply(200, DISALLOW_PRIVATE))
@@ -135,7 +135,7 @@ async def test_status_5xx_after_30d_pages_that_answered_keep_the_site_open(
 async def test_cache_3_2_max_age_sets_the_life_no_store_is_not_kept(
     tmp_path: Path, clock: FakeClock
 ) -> None:
-    """SPEC §3.2 across restarts: max-age=600 lives 10 minutes; no-store is refetched."""
+    """docs/spec.md §3.2 across restarts: max-age=600 lives 10 minutes; no-store is refetched."""
     aged = Reply(200, DISALLOW_PRIVATE, {"Cache-Control": "max-age=600"})
     unstored = Reply(200, DISALLOW_PRIVATE, {"Cache-Control": "no-store"})
     settings = sqlite(tmp_path, clock)
@@ -156,7 +156,7 @@ async def test_cache_3_2_max_age_sets_the_life_no_store_is_not_kept(
 
 @deferred_f_from_coro_f
 async def test_status_503_first_failure_waits_for_a_quick_retry() -> None:
-    """SPEC §2.2: requests that meet an origin's first 503 wait for a quick retry."""
+    """docs/spec.md §2.2: requests that meet an origin's first 503 wait for a quick retry."""
     answers = [Reply(503), Reply(200, DISALLOW_PRIVATE)]
 
     def robots(host: str) -> Reply:
@@ -176,7 +176,7 @@ async def test_status_503_first_failure_waits_for_a_quick_retry() -> None:
 
 @deferred_f_from_coro_f
 async def test_status_503_dead_origin_dropped_after_unreachable_wait() -> None:
-    """SPEC §2.2, §2.4: a crawl never hangs on a dead origin; its requests are
+    """docs/spec.md §2.2, §2.4: a crawl never hangs on a dead origin; its requests are
     dropped with the unreachable reason once REP_UNREACHABLE_WAIT is spent."""
     settings = {"REP_UNREACHABLE_WAIT": 1, "REP_RETRY_BUSY_INITIAL": 0.2, "REP_RETRY_JITTER": 0}
     with SiteServer({"/robots.txt": Reply(503)}) as site:

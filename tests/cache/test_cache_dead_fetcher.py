@@ -1,4 +1,4 @@
-"""Issue 13 §4, SPEC §3.5 across real crawler processes: a fetcher that dies
+"""Issue 13 §4, docs/spec.md §3.5 across real crawler processes: a fetcher that dies
 holding an origin's fetch lock never blocks the next run.
 
 The first crawler's robots.txt request hangs on the test server, so it holds

@@ -1,4 +1,4 @@
-"""SPEC §2.3, §3.4, §3.5 across real crawler processes: the default sqlite file
+"""docs/spec.md §2.3, §3.4, §3.5 across real crawler processes: the default sqlite file
 one run after another, and Redis shared by processes running at once."""
 
 from __future__ import annotations

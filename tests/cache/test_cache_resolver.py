@@ -190,7 +190,7 @@ async def test_scrapy_prefetch_first_burst_fits_the_byte_budget() -> None:
 
 @deferred_f_from_coro_f
 async def test_status_5xx_streak_drops_at_once_and_retries_in_the_background() -> None:
-    """SPEC §2.2: during a streak nobody waits; retries follow the back-off."""
+    """docs/spec.md §2.2: during a streak nobody waits; retries follow the back-off."""
     clock = ManualClock()
     server = Server(clock, DOWN)
     counts: list[str] = []
@@ -214,7 +214,7 @@ async def test_status_5xx_streak_drops_at_once_and_retries_in_the_background() -
 
 @deferred_f_from_coro_f
 async def test_status_5xx_page_answer_during_a_retry_is_not_lost() -> None:
-    """SPEC §2.2's "otherwise reachable": a page that answers while a background
+    """docs/spec.md §2.2's "otherwise reachable": a page that answers while a background
     retry of robots.txt is under way keeps its mark when the retry lands."""
     clock = ManualClock()
     server = Server(clock, DOWN)

@@ -1,4 +1,4 @@
-"""A broken store must not lose or wrongly allow requests (SPEC §3.4, issue 4)."""
+"""A broken store must not lose or wrongly allow requests (docs/spec.md §3.4, issue 4)."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 ``SiteServer`` is a threaded stdlib HTTP server whose answers are set per path
 (and optionally per Host header), and which records every request it gets, so
-tests can assert what reached the server. Behaviours cover SPEC §2's table:
+tests can assert what reached the server. Behaviours cover docs/spec.md §2's table:
 statuses, redirects, resets, hangs, truncated and huge bodies. Nothing here
 imports Scrapy, so the benchmark script reuses it.
 """

@@ -1,4 +1,4 @@
-"""SPEC §4 through the middleware: size cap, HTML bodies, BOM and line endings."""
+"""docs/spec.md §4 through the middleware: size cap, HTML bodies, BOM and line endings."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ SIZE = 50_000_000
 
 @deferred_f_from_coro_f
 async def test_rfc9309_500kib_limit_on_a_50mb_robots_txt(caplog: pytest.LogCaptureFixture) -> None:
-    """SPEC §4.3: rules in the first 512,000 bytes apply, later ones do not, and
+    """docs/spec.md §4.3: rules in the first 512,000 bytes apply, later ones do not, and
     the download stops there (the server never sends the whole file)."""
     huge = Huge(
         SIZE,
@@ -44,7 +44,7 @@ async def test_rfc9309_500kib_limit_on_a_50mb_robots_txt(caplog: pytest.LogCaptu
 
 @deferred_f_from_coro_f
 async def test_rfc9309_500kib_limit_holds_for_a_gzip_bomb(caplog: pytest.LogCaptureFixture) -> None:
-    """SPEC §4.3 after decompression: about 64 MB of gzip that inflates to 64 GiB
+    """docs/spec.md §4.3 after decompression: about 64 MB of gzip that inflates to 64 GiB
     is inflated to its first 512,000 bytes only, and memory stays bounded
     (Scrapy's HttpCompressionMiddleware would inflate all it received). The
     bomb is far larger than loopback socket buffers can absorb, so bytes sent
@@ -69,7 +69,7 @@ async def test_rfc9309_500kib_limit_holds_for_a_gzip_bomb(caplog: pytest.LogCapt
 
 @deferred_f_from_coro_f
 async def test_rfc9309_html_page_served_as_robots_txt() -> None:
-    """SPEC §4.4: an HTML page yields only the valid lines it happens to contain."""
+    """docs/spec.md §4.4: an HTML page yields only the valid lines it happens to contain."""
     html = (
         b"<!DOCTYPE html>\n<html><head><title>Not found</title></head>\n<body>\n"
         b"<h1>Oops</h1><p>Disallow: /in-a-paragraph</p>\n"
@@ -85,7 +85,7 @@ async def test_rfc9309_html_page_served_as_robots_txt() -> None:
 
 @deferred_f_from_coro_f
 async def test_rfc9309_bom_cr_and_crlf() -> None:
-    """SPEC §4.1, §4.2: an initial BOM is ignored; CR, LF and CRLF all end lines."""
+    """docs/spec.md §4.1, §4.2: an initial BOM is ignored; CR, LF and CRLF all end lines."""
     body = b"\xef\xbb\xbfUser-agent: *\rDisallow: /cr\r\nDisallow: /crlf\nDisallow: /lf\n"
     paths = ["/cr", "/crlf", "/lf", "/ok"]
     with SiteServer({"/robots.txt": Reply(200, body)}) as site:

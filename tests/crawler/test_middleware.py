@@ -1,4 +1,4 @@
-"""SPEC §8 and the Scrapy integration: what the crawler sees, settings, signals, add-on."""
+"""docs/spec.md §8 and the Scrapy integration: what the crawler sees, settings, signals, add-on."""
 
 from __future__ import annotations
 
@@ -264,7 +264,7 @@ async def test_spec_8_1_stats_signals_and_logs(caplog: pytest.LogCaptureFixture)
 
 @deferred_f_from_coro_f
 async def test_scrapy_dropped_requests_can_be_rescheduled_from_the_signal() -> None:
-    """SPEC §2.4: a spider sees why and may persist or retry what was dropped."""
+    """docs/spec.md §2.4: a spider sees why and may persist or retry what was dropped."""
     seen: list[RobotsTxtDisallowed] = []
 
     class Rescheduler(RecordingSpider):
@@ -340,7 +340,7 @@ def test_scrapy_rep_robot_parser_works_as_robotstxt_parser() -> None:
     assert not parser.allowed("http://h/t", b"TestBot/1.0")
     assert parser.allowed("http://h/all", "TestBot/1.0")
     assert not parser.allowed(b"http://h/all", "OtherBot")
-    assert parser.allowed("http://h/robots.txt", "testbot")  # SPEC §6.9
+    assert parser.allowed("http://h/robots.txt", "testbot")  # docs/spec.md §6.9
 
 
 @deferred_f_from_coro_f

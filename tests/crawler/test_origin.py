@@ -1,4 +1,4 @@
-"""SPEC §1: the origin a robots.txt governs, and where that robots.txt lives."""
+"""docs/spec.md §1: the origin a robots.txt governs, and where that robots.txt lives."""
 
 from __future__ import annotations
 

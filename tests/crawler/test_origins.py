@@ -1,4 +1,4 @@
-"""SPEC §1 in real crawls: each origin gets its own robots.txt; ftp is checked."""
+"""docs/spec.md §1 in real crawls: each origin gets its own robots.txt; ftp is checked."""
 
 from __future__ import annotations
 

@@ -205,7 +205,7 @@ async def test_scrapy_redirect_to_another_origins_own_robots_txt_is_fetched_once
         first = await crawl([a_site.url("/a"), a_site.url("/b-private/1")], store)
         second = await crawl([b_site.url("/b"), b_site.url("/b-private/2")], store)
         b_robots = b_site.count("/robots.txt")
-    assert spider_of(first).got == [a_site.url("/a")]  # A follows B's rules (SPEC §2.1)
+    assert spider_of(first).got == [a_site.url("/a")]  # A follows B's rules (docs/spec.md §2.1)
     assert spider_of(second).got == [b_site.url("/b")]
     assert list(spider_of(second).dropped) == [b_site.url("/b-private/2")]
     assert b_robots == 1  # through A's redirect only

@@ -93,7 +93,7 @@ async def test_spec_3_5_concurrent_waiters_share_one_fetch() -> None:
     waiters = [asyncio.ensure_future(resolver.access(ORIGIN)) for _ in range(25)]
     await fetch.started()
     assert resolver.pending(ORIGIN) and resolver.current(ORIGIN) is None
-    assert not any(w.done() for w in waiters)  # SPEC §8.3: nobody passes early
+    assert not any(w.done() for w in waiters)  # docs/spec.md §8.3: nobody passes early
     fetch.release()
     accesses = await asyncio.gather(*waiters)
     assert len(fetch.calls) == 1

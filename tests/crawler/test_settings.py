@@ -22,7 +22,7 @@ def test_scrapy_defaults_from_scrapy_settings() -> None:
 
 
 def test_scrapy_robotstxt_user_agent_string_or_list() -> None:
-    # Kept as the tokens they stand for (SPEC §5.7), lower-cased.
+    # Kept as the tokens they stand for (docs/spec.md §5.7), lower-cased.
     assert Config.from_settings({"ROBOTSTXT_USER_AGENT": "MyBot/1.0"}).user_agent_tokens == (
         "mybot",
     )

@@ -1,4 +1,4 @@
-"""SPEC §2's table, row by row, with real crawls against a real local server.
+"""docs/spec.md §2's table, row by row, with real crawls against a real local server.
 
 Each test asserts what reached the server (the robots.txt fetch, and which
 pages) and what the spider got (responses, or our IgnoreRequest subclass).
@@ -61,7 +61,7 @@ def assert_unreachable(site: SiteServer, crawler: Crawler, reason: str) -> None:
     assert set(spider.dropped) == {site.url("/public"), site.url("/private")}
     for error in spider.dropped.values():
         assert isinstance(error, RobotsTxtUnreachable)
-        # SPEC §2.2: the streak has begun; its first 12 hours are closed.
+        # docs/spec.md §2.2: the streak has begun; its first 12 hours are closed.
         assert str(error).startswith(f"robots.txt unreachable ({reason}) since ")
         assert str(error).endswith("; closed for the first 12 h")
     assert stats(crawler)["robotstxt/unreachable"] == 2
@@ -133,7 +133,7 @@ async def test_status_3xx_without_location_is_unreachable() -> None:
 
 @deferred_f_from_coro_f
 async def test_rfc9309_redirect_chain_of_5_hops_across_origins() -> None:
-    """SPEC §2.1: 5 hops, two origins; the rules found apply to the first origin only."""
+    """docs/spec.md §2.1: 5 hops, two origins; the rules found apply to the first origin only."""
     with SiteServer() as other, SiteServer() as site:
         site.routes.update(
             {

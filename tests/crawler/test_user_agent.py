@@ -1,4 +1,4 @@
-"""SPEC §5.7 in a crawl: the crawler's own token, whatever User-Agent string announces it.
+"""docs/spec.md §5.7 in a crawl: the crawler's own token, whatever User-Agent string announces it.
 
 Found by running Scrapy's and Protego's own test suites against scrapy_rep:
 the "compatible" form of a bot's User-Agent (``Mozilla/5.0 (compatible;

@@ -117,7 +117,7 @@ def test_gated_needs_decide_as_the_plain_loop_does(
     rules: list[tuple[str, str]], paths: list[str]
 ) -> None:
     """A group of many needs tests them behind gates; the rule it names,
-    line included (SPEC §6.6: of rules that tie, the first written), is the
+    line included (docs/spec.md §6.6: of rules that tie, the first written), is the
     one the need-by-need loop names."""
     joined = "\n".join(pattern for _, pattern in rules)
     codes = [rule_code(kind, line) for line, (kind, _) in enumerate(rules, 1)]

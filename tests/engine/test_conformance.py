@@ -132,7 +132,7 @@ def test_google_sitemaps_reported(case: Case) -> None:
 
 @pytest.mark.parametrize("case", SITEMAPS, ids=ids(SITEMAPS))
 def test_rfc9309_sitemaps_reported(case: Case) -> None:
-    """By default a misspelt ``site-map`` line is not a sitemap (SPEC §4.5)."""
+    """By default a misspelt ``site-map`` line is not a sitemap (docs/spec.md §4.5)."""
     robots = RobotsTxt.parse(body_of(case))
     expected = case["sitemaps"]
     if case["id"] == "SRC_Sitemap#1":  # "site-map:" is Google's typo tolerance

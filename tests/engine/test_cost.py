@@ -1,4 +1,4 @@
-"""SPEC §6.8: a check's cost is bounded by steps, not seconds.
+"""docs/spec.md §6.8: a check's cost is bounded by steps, not seconds.
 
 The path is a ``str`` subclass that counts the characters each string
 search may scan; the bound is a fixed multiple of (path length × total

@@ -1,6 +1,6 @@
 """A response's page rules are read within a bound (issue 23, finding 6).
 
-Like robots.txt within its byte cap and a check within its steps (SPEC §6.8):
+Like robots.txt within its byte cap and a check within its steps (docs/spec.md §6.8):
 at most ``MAX_PAGE_RULES`` rules of each source are read, whatever the
 response holds, in one pass whose lookups do not grow with the rules; past
 the bound the response counts as ``none``. The budgets are counted (rules

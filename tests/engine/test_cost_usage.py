@@ -1,7 +1,7 @@
 """Content-Usage paths are matched within a check's budget (issue 23, finding 7).
 
 A usage rule's path is matched as allow/disallow are (attach-05 §3.1), and
-so within the same cost bound (SPEC §6.8): one search of the compiled group
+so within the same cost bound (docs/spec.md §6.8): one search of the compiled group
 finds the longest match and every other pattern of its length that matches
 too (a tie: all apply), through the same index and the same steps. Past them
 the check gives up and fails closed: every use refused. Budgets are counted

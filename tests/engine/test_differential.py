@@ -33,7 +33,7 @@ from robotstxt.robots import _lib  # type: ignore[import-untyped]
 from scrapy_rep import RobotsTxt
 
 KNOWN_DIFFERENCES = Path(__file__).resolve().parent.parent / "known_differences.md"
-MAX_BODY_BYTES = 512_000  # SPEC §4.3
+MAX_BODY_BYTES = 512_000  # docs/spec.md §4.3
 
 _MATCHER = RobotsMatcher()
 
@@ -88,7 +88,7 @@ def empty_query(d: Disagreement, body: bytes, ask: Ask) -> bool:
 
 
 def beyond_512k(d: Disagreement, body: bytes, ask: Ask) -> bool:
-    """The library parses the whole body; SPEC §4.3 reads 512,000 bytes."""
+    """The library parses the whole body; docs/spec.md §4.3 reads 512,000 bytes."""
     if len(body) <= MAX_BODY_BYTES:
         return False
     return google_allowed(body[:MAX_BODY_BYTES], d.case.agent, d.case.url) == d.ours
@@ -104,7 +104,7 @@ def _decode_other_escapes(match: re.Match[bytes]) -> bytes:
 
 
 def _decode_escapes(data: bytes) -> bytes:
-    """Decode the escapes SPEC §6.5 keeps (not unreserved): those are ours to decode."""
+    """Decode the escapes docs/spec.md §6.5 keeps (not unreserved): those are ours to decode."""
     return _ESCAPE.sub(_decode_other_escapes, data)
 
 
@@ -184,7 +184,7 @@ def test_google_differential_classifier(body: bytes, url: str, expected: str | N
 
 
 def test_google_differential_classifier_beyond_512k() -> None:
-    """SPEC §4.3: a rule after byte 512,000 is ignored by us, read by the library."""
+    """docs/spec.md §4.3: a rule after byte 512,000 is ignored by us, read by the library."""
     body = b"User-agent: *\n" + b"#" * MAX_BODY_BYTES + b"\nDisallow: /late\n"
     url = "https://e.com/late"
     ours, google = RobotsTxt.parse(body).allowed(url, "mybot"), google_allowed(body, "mybot", url)

@@ -40,14 +40,14 @@ def render(group_list: list[tuple[list[str], list[tuple[str, str]]]], newline: s
 
 
 def reference_allowed(group_rules: list[tuple[str, str]], path: str) -> bool:
-    """SPEC §6: longest matching pattern wins, allow wins ties, none allows."""
+    """docs/spec.md §6: longest matching pattern wins, allow wins ties, none allows."""
     best: tuple[int, bool] | None = None
     for kind, pattern in group_rules:
         anchored = pattern.endswith("$")
         body = pattern[:-1] if anchored else pattern
         regex = ".*".join(re.escape(piece) for piece in body.split("*"))
         if re.match(regex + (r"\Z" if anchored else ""), path, re.DOTALL):
-            # SPEC §6.6: octets, normalised
+            # docs/spec.md §6.6: octets, normalised
             candidate = (len(normalise(pattern)), kind == "allow")
             if best is None or candidate > best:
                 best = candidate
@@ -55,7 +55,7 @@ def reference_allowed(group_rules: list[tuple[str, str]], path: str) -> bool:
 
 
 def rfc3986_remove_dot_segments(path: str) -> str:
-    """RFC 3986 §5.2.4, step by step as written (SPEC §6.5.1), on the part before ``?``."""
+    """RFC 3986 §5.2.4, step by step as written (docs/spec.md §6.5.1), on the part before ``?``."""
     head, mark, query = path.partition("?")
     source, output = head, ""
     while source:

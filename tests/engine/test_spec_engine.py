@@ -1,4 +1,4 @@
-"""Table-driven tests for every engine example of SPEC §4-§7, named by rule."""
+"""Table-driven tests for every engine example of docs/spec.md §4-§7, named by rule."""
 
 from __future__ import annotations
 

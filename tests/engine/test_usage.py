@@ -759,7 +759,7 @@ def test_aipref_vocab_property_combine_is_order_free_and_restrictive(
 #   own group has none; RFC 9309 §2.2.1 selects one group, nothing else.
 # - first_line_only: fast keeps the first line of a group; we combine every
 #   line of the group most restrictively (attach-05 §3.1, vocab-08 §5.1).
-# - beyond_512k: fast parses the whole body; we read 512,000 bytes (SPEC §4.3).
+# - beyond_512k: fast parses the whole body; we read 512,000 bytes (docs/spec.md §4.3).
 
 _MATCHER = RobotsMatcher()
 KEYS = {"ai_train": "ai-train", "ai_input": "ai-input", "search": "search"}

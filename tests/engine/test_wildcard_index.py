@@ -1,4 +1,4 @@
-"""SPEC §6.8, issue 13 §2: a big group's index answers exactly, in few steps.
+"""docs/spec.md §6.8, issue 13 §2: a big group's index answers exactly, in few steps.
 
 Steps, not seconds: how many rules a check tries (``wildcards.matches``,
 about ``TRY_STEPS`` each) and how many characters its scan and searches

@@ -109,7 +109,7 @@ def grid_path(rows: int = 150, columns: int = 150) -> str:
 def middle_pieces(side: int = 28) -> bytes:
     """``Disallow: /*a<i>x*b<j>y*c<k>z`` for every i, j, k: with ``middle_pieces_path``
     each rule fails only on its middle piece, which no index of first and last
-    pieces can rule out, so a check meets its cost bound (SPEC §6.8)."""
+    pieces can rule out, so a check meets its cost bound (docs/spec.md §6.8)."""
     rules = (
         f"Disallow: /*a{i}x*b{j}y*c{k}z\n"
         for i in range(side)

@@ -4,7 +4,7 @@
 crawls pages of both origins (the bad origin's first, so its robots.txt fetch
 starts first), and records the server hits, each page's outcome and when it
 came, and the crawl's peak memory. The ``assert_*`` helpers then state what
-SPEC §2 prescribes and check the same invariants every time: the crawl
+docs/spec.md §2 prescribes and check the same invariants every time: the crawl
 finished, every requested page is accounted for, only allowed pages reached
 the bad server, the healthy origin was crawled, and memory stayed bounded.
 
@@ -131,7 +131,7 @@ async def run_fault(
     )
 
 
-# --- what SPEC §2 prescribes ----------------------------------------------------------
+# --- what docs/spec.md §2 prescribes ----------------------------------------------------------
 
 
 def assert_closed(run: FaultRun, reason: str | Collection[str] | None = None) -> None:

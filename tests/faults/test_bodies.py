@@ -1,6 +1,6 @@
-"""SPEC §4 against hostile 2xx bodies: the rules they contain decide, within bounds.
+"""docs/spec.md §4 against hostile 2xx bodies: the rules they contain decide, within bounds.
 
-A 2xx robots.txt is parsed whatever its bytes (SPEC §2: success means the
+A 2xx robots.txt is parsed whatever its bytes (docs/spec.md §2: success means the
 rules decide); what the parser can take from hostile bytes is what applies.
 Each crawl also proves the download and the parse stay bounded in memory
 (conftest.MEMORY_BOUND) and time, and that the healthy origin is crawled.
@@ -18,7 +18,7 @@ from .fault_server import gzip_bomb, huge, reply
 @deferred_f_from_coro_f
 async def test_rfc9309_gzip_bomb_is_inflated_only_up_to_500kib() -> None:
     """128 GiB of newlines in about 128 MB of gzip. Only the first 512,000 bytes may
-    be inflated (SPEC §4.3: a huge robots.txt is never read whole); the rules in them
+    be inflated (docs/spec.md §4.3: a huge robots.txt is never read whole); the rules in them
     apply. The bomb is far bigger than loopback socket buffers, so the bytes sent
     tell whether the client stopped reading."""
     bomb = gzip_bomb(b"User-agent: *\nDisallow: /bomb\n", inflated=128 << 30)
@@ -50,7 +50,7 @@ async def test_rfc9309_binary_garbage_yields_only_its_valid_lines() -> None:
 
 @deferred_f_from_coro_f
 async def test_rfc9309_utf16_with_bom_has_no_valid_line_full_allow() -> None:
-    """SPEC §4.1: the body is UTF-8. UTF-16 puts a NUL after every ASCII letter, so
+    """docs/spec.md §4.1: the body is UTF-8. UTF-16 puts a NUL after every ASCII letter, so
     ``U\\0s\\0e\\0r\\0-\\0a\\0g\\0e\\0n\\0t\\0`` is no field and "Disallow: /" is never read."""
     body = bodies.utf16_with_bom("User-agent: *\nDisallow: /\n")
     run = await run_fault(reply(200, body, {"Content-Type": "text/plain; charset=utf-16"}))
@@ -59,7 +59,7 @@ async def test_rfc9309_utf16_with_bom_has_no_valid_line_full_allow() -> None:
 
 @deferred_f_from_coro_f
 async def test_rfc9309_latin1_bytes_are_tolerated() -> None:
-    """SPEC §4.1: bytes that are not UTF-8 do not make parsing fail. A Latin-1 é
+    """docs/spec.md §4.1: bytes that are not UTF-8 do not make parsing fail. A Latin-1 é
     (0xE9) in a rule matches the URL byte %E9, not UTF-8's %C3%A9."""
     paths = ["/caf%E9", "/priv%E9/x", "/next", "/caf%C3%A9", "/ok"]
     run = await run_fault(reply(200, bodies.latin1()), paths)
@@ -105,7 +105,7 @@ async def test_rfc9309_long_lines_within_500kib_are_parsed() -> None:
 
 @deferred_f_from_coro_f
 async def test_rfc9309_thousands_of_stars_in_one_pattern_are_matched_quickly() -> None:
-    """SPEC §6.8: 1,001 and 5,001 ``*`` in one pattern, against 1,500-character paths."""
+    """docs/spec.md §6.8: 1,001 and 5,001 ``*`` in one pattern, against 1,500-character paths."""
     allowed = ["/" + "a" * 1500, "/" + "a" * 999 + "b", "/endy", "/ok"]
     forbidden = ["/" + "a" * 1500 + "b", "/stars", "/starsxyz", "/endz"]
     run = await run_fault(reply(200, bodies.many_stars(5_000)), allowed + forbidden)
@@ -115,7 +115,7 @@ async def test_rfc9309_thousands_of_stars_in_one_pattern_are_matched_quickly() -
 
 @deferred_f_from_coro_f
 async def test_rfc9309_6_8_check_too_costly_to_finish_is_dropped_with_its_reason() -> None:
-    """SPEC §6.8, issue 13 §2: 21,952 wildcard rules and a URL on which each
+    """docs/spec.md §6.8, issue 13 §2: 21,952 wildcard rules and a URL on which each
     fails only on its middle piece. The check gives up within its bound and
     fails closed; the other pages of the origin are decided as the rules say."""
     hostile, matched = bodies.middle_pieces_path(), "/a3xb4yc5z"
@@ -128,7 +128,7 @@ async def test_rfc9309_6_8_check_too_costly_to_finish_is_dropped_with_its_reason
 
 @deferred_f_from_coro_f
 async def test_rfc9309_6_8_grid_of_rules_is_answered_not_refused() -> None:
-    """SPEC §6.8, issue 13 §2: 22,500 rules ``/*t<i>x*t<j>y`` and a URL with
+    """docs/spec.md §6.8, issue 13 §2: 22,500 rules ``/*t<i>x*t<j>y`` and a URL with
     every ``t<j>y`` before every ``t<i>x``, which no rule matches: allowed,
     exactly (it was refused within the cost bound before the index filed
     rules by their last piece too)."""

@@ -1,4 +1,4 @@
-"""Issue 13 §5, SPEC §4.3 over FTP: the 512,000-byte cap holds for every download handler.
+"""Issue 13 §5, docs/spec.md §4.3 over FTP: the 512,000-byte cap holds for every download handler.
 
 The HTTP fetch stops at the cap on Scrapy's ``bytes_received`` signal, which
 Scrapy's FTP handler never sends (and it honours no DOWNLOAD_MAXSIZE): a

@@ -88,7 +88,7 @@ async def test_scrapy_odd_header_value_on_a_2xx_the_rules_apply(
 @deferred_f_from_coro_f
 async def test_status_odd_content_length_invalid_response_full_disallow(value: str) -> None:
     """A Content-Length that is not a length (or one the body never reaches)
-    makes the answer invalid: unreachable (SPEC §2), once, never an error."""
+    makes the answer invalid: unreachable (docs/spec.md §2), once, never an error."""
     run = await run_fault(
         with_header("Content-Length", value), PATHS, settings={"REP_UNREACHABLE_WAIT": 0}
     )

@@ -1,4 +1,4 @@
-"""SPEC §2.1 with hostile redirects: loops across origins, dead or closed targets,
+"""docs/spec.md §2.1 with hostile redirects: loops across origins, dead or closed targets,
 schemes that must never be fetched. The rules at the end of the chain (or the
 state it ends in) apply to the original origin.
 

@@ -1,4 +1,4 @@
-"""SPEC §2's table for statuses and headers a hostile server may choose.
+"""docs/spec.md §2's table for statuses and headers a hostile server may choose.
 
 Plain 2xx/401/403/404/410/429/500/503 are covered in tests/crawler; here:
 rare and non-standard codes, odd headers, an interim 1xx, and status lines

@@ -1,4 +1,4 @@
-"""SPEC §2, unreachable row, on the wire: resets, hangs, drips, bad lengths, bad chunking.
+"""docs/spec.md §2, unreachable row, on the wire: resets, hangs, drips, bad lengths, bad chunking.
 
 Each robots.txt answer below breaks HTTP in a way the existing middleware
 tests do not (they cover a reset before any byte, a hang before headers and a
@@ -113,6 +113,6 @@ async def test_status_2xx_valid_chunked_encoding_rules_decide() -> None:
 @deferred_f_from_coro_f
 async def test_status_content_encoding_that_does_not_decode_full_disallow() -> None:
     """``Content-Encoding: gzip`` on a body that is not gzip at all is an invalid
-    response (SPEC §2: unreachable), not an empty robots.txt that allows everything."""
+    response (docs/spec.md §2: unreachable), not an empty robots.txt that allows everything."""
     run = await run_fault(reply(200, RULES, {"Content-Encoding": "gzip"}), PATHS)
     assert_closed(run)

@@ -180,7 +180,7 @@ async def single_flight(
     clock: Callable[[], float] = time.monotonic,
     on_wait: Callable[[str], object] | None = None,
 ) -> OriginRecord:
-    """Fetch ``key`` once across every process sharing ``storage`` (SPEC §3.5).
+    """Fetch ``key`` once across every process sharing ``storage`` (docs/spec.md §3.5).
 
     The process that wins the lock runs ``fetch`` and stores the record (the
     store renews the lock meanwhile); the others poll until a record fetched

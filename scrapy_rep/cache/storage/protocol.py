@@ -1,4 +1,4 @@
-"""The one small interface every robots.txt store implements (SPEC §2.3, §3.4)."""
+"""The one small interface every robots.txt store implements (docs/spec.md §2.3, §3.4)."""
 
 from __future__ import annotations
 

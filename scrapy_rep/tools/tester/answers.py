@@ -26,7 +26,7 @@ UNKNOWN: Final = "unknown"
 TYPO: Final = "typo"  # an accepted typo: only Google's library reads it
 TOO_LONG: Final = "too-long"
 BLANK: Final = "blank"  # empty or only a comment
-#: What the crawl does when robots.txt gave no rules (SPEC §2).
+#: What the crawl does when robots.txt gave no rules (docs/spec.md §2).
 ALLOW_ALL: Final = "allow"
 DISALLOW_ALL: Final = "disallow"
 

@@ -1,4 +1,4 @@
-"""Every backend keeps records, expires them and locks (SPEC §2.3, §3.4, §3.5)."""
+"""Every backend keeps records, expires them and locks (docs/spec.md §2.3, §3.4, §3.5)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 13 §4, SPEC §3.5: the fetch lock is a short lease, renewed while its
+"""Issue 13 §4, docs/spec.md §3.5: the fetch lock is a short lease, renewed while its
 holder lives, checked against its owner, freed by a dead holder, released on
 close, and never waited on without a bound.
 

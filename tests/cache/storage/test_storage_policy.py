@@ -1,4 +1,4 @@
-"""The outage and cache rules of SPEC §2.2 and §3, on a fake clock."""
+"""The outage and cache rules of docs/spec.md §2.2 and §3, on a fake clock."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The shared store against a real redis-server (SPEC §3.4, §3.5)."""
+"""The shared store against a real redis-server (docs/spec.md §3.4, §3.5)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The default store: one file, several processes, damage survived (SPEC §2.3, §3.4)."""
+"""The default store: one file, several processes, damage survived (docs/spec.md §2.3, §3.4)."""
 
 from __future__ import annotations
 

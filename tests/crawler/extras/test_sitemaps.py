@@ -1,4 +1,4 @@
-"""REP_FOLLOW_SITEMAPS: sitemaps listed in robots.txt are crawled (SPEC §7.2),
+"""REP_FOLLOW_SITEMAPS: sitemaps listed in robots.txt are crawled (docs/spec.md §7.2),
 once per crawl, and each through the robots.txt of its own origin."""
 
 from __future__ import annotations

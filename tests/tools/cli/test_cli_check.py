@@ -117,7 +117,7 @@ def test_cli_check_default_agent_is_scrapys_token(
 def test_rfc9309_agent_tokens_in_preference_order(
     robots: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # SPEC §5.7: the first token with a group of its own wins, else "*".
+    # docs/spec.md §5.7: the first token with a group of its own wins, else "*".
     code, out, _ = run(capsys, "check", str(robots), "/search", "-a", "mybot-news", "-a", "mybot")
     assert code == 1
     assert 'at line 8, group "mybot-news"' in out
@@ -210,7 +210,7 @@ def test_cli_check_stdin(
 def test_rfc9309_invalid_utf8_rule_prints_escaped(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # SPEC §4.1, §6.5: a raw Latin-1 byte matches its percent-encoding; the
+    # docs/spec.md §4.1, §6.5: a raw Latin-1 byte matches its percent-encoding; the
     # output shows it as \\xe9 instead of failing to print.
     path = tmp_path / "robots.txt"
     path.write_bytes(b"User-agent: *\nDisallow: /caf\xe9\n")
@@ -326,7 +326,7 @@ def test_rfc9309_6_8_check_that_gives_up_says_so_and_exits_1(
     assert out.startswith("disallowed  https://e.com/a0x")
     assert out.endswith(
         'group "*": too many wildcard rules to try for this URL within a check\'s cost bound'
-        " (SPEC §6.8): refused, failing closed)\n"
+        " (docs/spec.md §6.8): refused, failing closed)\n"
     )
     code, out, _ = run(capsys, "check", "--json", str(path), f"https://e.com/{hostile}")
     assert json.loads(out)[0]["rule"] == {"kind": "disallow", "pattern": "*", "line": 0}

@@ -1,4 +1,4 @@
-"""A robots.txt URL on the command line is fetched as SPEC §2 and §4.3 say.
+"""A robots.txt URL on the command line is fetched as docs/spec.md §2 and §4.3 say.
 
 Every test starts its own HTTP server on 127.0.0.1 (see conftest.Site).
 """
@@ -112,7 +112,7 @@ def test_scrapy_timeout_bounds_the_whole_download(
 def test_status_redirect_followed(
     site: Site, other_site: Site, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # SPEC §2, §2.1: across hosts too; the rules apply to the original origin.
+    # docs/spec.md §2, §2.1: across hosts too; the rules apply to the original origin.
     site.answers["/robots.txt"] = Answer(301, location=other_site.url("/moved.txt"))
     other_site.answers["/moved.txt"] = Answer(200, RULES)
     code, out, err = run(capsys, "check", site.url("/robots.txt"), site.url("/private"))
@@ -165,7 +165,7 @@ def test_status_redirect_without_location_is_fetch_error(
 def test_body_download_stops_at_512000_bytes(
     site: Site, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # SPEC §4.3: an endless robots.txt is not downloaded; the first 512,000
+    # docs/spec.md §4.3: an endless robots.txt is not downloaded; the first 512,000
     # bytes are parsed, and lint says where the cut falls.
     site.answers["/robots.txt"] = Answer(200, endless=True)
     code, out, _ = run(capsys, "lint", site.url("/robots.txt"), "--json")
@@ -184,7 +184,7 @@ def test_body_download_stops_at_512000_bytes(
 def test_cli_check_notes_url_on_another_origin(
     site: Site, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # SPEC §1.1: a robots.txt governs its own origin only.
+    # docs/spec.md §1.1: a robots.txt governs its own origin only.
     site.answers["/robots.txt"] = Answer(200, RULES)
     code, out, err = run(
         capsys, "check", site.url("/robots.txt"), "https://elsewhere.example/private"

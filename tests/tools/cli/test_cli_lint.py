@@ -19,7 +19,7 @@ from cli_schema import assert_lint_schema
 from scrapy_rep.tools.cli import main
 from scrapy_rep.tools.lint import SEVERITIES, Finding, lint
 
-PAD = 512_000  # SPEC §4.3
+PAD = 512_000  # docs/spec.md §4.3
 
 
 def codes(body: bytes) -> list[tuple[int, str]]:
@@ -105,7 +105,7 @@ CASES: dict[str, tuple[bytes, list[tuple[int, str]]]] = {
         b"User-agent: a\nDisallow: /x\nUser-agent: b\nDisallow: /y\nUser-agent: A\nDisallow: /z\n",
         [(5, "group-split")],
     ),
-    "one-group-across-sitemap": (  # SPEC §5.2: not a split group
+    "one-group-across-sitemap": (  # docs/spec.md §5.2: not a split group
         b"User-agent: a\nSitemap: https://e.com/s.xml\nUser-agent: b\nDisallow: /\n",
         [],
     ),
@@ -300,7 +300,7 @@ def test_lint_group_never_applies_names_the_rules() -> None:
 
 
 def test_lint_html_page_with_directive_lines() -> None:
-    # SPEC §4.4: an HTML page yields whatever valid lines it happens to contain.
+    # docs/spec.md §4.4: an HTML page yields whatever valid lines it happens to contain.
     (finding,) = lint(b"<html>\nUser-agent: *\nDisallow: /\n</html>\n")
     assert finding.code == "html-page"
     assert "crawlers still obey the 2 directive lines it happens to contain" in finding.message
@@ -308,7 +308,7 @@ def test_lint_html_page_with_directive_lines() -> None:
     assert "it has no directive, so crawlers allow everything" in finding.message
 
 
-# --- SPEC §4.3: where the 512,000-byte cut falls -----------------------------------
+# --- docs/spec.md §4.3: where the 512,000-byte cut falls -----------------------------------
 
 
 def test_body_cut_at_line_start_ignores_that_line() -> None:

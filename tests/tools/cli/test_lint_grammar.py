@@ -148,7 +148,7 @@ def test_scrapy_property_lint_sees_the_engines_groups_and_rules(
 
 def test_scrapy_lint_reads_a_long_rule_whole_as_the_parser_does() -> None:
     """A disallow of 20,000 characters and an allow of its first 16,653: to
-    the parser (RFC 9309, SPEC §4.4) the disallow is longer and decides its
+    the parser (RFC 9309, docs/spec.md §4.4) the disallow is longer and decides its
     own URLs. Cut at Google's 16,663 bytes the two would match the same URLs
     and the allow would shadow the disallow: lint must not say so."""
     body = (

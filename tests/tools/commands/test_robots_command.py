@@ -140,7 +140,7 @@ def test_spec_3_1_second_run_explains_from_the_project_store(scrapy: Run) -> Non
     assert fetched == 1
 
 
-# --- robots.txt outcomes (SPEC §2) -------------------------------------------------
+# --- robots.txt outcomes (docs/spec.md §2) -------------------------------------------------
 
 
 def test_status_404_full_allow(scrapy: Run) -> None:

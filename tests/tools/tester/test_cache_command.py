@@ -125,7 +125,7 @@ def test_cache_show_and_forget_in_redis(
 
 
 def test_describe_says_closed_and_until_when_during_an_outage() -> None:
-    """SPEC §2.2: the first 12 hours of an outage close the origin."""
+    """docs/spec.md §2.2: the first 12 hours of an outage close the origin."""
     now = 1_000_000.0
     failing = record(
         now,
