@@ -101,9 +101,9 @@ class Run:
 @dataclass
 class Scenario:
     name: str
-    expected: str  # SPEC's verdict, for people
+    expected: str  # the spec's verdict (docs/spec.md), for people
     pages: list[str]  # labels of the requested pages, in order
-    allowed: set[str]  # the pages SPEC lets through
+    allowed: set[str]  # the pages the spec lets through
     setup: Callable[[], Any]  # a context manager yielding (urls, observe)
     settings: dict[str, Any] = field(default_factory=dict)
 
@@ -342,7 +342,7 @@ async def main() -> None:
         rows.append(
             (scenario.name, scenario.expected, cell(scenario, builtin), cell(scenario, ours))
         )
-    header = ("scenario", "SPEC", "Scrapy built-in", "scrapy_rep")
+    header = ("scenario", "spec", "Scrapy built-in", "scrapy_rep")
     widths = [max(len(row[i]) for row in [header, *rows]) for i in range(4)]
     line = " | ".join(f"{{:<{w}}}" for w in widths)
     print(line.format(*header))
@@ -351,7 +351,7 @@ async def main() -> None:
         print(line.format(*row))
     wrong = [sum(r[i].startswith("BAD") for r in rows) for i in (2, 3)]
     print(
-        f"\nscenarios against SPEC: built-in wrong in {wrong[0]}/{len(rows)}, "
+        f"\nscenarios against docs/spec.md: built-in wrong in {wrong[0]}/{len(rows)}, "
         f"scrapy_rep wrong in {wrong[1]}/{len(rows)}"
     )
 
