@@ -60,6 +60,16 @@ def settings_for(redis_url: str, name: str, extra: dict[str, Any]) -> dict[str, 
 
 
 def main(redis_url: str, name: str, extra: dict[str, Any]) -> None:
+    # PACE_OWN_QUEUES: a start queue and a request queue of this worker's own
+    # (scrapy_rep's cache and pace stay shared), so a test knows which worker
+    # downloads which pages.
+    own = bool(extra.pop("PACE_OWN_QUEUES", False))
+    if own:
+        extra = {
+            "SCHEDULER_QUEUE_KEY": f"pace:{name}:requests",
+            "SCHEDULER_DUPEFILTER_KEY": f"pace:{name}:dupefilter",
+            **extra,
+        }
     settings = settings_for(redis_url, name, extra)
     # AsyncCrawlerProcess needs the asyncio reactor; another one (epoll) runs
     # the stores on scrapy_rep's loop thread.
@@ -67,7 +77,7 @@ def main(redis_url: str, name: str, extra: dict[str, Any]) -> None:
     process = kind(settings, install_root_handler=True)
     crawler = process.create_crawler(PaceSpider)
     crawler.signals.connect(wait_for_the_others, signal=signals.engine_started)
-    process.crawl(crawler)
+    process.crawl(crawler, redis_key=f"{REDIS_KEY}:{name}" if own else REDIS_KEY)
     process.start()
     spider = crawler.spider
     assert isinstance(spider, PaceSpider) and crawler.stats is not None

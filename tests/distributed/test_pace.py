@@ -53,6 +53,18 @@ def queue(redis_url: str, urls: list[str]) -> None:
     redis.Redis.from_url(redis_url).rpush(REDIS_KEY, *urls)
 
 
+def queue_each(redis_url: str, urls: list[str], workers: int) -> dict[str, Any]:
+    """Deal the pages out to the workers' own queues, round robin: how
+    scrapy-redis shares one queue depends on which worker polls first (one
+    may take them all), and a test of the shared pace must know that every
+    worker has pages left when it matters. Returns the workers' setting;
+    scrapy_rep's cache and pace stay shared."""
+    client = redis.Redis.from_url(redis_url)
+    for n in range(workers):
+        client.rpush(f"{REDIS_KEY}:w{n}", *urls[n::workers])
+    return {"PACE_OWN_QUEUES": True}
+
+
 def got(reports: list[dict[str, Any]]) -> list[str]:
     return sorted(url for report in reports for url in report["got"])
 
@@ -74,13 +86,13 @@ def test_three_workers_keep_one_crawl_delay(
     delay = 0.5
     with SiteServer({"/robots.txt": robots(delay)}) as site:
         urls = pages(site, 12)
-        queue(redis_server.url, urls)
-        reports = run_workers(redis_server.url, 3, tmp_path, reactor)
+        own_queues = queue_each(redis_server.url, urls, 3)
+        reports = run_workers(redis_server.url, 3, tmp_path, {**reactor, **own_queues})
         hits = page_hits(site)
     assert got(reports) == sorted(urls)  # every page, once across the workers
     assert sorted(hit.path for hit in hits) == sorted(f"/page{n}" for n in range(12))
     assert min(gaps(hits)) >= delay, gaps(hits)
-    assert len({worker_of(hit) for hit in hits}) >= 2  # the work was shared
+    assert {worker_of(hit) for hit in hits} == {"w0", "w1", "w2"}  # one pace for three
     waited = sum(report["stats"].get("robotstxt/pace/waited", 0) for report in reports)
     assert waited >= 6  # the waiting shows in stats
 
@@ -105,11 +117,11 @@ def test_retry_after_pauses_every_worker(redis_server: RedisServer, tmp_path: Pa
     delay = 0.2
     busy, _ = once_busy("/page2", "3")
     with SiteServer({"/robots.txt": robots(delay), **busy}) as site:
-        # Each worker takes 8 start URLs at once (scrapy-redis's batch):
-        # every one of them still has pages to fetch when the pause begins.
+        # 8 pages per worker, one turn every 0.2 s for all of them: every
+        # worker still has pages to fetch when the pause begins.
         urls = pages(site, 24)
-        queue(redis_server.url, urls)
-        settings = {"RETRY_ENABLED": True, "CONCURRENT_REQUESTS": 8}
+        own_queues = queue_each(redis_server.url, urls, 3)
+        settings = {"RETRY_ENABLED": True, "CONCURRENT_REQUESTS": 8, **own_queues}
         reports = run_workers(redis_server.url, 3, tmp_path, settings)
         hits = page_hits(site)
     assert got(reports) == sorted(urls)  # the 429 page too, retried after the pause
@@ -118,7 +130,7 @@ def test_retry_after_pauses_every_worker(redis_server: RedisServer, tmp_path: Pa
     assert after, hits
     pause = after[0].at - paused_at
     assert 3.0 <= pause < 4.5, pause  # by the site's clock: no worker came back sooner
-    assert len({worker_of(hit) for hit in after}) >= 2  # and every worker waited it out
+    assert {worker_of(hit) for hit in after} == {"w0", "w1", "w2"}  # every worker waited it out
     assert min(gaps(hits)) >= delay, gaps(hits)
     said = sum(report["log"].count("with Retry-After '3'") for report in reports)
     assert said == 1  # logged once for the origin and the pause
