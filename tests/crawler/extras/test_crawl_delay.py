@@ -1,4 +1,4 @@
-"""REP_CRAWL_DELAY = "obey": robots.txt crawl-delay as the floor of a slot's delay.
+"""REP_CRAWL_DELAY = "obey": robots.txt crawl-delay paces its origin (scrapy_rep.crawler.pace).
 
 Real crawls, timed at the server. A gap is allowed a little slack (SLACK)
 because the server stamps a request when it has read it, not when Scrapy
