@@ -1,5 +1,5 @@
 """Crawl-delay: the robots.txt ``crawl-delay`` (or the interval a ``request-rate``
-asks for, if longer), its settings, and the extension that reports it.
+asks for, if longer), and the extension that reports it.
 
 Google ignores ``crawl-delay`` (docs/spec.md §4.5) and so does every access decision
 of scrapy_rep; ``REP_CRAWL_DELAY = "obey"`` only slows a crawl down. The pace
@@ -18,15 +18,13 @@ either: the slot's own delay still applies after a request's turn.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Final
 
 from scrapy import signals as scrapy_signals
 from scrapy.exceptions import NotConfigured
 
 from scrapy_rep import signals
-from scrapy_rep.crawler.settings import Config, Rejected, read_setting
+from scrapy_rep.crawler.settings import Config, CrawlDelayConfig
 from scrapy_rep.engine.agents import user_agent_token
 from scrapy_rep.engine.origin import Origin, origin_of
 
@@ -39,60 +37,12 @@ if TYPE_CHECKING:
     from scrapy_rep.cache.outcome import Access
     from scrapy_rep.engine.document import RobotsTxt
 
-__all__ = ["CrawlDelay", "CrawlDelayConfig", "clamp", "pacing"]
+__all__ = ["CrawlDelay", "clamp", "pacing"]
 
 logger = logging.getLogger(__name__)
 
-_MODES: Final = ("ignore", "obey")
 STAT: Final = "robotstxt/crawl_delay/applied"
 CLAMPED_STAT: Final = "robotstxt/crawl_delay/clamped"
-
-
-# --- settings ------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class CrawlDelayConfig:
-    """REP_CRAWL_DELAY, REP_CRAWL_DELAY_MAX and REP_RETRY_AFTER, validated."""
-
-    #: REP_CRAWL_DELAY == "obey": pace each origin's requests by its crawl-delay,
-    #: through the store (``scrapy_rep.crawler.pace``).
-    obey: bool = False
-    #: REP_CRAWL_DELAY_MAX: seconds; a larger crawl-delay is cut to this.
-    max_delay: float = 30.0
-    #: REP_RETRY_AFTER == "obey": a 429/503 with Retry-After pauses its origin
-    #: for every process sharing the store. Default: as REP_CRAWL_DELAY.
-    retry_after: bool = False
-
-    @classmethod
-    def from_settings(cls, settings: Mapping[str, Any]) -> CrawlDelayConfig:
-        defaults = cls()
-        obey = read_setting(settings, "REP_CRAWL_DELAY", defaults.obey, _to_mode)
-        return cls(
-            obey=obey,
-            max_delay=read_setting(
-                settings, "REP_CRAWL_DELAY_MAX", defaults.max_delay, _to_seconds
-            ),
-            retry_after=read_setting(settings, "REP_RETRY_AFTER", obey, _to_mode),
-        )
-
-
-def _to_mode(value: object) -> bool:
-    mode = value.strip().lower() if isinstance(value, str) else None
-    if mode not in _MODES:
-        raise Rejected(" or ".join(repr(mode) for mode in _MODES))
-    return mode == "obey"
-
-
-def _to_seconds(value: object) -> float:
-    if not isinstance(value, bool):
-        try:
-            seconds = float(value) if isinstance(value, (int, float, str)) else None
-        except ValueError:
-            seconds = None
-        if seconds is not None and 0 < seconds < float("inf"):
-            return seconds
-    raise Rejected("a number of seconds > 0, e.g. 30 or 2.5")
 
 
 # --- the pure part ---------------------------------------------------------------

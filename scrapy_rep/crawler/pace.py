@@ -43,10 +43,10 @@ from twisted.internet.defer import Deferred
 from scrapy_rep.cache.policy import PolicyConfig, retry_after_delay
 from scrapy_rep.cache.storage import MemoryStorage
 from scrapy_rep.cache.storage.protocol import Pacing
-from scrapy_rep.crawler.crawl_delay import CrawlDelayConfig, pacing
+from scrapy_rep.crawler.crawl_delay import pacing
 from scrapy_rep.crawler.flights import sleep, unless_stopped, wait
 from scrapy_rep.crawler.loop_thread import pace_of
-from scrapy_rep.crawler.settings import Config
+from scrapy_rep.crawler.settings import Config, CrawlDelayConfig
 from scrapy_rep.crawler.spider_robots import ROBOTS_PATH
 from scrapy_rep.engine.origin import Origin, origin_of
 

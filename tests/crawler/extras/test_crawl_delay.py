@@ -17,8 +17,8 @@ from scrapy.http import Request, Response
 from scrapy.utils.defer import deferred_f_from_coro_f
 
 from crawler.servers import Reply, SiteServer, page
-from scrapy_rep.crawler.crawl_delay import CrawlDelayConfig, clamp
-from scrapy_rep.crawler.settings import SettingError
+from scrapy_rep.crawler.crawl_delay import clamp
+from scrapy_rep.crawler.settings import CrawlDelayConfig, SettingError
 
 from .conftest import NO_DELAY_JITTER, PagesSpider, crawl, gaps, hits, spider_of, stats
 
