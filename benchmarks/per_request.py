@@ -93,8 +93,8 @@ async def builtin(count: int) -> dict[str, float]:
 
 async def scrapy_rep(count: int) -> dict[str, float]:
     from scrapy_rep.cache.outcome import FetchKind, FetchOutcome
-    from scrapy_rep.crawler.early import RobotsTxtSpiderMiddleware
     from scrapy_rep.crawler.middleware import RobotsTxtMiddleware
+    from scrapy_rep.crawler.spider_middleware import RobotsTxtSpiderMiddleware
     from scrapy_rep.engine.origin import origin_of
 
     crawler = get_crawler(

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ENVIRONMENT",
-    "META_KEY",
+    "ROBOTSTXT_FETCH_META_KEY",
     "ROBOTS_PRIORITY",
     "Fetcher",
     "Route",
@@ -49,7 +49,7 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 #: Set on every robots.txt request this package sends (value: True).
-META_KEY: Final = "rep_robotstxt"
+ROBOTSTXT_FETCH_META_KEY: Final = "rep_robotstxt"
 #: Above ordinary requests, as Scrapy's built-in middleware does.
 ROBOTS_PRIORITY: Final = 1000
 
@@ -166,7 +166,7 @@ class Fetcher:
             dont_filter=True,
             headers={"Accept-Encoding": _ACCEPT_ENCODING},
             meta={
-                META_KEY: True,
+                ROBOTSTXT_FETCH_META_KEY: True,
                 "dont_obey_robotstxt": True,
                 "dont_redirect": True,
                 "dont_retry": True,
@@ -250,7 +250,7 @@ class Fetcher:
 
     def _bytes_received(self, data: bytes, request: Request, **_: Any) -> None:
         """Stop a robots.txt download once ``max_body_bytes`` have arrived."""
-        if not request.meta.get(META_KEY):
+        if not request.meta.get(ROBOTSTXT_FETCH_META_KEY):
             return
         received = request.meta.get(_RECEIVED, 0) + len(data)
         request.meta[_RECEIVED] = received
@@ -267,7 +267,7 @@ class Fetcher:
         capped at ``max_body_bytes`` (past that it drops the response, which
         makes the origin unreachable).
         """
-        if not request.meta.get(META_KEY):
+        if not request.meta.get(ROBOTSTXT_FETCH_META_KEY):
             return
         limit = self._config.max_body_bytes
         request.meta["download_maxsize"] = limit
@@ -419,4 +419,3 @@ def _causes(exc: BaseException) -> Iterator[BaseException]:
 def _is_tls(exc: BaseException) -> bool:
     module = type(exc).__module__.lower()
     return "ssl" in module or "tls" in module or type(exc).__name__.startswith("SSL")
-

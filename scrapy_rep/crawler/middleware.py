@@ -21,6 +21,7 @@ from scrapy.utils.httpobj import urlparse_cached
 
 from scrapy_rep.cache.outcome import Access, AccessState, FetchKind, FetchOutcome
 from scrapy_rep.crawler import spider_robots
+from scrapy_rep.crawler.configured_storage import open_configured_storage
 from scrapy_rep.crawler.errors import (
     SETTING_CLOSE_REASON,
     STORAGE_CLOSE_REASON,
@@ -29,7 +30,13 @@ from scrapy_rep.crawler.errors import (
     RobotsTxtStorageUnavailable,
     RobotsTxtUnreachable,
 )
-from scrapy_rep.crawler.fetcher import ENVIRONMENT, META_KEY, Fetcher, Route, route_of
+from scrapy_rep.crawler.fetcher import (
+    ENVIRONMENT,
+    ROBOTSTXT_FETCH_META_KEY,
+    Fetcher,
+    Route,
+    route_of,
+)
 from scrapy_rep.crawler.flights import unless_stopped
 from scrapy_rep.crawler.forget_watch import ForgetWatch, watch_forgets
 from scrapy_rep.crawler.internals import (
@@ -42,7 +49,6 @@ from scrapy_rep.crawler.reporting import Drop, Reporter
 from scrapy_rep.crawler.resolver import Fetch, FetchStopped, Resolver
 from scrapy_rep.crawler.settings import Config, SettingError
 from scrapy_rep.crawler.spider_robots import ROBOTS_PATH
-from scrapy_rep.crawler.store import open_configured_storage
 from scrapy_rep.crawler.tokens import RequestTokens
 from scrapy_rep.engine.origin import Origin, origin_of, robots_url
 
@@ -156,7 +162,7 @@ class RobotsTxtMiddleware:
         if self._bypass:
             return None
         meta = request.meta
-        if meta.get("dont_obey_robotstxt") or meta.get(META_KEY):
+        if meta.get("dont_obey_robotstxt") or meta.get(ROBOTSTXT_FETCH_META_KEY):
             return None
         parts = urlparse_cached(request)
         origin = self._origin(request, parts)
@@ -321,7 +327,7 @@ class RobotsTxtMiddleware:
         if self._bypass or self._storage_error is not None or not self._storage_opened:
             return None
         meta = request.meta
-        if meta.get("dont_obey_robotstxt") or meta.get(META_KEY):
+        if meta.get("dont_obey_robotstxt") or meta.get(ROBOTSTXT_FETCH_META_KEY):
             return None
         parts = urlparse_cached(request)
         if parts.scheme not in self._schemes:
@@ -343,7 +349,7 @@ class RobotsTxtMiddleware:
             return response
         if not self._resolver.streaking and ROBOTS_PATH not in request.url:
             return response  # nearly every response: nothing to learn, nothing parsed
-        if request.meta.get(META_KEY):
+        if request.meta.get(ROBOTSTXT_FETCH_META_KEY):
             return response
         parts = urlparse_cached(request)
         origin = self._origins.get((parts.scheme, parts.netloc))

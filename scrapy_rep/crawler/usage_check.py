@@ -41,10 +41,10 @@ if TYPE_CHECKING:
     from scrapy_rep.cache.outcome import Access
     from scrapy_rep.engine.origin import Origin
 
-__all__ = ["META_KEY", "UsageCheckingMiddleware", "usage_meta", "with_usage_check"]
+__all__ = ["USAGE_META_KEY", "UsageCheckingMiddleware", "usage_meta", "with_usage_check"]
 
 #: The request (and response) meta key with the usage preferences.
-META_KEY: Final = "rep_usage"
+USAGE_META_KEY: Final = "rep_usage"
 _NOTHING_STATED: Final = Preferences()
 
 
@@ -88,7 +88,7 @@ class UsageCheckingMiddleware(RobotsTxtMiddleware):
         )
         where = robots_url(origin)
         self._robots_usage[request] = (prefs, where)
-        request.meta[META_KEY] = usage_meta(self._purposes, prefs, where)
+        request.meta[USAGE_META_KEY] = usage_meta(self._purposes, prefs, where)
         denied = prefs.denied(self._purposes)
         if not denied or robots is None:
             return None
@@ -109,7 +109,7 @@ class UsageCheckingMiddleware(RobotsTxtMiddleware):
             return response
         robots_prefs, where = checked
         header = header_usage(values)
-        request.meta[META_KEY] = usage_meta(
+        request.meta[USAGE_META_KEY] = usage_meta(
             self._purposes, combine(robots_prefs, header.preferences), where
         )
         denied = header.preferences.denied(self._purposes)
