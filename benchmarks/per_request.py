@@ -104,7 +104,7 @@ async def scrapy_rep(count: int) -> dict[str, float]:
     crawler.engine = crawler._create_engine()
     middleware = crawler.get_downloader_middleware(RobotsTxtMiddleware)  # the engine's
     assert middleware is not None
-    await middleware._open_storage()
+    await middleware._life.open_storage()
     for host in HOSTS:  # every origin answered, as a crawl's busy origins are
         origin = origin_of(f"http://{host}:8080/")
         assert origin is not None

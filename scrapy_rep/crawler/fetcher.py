@@ -18,6 +18,7 @@ import logging
 import time
 import zlib
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 from urllib.parse import urljoin, urlsplit
 
@@ -31,7 +32,7 @@ from scrapy_rep.cache.outcome import FetchKind, FetchOutcome, kind_of_status
 from scrapy_rep.crawler.ftp import download_ftp
 from scrapy_rep.crawler.resolver import FetchStopped
 from scrapy_rep.crawler.settings import Config
-from scrapy_rep.engine.origin import Origin, robots_url
+from scrapy_rep.engine.origin import Origin, origin_of, robots_url
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -42,6 +43,7 @@ __all__ = [
     "ROBOTS_PRIORITY",
     "Fetcher",
     "Route",
+    "answered_for_another",
     "describe_error",
     "route_of",
 ]
@@ -345,6 +347,25 @@ def _redirect_target(response: Response, url: str) -> str | None:
     if not location:
         return None  # an invalid redirect: kind_of_status says unreachable
     return urljoin(url, safe_url_string(location.decode("latin-1")))
+
+
+def answered_for_another(
+    origin: Origin, outcome: FetchOutcome
+) -> tuple[Origin, FetchOutcome] | None:
+    """A redirect that ended at another origin's own /robots.txt answered for
+    that origin too: the outcome it stands for there, else None."""
+    final = outcome.final_url
+    target = origin_of(final) if final else None
+    if (
+        target is None
+        or target == origin
+        or final != robots_url(target)
+        or outcome.status is None
+        or not 200 <= outcome.status < 500
+        or outcome.kind is FetchKind.UNREACHABLE
+    ):
+        return None
+    return target, replace(outcome, url=robots_url(target), final_url=None)
 
 
 def first_header(headers: dict[str, list[str]], name: str) -> str | None:
