@@ -24,6 +24,8 @@ from scrapy import signals as scrapy_signals
 from scrapy.exceptions import NotConfigured
 
 from scrapy_rep import signals
+from scrapy_rep.crawler.middleware import RobotsTxtMiddleware
+from scrapy_rep.crawler.pace import pacing
 from scrapy_rep.crawler.settings import Config, CrawlDelayConfig
 from scrapy_rep.engine.agents import user_agent_token
 from scrapy_rep.engine.origin import Origin, origin_of
@@ -37,7 +39,7 @@ if TYPE_CHECKING:
     from scrapy_rep.cache.outcome import Access
     from scrapy_rep.engine.document import RobotsTxt
 
-__all__ = ["CrawlDelay", "clamp", "pacing"]
+__all__ = ["CrawlDelay", "clamp"]
 
 logger = logging.getLogger(__name__)
 
@@ -116,8 +118,6 @@ class CrawlDelay:
 
     def _tokens(self, request: Request) -> tuple[str, ...]:
         """The tokens the middleware matches this request with."""
-        from scrapy_rep.crawler.middleware import RobotsTxtMiddleware
-
         middleware = self._crawler.get_downloader_middleware(RobotsTxtMiddleware)
         if middleware is None:
             return self._fallback_tokens
@@ -150,12 +150,6 @@ class CrawlDelay:
     def _stats_inc(self, name: str) -> None:
         if self._crawler.stats is not None:
             self._crawler.stats.inc_value(name)
-
-
-def pacing(robots: RobotsTxt, tokens: tuple[str, ...]) -> float | None:
-    """The slowest of the group's ``crawl-delay`` and ``request-rate`` (seconds apart)."""
-    found = [v for v in (robots.crawl_delay(tokens), robots.request_rate(tokens)) if v is not None]
-    return max(found) if found else None
 
 
 def _has_delay(robots: RobotsTxt) -> bool:

@@ -43,7 +43,6 @@ from twisted.internet.defer import Deferred
 from scrapy_rep.cache.policy import PolicyConfig, retry_after_delay
 from scrapy_rep.cache.storage import MemoryStorage
 from scrapy_rep.cache.storage.protocol import Pacing
-from scrapy_rep.crawler.crawl_delay import pacing
 from scrapy_rep.crawler.flights import sleep, unless_stopped, wait
 from scrapy_rep.crawler.loop_thread import pace_of
 from scrapy_rep.crawler.settings import Config, CrawlDelayConfig
@@ -57,8 +56,9 @@ if TYPE_CHECKING:
 
     from scrapy_rep.cache.outcome import Access
     from scrapy_rep.crawler.internals import Parking
+    from scrapy_rep.engine.document import RobotsTxt
 
-__all__ = ["Pace"]
+__all__ = ["Pace", "pacing"]
 
 logger = logging.getLogger(__name__)
 
@@ -81,6 +81,12 @@ WAITING_MAX: Final = "robotstxt/pace/waiting_max"
 PAUSED: Final = "robotstxt/pace/paused"
 REQUEUED: Final = "robotstxt/pace/requeued_on_stop"
 LOCAL: Final = "robotstxt/pace/local"
+
+
+def pacing(robots: RobotsTxt, tokens: tuple[str, ...]) -> float | None:
+    """The slowest of the group's ``crawl-delay`` and ``request-rate`` (seconds apart)."""
+    found = [v for v in (robots.crawl_delay(tokens), robots.request_rate(tokens)) if v is not None]
+    return max(found) if found else None
 
 
 class Pace:
