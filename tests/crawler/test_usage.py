@@ -20,6 +20,7 @@ from scrapy.utils.test import get_crawler
 from scrapy_rep import signals
 from scrapy_rep.crawler.errors import RobotsTxtUsageDenied
 from scrapy_rep.crawler.middleware import RobotsTxtMiddleware
+from scrapy_rep.crawler.request_checks import RobotsCheck
 from scrapy_rep.crawler.settings import Config, SettingError
 from scrapy_rep.crawler.usage_check import UsageCheck
 
@@ -223,6 +224,14 @@ def test_scrapy_a_project_subclass_keeps_its_own_methods() -> None:
     assert isinstance(middleware, Mine)
     assert any(isinstance(check, UsageCheck) for check in middleware.checks)
     assert middleware.mine() == "mine"
+
+
+def test_scrapy_without_purposes_the_usage_check_is_not_there() -> None:
+    # No purposes declared: nothing of the usage check runs, at no cost.
+    plain = RobotsTxtMiddleware.from_crawler(get_crawler(Spider, SETTINGS))
+    assert [type(check) for check in plain.checks] == [RobotsCheck]
+    declared = RobotsTxtMiddleware.from_crawler(get_crawler(Spider, {**SETTINGS, **TRAIN_AI}))
+    assert [type(check) for check in declared.checks] == [RobotsCheck, UsageCheck]
 
 
 @pytest.mark.parametrize(
