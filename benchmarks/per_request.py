@@ -93,8 +93,8 @@ async def builtin(count: int) -> dict[str, float]:
 
 async def scrapy_rep(count: int) -> dict[str, float]:
     from scrapy_rep.cache.outcome import FetchKind, FetchOutcome
-    from scrapy_rep.crawler.early import RobotsTxtSpiderMiddleware
     from scrapy_rep.crawler.middleware import RobotsTxtMiddleware
+    from scrapy_rep.crawler.spider_middleware import RobotsTxtSpiderMiddleware
     from scrapy_rep.engine.origin import origin_of
 
     crawler = get_crawler(
@@ -104,7 +104,7 @@ async def scrapy_rep(count: int) -> dict[str, float]:
     crawler.engine = crawler._create_engine()
     middleware = crawler.get_downloader_middleware(RobotsTxtMiddleware)  # the engine's
     assert middleware is not None
-    await middleware._open_storage()
+    await middleware._life.open_storage()
     for host in HOSTS:  # every origin answered, as a crawl's busy origins are
         origin = origin_of(f"http://{host}:8080/")
         assert origin is not None

@@ -1,7 +1,7 @@
 """Sphinx extension: the settings reference, generated from the code's table.
 
 ``{rep-settings}`` (a directive without arguments) renders
-``scrapy_rep.crawler.settings.SETTINGS`` as a table: name, default, accepted
+``scrapy_rep.crawler.settings_table.SETTINGS`` as a table: name, default, accepted
 values, what it does. Defaults come from ``Config``'s fields unless an entry
 words its own, so the page cannot drift from what the crawler reads.
 
@@ -20,7 +20,8 @@ from docutils.parsers.rst import Directive
 from sphinx.application import Sphinx
 from sphinx.util import logging
 
-from scrapy_rep.crawler.settings import SETTINGS, Config, Setting
+from scrapy_rep.crawler.settings import Config
+from scrapy_rep.crawler.settings_table import SETTINGS, Setting
 
 logger = logging.getLogger(__name__)
 
@@ -118,7 +119,7 @@ def _check_names(app: Sphinx, docname: str, source: list[str]) -> None:
     known = {setting.name for setting in SETTINGS} | NOT_SETTINGS
     for name in sorted(set(_REP_NAME.findall(source[0])) - known):
         logger.warning(
-            "%s names %s, which is not in scrapy_rep.crawler.settings.SETTINGS",
+            "%s names %s, which is not in scrapy_rep.crawler.settings_table.SETTINGS",
             docname,
             name,
             location=docname,

@@ -18,6 +18,7 @@ import logging
 import time
 import zlib
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 from urllib.parse import urljoin, urlsplit
 
@@ -31,17 +32,18 @@ from scrapy_rep.cache.outcome import FetchKind, FetchOutcome, kind_of_status
 from scrapy_rep.crawler.ftp import download_ftp
 from scrapy_rep.crawler.resolver import FetchStopped
 from scrapy_rep.crawler.settings import Config
-from scrapy_rep.engine.origin import Origin, robots_url
+from scrapy_rep.engine.origin import Origin, origin_of, robots_url
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
 __all__ = [
     "ENVIRONMENT",
-    "META_KEY",
+    "ROBOTSTXT_FETCH_META_KEY",
     "ROBOTS_PRIORITY",
     "Fetcher",
     "Route",
+    "answered_for_another",
     "describe_error",
     "route_of",
 ]
@@ -49,7 +51,7 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 #: Set on every robots.txt request this package sends (value: True).
-META_KEY: Final = "rep_robotstxt"
+ROBOTSTXT_FETCH_META_KEY: Final = "rep_robotstxt"
 #: Above ordinary requests, as Scrapy's built-in middleware does.
 ROBOTS_PRIORITY: Final = 1000
 
@@ -166,7 +168,7 @@ class Fetcher:
             dont_filter=True,
             headers={"Accept-Encoding": _ACCEPT_ENCODING},
             meta={
-                META_KEY: True,
+                ROBOTSTXT_FETCH_META_KEY: True,
                 "dont_obey_robotstxt": True,
                 "dont_redirect": True,
                 "dont_retry": True,
@@ -250,7 +252,7 @@ class Fetcher:
 
     def _bytes_received(self, data: bytes, request: Request, **_: Any) -> None:
         """Stop a robots.txt download once ``max_body_bytes`` have arrived."""
-        if not request.meta.get(META_KEY):
+        if not request.meta.get(ROBOTSTXT_FETCH_META_KEY):
             return
         received = request.meta.get(_RECEIVED, 0) + len(data)
         request.meta[_RECEIVED] = received
@@ -267,7 +269,7 @@ class Fetcher:
         capped at ``max_body_bytes`` (past that it drops the response, which
         makes the origin unreachable).
         """
-        if not request.meta.get(META_KEY):
+        if not request.meta.get(ROBOTSTXT_FETCH_META_KEY):
             return
         limit = self._config.max_body_bytes
         request.meta["download_maxsize"] = limit
@@ -347,6 +349,25 @@ def _redirect_target(response: Response, url: str) -> str | None:
     return urljoin(url, safe_url_string(location.decode("latin-1")))
 
 
+def answered_for_another(
+    origin: Origin, outcome: FetchOutcome
+) -> tuple[Origin, FetchOutcome] | None:
+    """A redirect that ended at another origin's own /robots.txt answered for
+    that origin too: the outcome it stands for there, else None."""
+    final = outcome.final_url
+    target = origin_of(final) if final else None
+    if (
+        target is None
+        or target == origin
+        or final != robots_url(target)
+        or outcome.status is None
+        or not 200 <= outcome.status < 500
+        or outcome.kind is FetchKind.UNREACHABLE
+    ):
+        return None
+    return target, replace(outcome, url=robots_url(target), final_url=None)
+
+
 def first_header(headers: dict[str, list[str]], name: str) -> str | None:
     """The first value of a header (names lower-case), if it was sent."""
     values = headers.get(name)
@@ -419,4 +440,3 @@ def _causes(exc: BaseException) -> Iterator[BaseException]:
 def _is_tls(exc: BaseException) -> bool:
     module = type(exc).__module__.lower()
     return "ssl" in module or "tls" in module or type(exc).__name__.startswith("SSL")
-

@@ -1,50 +1,47 @@
-"""The downloader middleware: request -> origin -> access -> verdict -> pass or drop.
+"""The downloader middleware: request -> origin -> access -> checks -> pass or drop.
 
-Glue only. The origin comes from the engine, the access from the
-``Resolver`` (storage + policy, fetching through the ``Fetcher``), the
-verdict from the engine again. Beside it: ``RequestTokens`` (which tokens),
-``Reporter`` (stats, logs, signals), ``spider_robots`` (a spider's own
-robots.txt requests) and ``internals`` (what reaches into Scrapy).
+Glue only. The origin comes from the engine (``checked_origins`` keeps it per
+netloc), the access from the ``Resolver`` (storage + policy, fetching through
+the ``Fetcher``) while the request is ``Waiting``, the verdict from the
+``request_checks`` the config asks for (robots.txt's rules, then usage).
+Beside it: ``RequestTokens`` (which tokens), ``Reporter`` (stats, logs,
+signals), ``CrawlLife`` (open, idle, close), ``spider_robots`` (a spider's
+own robots.txt requests) and ``internals`` (what reaches into Scrapy).
 """
 
 from __future__ import annotations
 
 import logging
-from dataclasses import replace
-from typing import TYPE_CHECKING, Final, cast
+from typing import TYPE_CHECKING
 from urllib.parse import ParseResult
 
-from scrapy import signals as scrapy_signals
-from scrapy.exceptions import CloseSpider, DontCloseSpider, NotConfigured
+from scrapy.exceptions import NotConfigured
 from scrapy.http import Request, Response
 from scrapy.utils.httpobj import urlparse_cached
 
-from scrapy_rep.cache.outcome import Access, AccessState, FetchKind, FetchOutcome
+from scrapy_rep.cache.outcome import Access, FetchOutcome
 from scrapy_rep.crawler import spider_robots
-from scrapy_rep.crawler.errors import (
-    SETTING_CLOSE_REASON,
-    STORAGE_CLOSE_REASON,
-    ForbiddenByRobotsTxt,
-    RobotsTxtNoOrigin,
-    RobotsTxtStorageUnavailable,
-    RobotsTxtUnreachable,
+from scrapy_rep.crawler.checked_origins import CheckedOrigins, opted_out
+from scrapy_rep.crawler.crawl_life import CrawlLife
+from scrapy_rep.crawler.errors import RobotsTxtNoOrigin, RobotsTxtStorageUnavailable
+from scrapy_rep.crawler.fetcher import (
+    ENVIRONMENT,
+    ROBOTSTXT_FETCH_META_KEY,
+    Fetcher,
+    Route,
+    answered_for_another,
+    route_of,
 )
-from scrapy_rep.crawler.fetcher import ENVIRONMENT, META_KEY, Fetcher, Route, route_of
-from scrapy_rep.crawler.flights import unless_stopped
-from scrapy_rep.crawler.forget_watch import ForgetWatch, watch_forgets
-from scrapy_rep.crawler.internals import (
-    Parking,
-    builtin_robotstxt_enabled,
-    unplug_builtin_robotstxt,
-)
+from scrapy_rep.crawler.internals import Parking
 from scrapy_rep.crawler.pace import Pace
 from scrapy_rep.crawler.reporting import Drop, Reporter
+from scrapy_rep.crawler.request_checks import ResponseCheck, request_checks
 from scrapy_rep.crawler.resolver import Fetch, FetchStopped, Resolver
-from scrapy_rep.crawler.settings import Config, SettingError
+from scrapy_rep.crawler.settings import Config
 from scrapy_rep.crawler.spider_robots import ROBOTS_PATH
-from scrapy_rep.crawler.store import open_configured_storage
 from scrapy_rep.crawler.tokens import RequestTokens
-from scrapy_rep.engine.origin import Origin, origin_of, robots_url
+from scrapy_rep.crawler.waiting import Waiting
+from scrapy_rep.engine.origin import Origin
 
 if TYPE_CHECKING:
     from scrapy import Spider
@@ -54,13 +51,6 @@ if TYPE_CHECKING:
 __all__ = ["RobotsTxtMiddleware"]
 
 logger = logging.getLogger(__name__)
-
-#: Bound of the per-netloc origin memo (cleared when full).
-_MAX_REMEMBERED: Final = 100_000
-#: Seconds between looks at whether the engine is stopping, while requests wait.
-_STOP_POLL: Final = 0.25
-_ALLOW_ALL: Final = AccessState.ALLOW_ALL
-_DISALLOW_ALL: Final = AccessState.DISALLOW_ALL
 
 
 class RobotsTxtMiddleware:
@@ -78,7 +68,9 @@ class RobotsTxtMiddleware:
     ``robotstxt/*`` for each drop and each cache answer).
 
     For other components: ``crawler.get_downloader_middleware(RobotsTxtMiddleware)``
-    gives the instance, ``.config`` its settings (a ``Config``), and
+    gives the instance, ``.config`` its settings (a ``Config``), ``.checks``
+    the checks a request passes (``request_checks``: robots.txt's rules, and
+    the usage check when ``REP_PURPOSES`` is set), and
     ``.tokens_for(request)`` the user-agent tokens a request is matched with
     (in preference order), e.g. for ``access.robots.crawl_delay(tokens)`` on
     the ``robotstxt_resolved`` signal.
@@ -116,28 +108,24 @@ class RobotsTxtMiddleware:
             max_bytes=config.memory_max_bytes // 4,
             parsed_max_bytes=config.memory_max_bytes // 2,
         )
-        self._storage_opened = False
-        self._storage_error: str | None = None
+        self.checks = request_checks(config, self._tokens, self._report)
+        self._response_checks = tuple(c for c in self.checks if isinstance(c, ResponseCheck))
         # Each origin's pace across processes (issue 26); None unless asked for.
         self._pace = Pace.of(crawler, self._parking, self._tokens, lambda: self._resolver.storage)
-        self._triggers: dict[Origin, Request] = {}  # the first waiting request per origin
-        self._origins: dict[tuple[str, str], Origin | None] = {}  # (scheme, netloc) -> origin
-        self._schemes = config.checked_schemes
-        self._builtin_beside = builtin_robotstxt_enabled(crawler.settings)
-        self._bypass = False
-        self._forget_watch: ForgetWatch | None = None
-        crawler.signals.connect(self._spider_opened, signal=scrapy_signals.spider_opened)
-        crawler.signals.connect(self._spider_idle, signal=scrapy_signals.spider_idle)
-        crawler.signals.connect(self._spider_closed, signal=scrapy_signals.spider_closed)
+        self._waiting = Waiting(self._resolver, self._parking)
+        self._origins = CheckedOrigins(config.checked_schemes)
+        self._life = CrawlLife(
+            crawler,
+            config,
+            self._tokens,
+            self._report,
+            self._resolver,
+            self._parking,
+            waiting=lambda: bool(self._waiting.triggers),
+        )
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
-        """With ``REP_PURPOSES`` set, the middleware with the usage check
-        (``usage_check``); without, this class, its per-request path unchanged."""
-        if Config.of(crawler).purposes:
-            from scrapy_rep.crawler.usage_check import with_usage_check
-
-            return cast("Self", with_usage_check(cls)(crawler))
         return cls(crawler)
 
     def tokens_for(self, request: Request) -> tuple[str, ...]:
@@ -153,10 +141,9 @@ class RobotsTxtMiddleware:
     async def process_request(
         self, request: Request, spider: Spider | None = None
     ) -> Request | Response | None:
-        if self._bypass:
+        if self._life.bypass:
             return None
-        meta = request.meta
-        if meta.get("dont_obey_robotstxt") or meta.get(META_KEY):
+        if opted_out(request):
             return None
         parts = urlparse_cached(request)
         origin = self._origin(request, parts)
@@ -186,71 +173,24 @@ class RobotsTxtMiddleware:
     def _origin(self, request: Request, parts: ParseResult) -> Origin | None:
         """None for schemes that are not checked (``data:``, ``file:``, ...); a
         checked URL without an origin is dropped (failing closed)."""
-        if parts.scheme not in self._schemes:
+        if parts.scheme not in self._origins.schemes:
             return None
-        origin = self._remembered_origin(parts.scheme, parts.netloc, request.url)
+        origin = self._origins.origin(parts, request.url)
         if origin is None:
             reason = f"no origin: {request.url} names no host that robots.txt can be asked of"
             self._report.drop(request, RobotsTxtNoOrigin(reason, request.url), "no_origin")
         return origin
 
-    def _remembered_origin(self, scheme: str, netloc: str, url: str) -> Origin | None:
-        """An origin depends on the scheme and netloc only, so it is worked out
-        (IDNA and all) once per netloc, not once per request."""
-        key = (scheme, netloc)
-        try:
-            return self._origins[key]
-        except KeyError:
-            pass
-        if len(self._origins) >= _MAX_REMEMBERED:
-            self._origins.clear()
-        origin = self._origins[key] = origin_of(url)
-        return origin
-
     async def _access(self, origin: Origin, request: Request, check: bool = False) -> Access | None:
-        """Wait for the origin's access (docs/spec.md §8.3): load or fetch its robots.txt.
-
-        None: the crawl is stopping (a pause, a close), and the request
-        should go back to the scheduler rather than keep the stop waiting or
-        be downloaded after it (issue 23 §3). ``check``: then decide the request
-        (a drop raises); one that passes waits for a place in
-        CONCURRENT_REQUESTS again before it downloads.
-        """
-        if not self._storage_opened:
-            await self._open_storage()
-        if self._storage_error is not None:
-            error = RobotsTxtStorageUnavailable(self._storage_error, request.url)
+        """Wait for the origin's access (``Waiting``); None: the crawl is stopping.
+        ``check``: then decide the request (a drop raises)."""
+        life = self._life
+        if not life.storage_opened:
+            await life.open_storage()
+        if life.storage_error is not None:
+            error = RobotsTxtStorageUnavailable(life.storage_error, request.url)
             self._report.drop(request, error, "storage_unavailable")
-        # A waiting request gives its place in CONCURRENT_REQUESTS to other
-        # origins: only the robots.txt download holds one (issue 14 §2).
-        parked = self._parking.park(request)
-        if not parked:
-            self._parking.holding += 1
-        self._triggers.setdefault(origin, request)
-        try:
-            # A stop gives it back to the scheduler (JOBDIR keeps it).
-            access = await unless_stopped(
-                self._resolver.access(origin, request), lambda: self._parking.stopping, _STOP_POLL
-            )
-            if access is None or self._parking.stopping:
-                return None
-            if check:
-                self._check(request, origin, access)  # a drop needs no place
-                # Every origin answering at once must not overfill the places:
-                # a parked request took none while it waited, nor did one
-                # holding its slot in ``active`` (issue 23 §4).
-                if not await self._parking.place(ahead=True):
-                    return None
-            return access
-        except FetchStopped:
-            return None
-        finally:
-            if self._triggers.get(origin) is request:
-                del self._triggers[origin]
-            if parked:
-                self._parking.unpark(request)
-            else:
-                self._parking.holding -= 1
+        return await self._waiting.access(origin, request, self._check if check else None)
 
     def _fetch_for(self, request: object) -> Fetch:
         """The fetch on behalf of ``request``, as its origin's flight starts:
@@ -269,17 +209,9 @@ class RobotsTxtMiddleware:
         if not await self._parking.place():
             raise FetchStopped
         outcome = await self._fetcher.fetch(origin, route)
-        target = origin_of(outcome.final_url) if outcome.final_url else None
-        if (
-            target is not None
-            and target != origin
-            and outcome.final_url == robots_url(target)
-            and outcome.status is not None
-            and 200 <= outcome.status < 500
-            and outcome.kind is not FetchKind.UNREACHABLE
-        ):
-            own = replace(outcome, url=robots_url(target), final_url=None)
-            await self._resolver.seed(target, own)
+        other = answered_for_another(origin, outcome)
+        if other is not None:
+            await self._resolver.seed(*other)
         return outcome
 
     def _check(self, request: Request, origin: Origin, access: Access) -> None:
@@ -290,22 +222,12 @@ class RobotsTxtMiddleware:
             raise drop.error
 
     def _verdict(self, request: Request, origin: Origin, access: Access) -> Drop | None:
-        """None to pass; else why the request is dropped (twice per request:
-        before the scheduler and at download, so kept to plain lookups)."""
-        state, robots = access.state, access.robots
-        if state is _ALLOW_ALL:
-            return None
-        url = request.url
-        if state is _DISALLOW_ALL or robots is None:
-            return Drop(RobotsTxtUnreachable(access.reason, url), "unreachable")
-        tokens = self._tokens(request)
-        if robots.allowed(url, tokens):
-            return None
-        verdict = robots.explain(url, tokens)  # why, for the drop
-        if verdict.allowed or verdict.rule is None:
-            return None
-        error = ForbiddenByRobotsTxt(verdict.rule, url, robots_url(origin))
-        return Drop(error, "forbidden", verdict.agent, tokens)
+        """None to pass; else the first check's drop (``checks``, in order)."""
+        for check in self.checks:
+            drop = check.verdict(request, origin, access)
+            if drop is not None:
+                return drop
+        return None
 
     def announce_early(self, drop: Drop, request: Request) -> None:
         """A drop decided before the scheduler: counted (its origin's answer was
@@ -318,15 +240,15 @@ class RobotsTxtMiddleware:
         drop this request would get if its origin's access is known already;
         else start its robots.txt now. None: schedule it (this middleware
         still checks it when it is downloaded)."""
-        if self._bypass or self._storage_error is not None or not self._storage_opened:
+        life = self._life
+        if life.bypass or life.storage_error is not None or not life.storage_opened:
             return None
-        meta = request.meta
-        if meta.get("dont_obey_robotstxt") or meta.get(META_KEY):
+        if opted_out(request):
             return None
         parts = urlparse_cached(request)
-        if parts.scheme not in self._schemes:
+        if parts.scheme not in self._origins.schemes:
             return None
-        origin = self._remembered_origin(parts.scheme, parts.netloc, request.url)
+        origin = self._origins.origin(parts, request.url)
         if origin is None or (parts.path == ROBOTS_PATH and spider_robots.is_robots_path(parts)):
             return None  # the download-time check decides these
         access = self._resolver.peek(origin)
@@ -338,97 +260,36 @@ class RobotsTxtMiddleware:
     async def process_response(
         self, request: Request, response: Response, spider: Spider | None = None
     ) -> Response:
-        """Learn from responses: a spider's own robots.txt, pages answering in a streak."""
-        if self._bypass or self._storage_error is not None:
-            return response
-        if not self._resolver.streaking and ROBOTS_PATH not in request.url:
-            return response  # nearly every response: nothing to learn, nothing parsed
-        if request.meta.get(META_KEY):
-            return response
+        """Learn from the response; then the checks that read responses (a drop raises)."""
+        life = self._life
+        # Nearly every response has nothing to teach: nothing parsed for it.
+        if (self._resolver.streaking or ROBOTS_PATH in request.url) and not (
+            life.bypass or life.storage_error is not None
+        ):
+            await self._learn(request, response)
+        for check in self._response_checks:
+            check.response(request, response)
+        return response
+
+    async def _learn(self, request: Request, response: Response) -> None:
+        """A spider's own robots.txt, pages answering in a streak."""
+        if request.meta.get(ROBOTSTXT_FETCH_META_KEY):
+            return
         parts = urlparse_cached(request)
-        origin = self._origins.get((parts.scheme, parts.netloc))
+        origin = self._origins.known(parts)
         if origin is None:
-            return response
+            return
         if spider_robots.is_robots_path(parts):
             outcome = spider_robots.outcome_of(
                 origin, response, self.config.clock(), self.config.max_body_bytes
             )
             if outcome is not None:
                 await self._resolver.seed(origin, outcome)
-            return response
+            return
         record = self._resolver.record(origin)
         if record is not None and record.in_streak:
             await self._resolver.site_answered(origin)
-        return response
 
     async def _resolved(self, origin: Origin, access: Access, fetched: FetchOutcome | None) -> None:
         """Say so; Scrapy's ``robots_parsed`` names the request that waited first."""
-        await self._report.resolved(origin, access, fetched, self._triggers.get(origin))
-
-    # --- crawl life cycle ----------------------------------------------------------
-
-    async def _spider_opened(self, spider: Spider) -> None:
-        """A start-up failure closes the spider here, before the engine takes a
-        request from it: Scrapy 2.18 and later honour a ``CloseSpider`` raised by
-        a ``spider_opened`` handler (older ones logged and ignored it, which is
-        why 2.18 is the floor; tests/crawler/test_startup.py)."""
-        self._unplug_builtin(spider)
-        if self._bypass:
-            return
-        try:
-            self._tokens.read_spider(spider)
-        except SettingError as error:
-            logger.error("%s; the spider is closed without crawling", error)
-            raise CloseSpider(SETTING_CLOSE_REASON) from error
-        await self._open_storage()
-        if self._storage_error is not None:
-            raise CloseSpider(STORAGE_CLOSE_REASON)
-        # ``scrapy-rep cache forget`` reaches this crawl too (issue 27 §6).
-        self._forget_watch = await watch_forgets(
-            self._resolver, self.config.forget_poll_interval, self._forgotten
-        )
-
-    def _forgotten(self, origin: Origin) -> None:
-        self._report.stats.inc_value("robotstxt/cache/forgotten")
-
-    async def _open_storage(self) -> None:
-        """Open ``REP_STORAGE`` once; a failure is logged and every request dropped.
-
-        Normally done when the spider opens, before any request; until then
-        the resolver keeps records in memory.
-        """
-        if self._storage_opened:
-            return
-        self._storage_opened = True
-        try:
-            self._resolver.storage = await open_configured_storage(self.config)
-        except Exception as exc:
-            self._storage_error = f"robots.txt cache unavailable: {exc}"
-            logger.error(
-                "scrapy_rep cannot open its robots.txt cache (REP_STORAGE=%r): %s; "
-                "the spider is closed without crawling",
-                self.config.storage,
-                exc,
-                extra={"spider": self._crawler.spider},
-            )
-
-    async def _spider_closed(self, spider: Spider) -> None:
-        if self._forget_watch is not None:
-            self._forget_watch.stop()
-        self._report.flush()  # before Scrapy dumps the stats
-        await self._resolver.close()
-        self._report.flush()  # what closing counted
-
-    def _unplug_builtin(self, spider: Spider) -> None:
-        if self._builtin_beside and not unplug_builtin_robotstxt(self._crawler, spider):
-            self._bypass = True  # both would fetch: ours steps aside, loudly
-
-    def _spider_idle(self, spider: Spider) -> None:
-        """A parked request, or a robots.txt fetch or retry under way, is still work to do."""
-        self._report.flush()  # a quiet moment: the stats catch up
-        if self._resolver.busy:
-            # Look again as soon as it is done, not at the engine's next heartbeat.
-            self._resolver.call_when_idle(self._parking.wake_engine)
-            raise DontCloseSpider
-        if self._parking.count or self._triggers:
-            raise DontCloseSpider
+        await self._report.resolved(origin, access, fetched, self._waiting.triggers.get(origin))

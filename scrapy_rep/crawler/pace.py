@@ -29,45 +29,34 @@ its own pace, with one warning: never faster than one process would go.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 from collections import deque
-from collections.abc import Callable, Coroutine
-from typing import TYPE_CHECKING, Any, Final
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Final
 
 from scrapy import signals as scrapy_signals
-from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet.defer import Deferred
 
-from scrapy_rep.cache.policy import PolicyConfig, retry_after_delay
-from scrapy_rep.cache.storage import MemoryStorage
-from scrapy_rep.cache.storage.protocol import Pacing
-from scrapy_rep.crawler.crawl_delay import CrawlDelayConfig, pacing
 from scrapy_rep.crawler.flights import sleep, unless_stopped, wait
-from scrapy_rep.crawler.loop_thread import pace_of
-from scrapy_rep.crawler.settings import Config
-from scrapy_rep.crawler.spider_robots import ROBOTS_PATH
-from scrapy_rep.engine.origin import Origin, origin_of
+from scrapy_rep.crawler.pace_store import PaceStore
+from scrapy_rep.crawler.settings import Config, CrawlDelayConfig
+from scrapy_rep.engine.origin import Origin
 
 if TYPE_CHECKING:
-    from scrapy import Spider
     from scrapy.crawler import Crawler
-    from scrapy.http import Request, Response
+    from scrapy.http import Request
 
     from scrapy_rep.cache.outcome import Access
     from scrapy_rep.crawler.internals import Parking
+    from scrapy_rep.engine.document import RobotsTxt
 
-__all__ = ["Pace"]
+__all__ = ["Pace", "pacing"]
 
 logger = logging.getLogger(__name__)
 
 #: Seconds between looks at whether the engine is stopping, while requests wait.
 _STOP_POLL: Final = 0.25
-#: Processes whose turns one origin's next time may legitimately be ahead by:
-#: a stored time further ahead than a pause plus this many delays is clamped.
-_WORKERS_BOUND: Final = 64
-_BUSY: Final = (429, 503)
 #: Bound of the per-origin memos (cleared when full, as the middleware's).
 _MAX_REMEMBERED: Final = 100_000
 #: Added to every crawl-delay: the allowance for the time between a turn and
@@ -78,9 +67,13 @@ MARGIN: Final = 0.05
 WAITED: Final = "robotstxt/pace/waited"
 WAIT_SECONDS: Final = "robotstxt/pace/wait_seconds"
 WAITING_MAX: Final = "robotstxt/pace/waiting_max"
-PAUSED: Final = "robotstxt/pace/paused"
 REQUEUED: Final = "robotstxt/pace/requeued_on_stop"
-LOCAL: Final = "robotstxt/pace/local"
+
+
+def pacing(robots: RobotsTxt, tokens: tuple[str, ...]) -> float | None:
+    """The slowest of the group's ``crawl-delay`` and ``request-rate`` (seconds apart)."""
+    found = [v for v in (robots.crawl_delay(tokens), robots.request_rate(tokens)) if v is not None]
+    return max(found) if found else None
 
 
 class Pace:
@@ -94,30 +87,17 @@ class Pace:
         storage_of: Callable[[], object],
         config: CrawlDelayConfig,
     ) -> None:
-        rep = Config.of(crawler)
         self._crawler = crawler
         self._parking = parking
         self._tokens_for = tokens_for
-        self._storage_of = storage_of
         self._obey = config.obey
         self._retry_after = config.retry_after
         self._max_delay = config.max_delay
-        self._policy = PolicyConfig(
-            retry_after_min=min(rep.retry_after_min, rep.retry_after_max),
-            retry_after_max=rep.retry_after_max,
-        )
-        self._clock = rep.clock
-        self.max_ahead = rep.retry_after_max + _WORKERS_BOUND * config.max_delay
-        self._local = MemoryStorage(rep.memory_max_origins, clock=time.monotonic)
+        self._store = PaceStore(crawler, Config.of(crawler), config, storage_of)
         self._intervals: dict[Origin, tuple[object, tuple[str, ...], float]] = {}
         self._lines: dict[Origin, deque[Deferred[None]]] = {}
-        self._paused: dict[Origin, float] = {}  # origin -> time.monotonic() it ends
-        #: origin -> time.monotonic() its robots.txt came back: a request too.
-        self._robots_at: dict[Origin, float] = {}
         self._waiting = 0
-        self._warned = False
-        self._tasks: set[Any] = set()
-        crawler.signals.connect(self._downloaded, signal=scrapy_signals.response_downloaded)
+        crawler.signals.connect(self._store.downloaded, signal=scrapy_signals.response_downloaded)
 
     @classmethod
     def of(
@@ -146,7 +126,7 @@ class Pace:
             if interval > 0:
                 self._lines[origin] = deque()  # this request is the head of the line
             try:
-                first = await self._reserve(origin, interval)
+                first = await self._store.reserve(origin, interval)
             except BaseException:
                 self._next_in_line(origin, interval)
                 raise
@@ -220,13 +200,13 @@ class Pace:
             if not head:
                 await self._in_line(origin)
                 head = True
-            wait_for = first if first is not None else await self._reserve(origin, interval)
+            wait_for = first if first is not None else await self._store.reserve(origin, interval)
             while wait_for > 0:
                 logger.debug("%s: turn in %.3f s", origin, wait_for)
                 await sleep(wait_for)
                 # Not yet if a pause began after this turn was handed out, or
                 # another process's request went late, less than a delay ago.
-                wait_for = await self._going(origin, interval)
+                wait_for = await self._store.going(origin, interval)
             return True
         finally:
             if head:
@@ -252,139 +232,6 @@ class Pace:
                 waiter.callback(None)
                 return
         self._lines.pop(origin, None)
-
-    # --- the store -------------------------------------------------------------------
-
-    def _store(self) -> Pacing:
-        storage = self._storage_of()
-        shared = pace_of(storage)
-        if shared is not None:
-            return shared
-        self._fall_back(f"the store {type(storage).__name__} keeps no pace")
-        return self._local
-
-    async def _reserve(self, origin: Origin, interval: float) -> float:
-        key = str(origin)
-        # What this process knows first (a pause, its robots.txt download): a
-        # turn the store gave and the request did not take would be lost.
-        floor = max(self._paused_here(origin), self._after_robots(origin, interval))
-        try:
-            return await self._store().reserve(key, interval, self.max_ahead, floor)
-        except Exception as exc:
-            self._fall_back(repr(exc))
-            return await self._local.reserve(key, interval, self.max_ahead, floor)
-
-    async def _going(self, origin: Origin, interval: float) -> float:
-        key = str(origin)
-        here = self._paused_here(origin)
-        if here > 0:
-            return here
-        try:
-            left = await self._store().going(key, interval, self.max_ahead)
-        except Exception as exc:
-            self._fall_back(repr(exc))
-            left = await self._local.going(key, interval, self.max_ahead)
-        return left
-
-    def _paused_here(self, origin: Origin) -> float:
-        """The pause this process learned itself (before the store has it)."""
-        until = self._paused.get(origin)
-        if until is None:
-            return 0.0
-        left = until - time.monotonic()
-        if left <= 0:
-            del self._paused[origin]
-        return left
-
-    def _after_robots(self, origin: Origin, interval: float) -> float:
-        """The robots.txt download this process just made counts as a request:
-        the first page waits a delay after it (the store has it too, a moment later)."""
-        came = self._robots_at.get(origin)
-        if came is None:
-            return 0.0
-        left = came + interval - time.monotonic()
-        if left <= 0:
-            del self._robots_at[origin]
-        return left
-
-    def _fall_back(self, why: str) -> None:
-        if self._crawler.stats is not None:
-            self._crawler.stats.inc_value(LOCAL)
-        if not self._warned:
-            self._warned = True
-            logger.warning(
-                "The pace of origins cannot be shared (%s): each process keeps its own "
-                "crawl-delay and Retry-After pauses",
-                why,
-                extra={"spider": self._crawler.spider},
-            )
-
-    # --- Retry-After -------------------------------------------------------------------
-
-    def _downloaded(
-        self, response: Response, request: Request, spider: Spider | None = None
-    ) -> None:
-        if self._obey and urlparse_cached(request).path == ROBOTS_PATH:
-            fetched = origin_of(request.url)
-            if fetched is not None:
-                if len(self._robots_at) >= _MAX_REMEMBERED:
-                    self._robots_at.clear()
-                self._robots_at[fetched] = time.monotonic()
-                self._background(self._went(fetched))
-        if response.status not in _BUSY or not self._retry_after:
-            return
-        value = response.headers.get(b"Retry-After")
-        if not value:
-            return
-        seconds = retry_after_delay(value.decode("latin-1"), self._clock(), self._policy)
-        origin = origin_of(request.url) if seconds is not None else None
-        if origin is None or seconds is None:
-            return
-        if self._paused_here(origin) >= seconds - 1.0:
-            return  # the pause under way: said and stored already
-        self._paused[origin] = time.monotonic() + seconds
-        if self._crawler.stats is not None:
-            self._crawler.stats.inc_value(PAUSED)
-        logger.warning(
-            "%(origin)s answered %(status)d with Retry-After %(value)r: no request to it "
-            "for %(seconds).0f s, from any process sharing the store (REP_RETRY_AFTER_MAX "
-            "%(max).0f s)",
-            {
-                "origin": origin,
-                "status": response.status,
-                "value": value.decode("latin-1"),
-                "seconds": seconds,
-                "max": self._policy.retry_after_max,
-            },
-            extra={"spider": self._crawler.spider},
-        )
-        self._background(self._pause(origin, seconds))
-
-    async def _went(self, origin: Origin) -> None:
-        """Tell the store a request to ``origin`` went now (``going`` with no interval)."""
-        try:
-            await self._store().going(str(origin), 0.0, self.max_ahead)
-        except Exception as exc:
-            self._fall_back(repr(exc))
-
-    async def _pause(self, origin: Origin, seconds: float) -> None:
-        try:
-            await self._store().pause(str(origin), seconds, self.max_ahead)
-        except Exception as exc:
-            self._fall_back(repr(exc))
-            await self._local.pause(str(origin), seconds, self.max_ahead)
-
-    def _background(self, coro: Coroutine[Any, Any, None]) -> None:
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            deferred = Deferred.fromCoroutine(coro)
-            self._tasks.add(deferred)
-            deferred.addBoth(lambda _: self._tasks.discard(deferred))
-            return
-        task = loop.create_task(coro)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
 
 
 class _Lead:

@@ -10,23 +10,20 @@ decides whether it is fetched (a sitemap may live on another host).
 from __future__ import annotations
 
 import logging
-import re
-from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Final
 
 from scrapy.exceptions import NotConfigured
 from scrapy.http import Request
 
 from scrapy_rep import signals
-from scrapy_rep.crawler.settings import Config, Rejected, SettingError, read_setting, to_bool
+from scrapy_rep.crawler.settings import Config, SettingError, SitemapConfig
 
 if TYPE_CHECKING:
     from scrapy import Spider
     from scrapy.crawler import Crawler
     from typing_extensions import Self
 
-__all__ = ["SITEMAP_SOURCE_META", "FollowSitemaps", "SitemapConfig"]
+__all__ = ["SITEMAP_SOURCE_META", "FollowSitemaps"]
 
 logger = logging.getLogger(__name__)
 
@@ -35,48 +32,6 @@ SITEMAP_SOURCE_META: Final = "rep_sitemap_source"
 STAT: Final = "robotstxt/sitemaps/scheduled"
 #: Bound of the set of sitemaps already scheduled (cleared when full).
 _MAX_SEEN: Final = 100_000
-
-_IDENTIFIER: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-
-
-@dataclass(frozen=True)
-class SitemapConfig:
-    """REP_FOLLOW_SITEMAPS and REP_SITEMAP_CALLBACK, validated."""
-
-    #: REP_FOLLOW_SITEMAPS: schedule the sitemaps robots.txt lists.
-    follow: bool = False
-    #: REP_SITEMAP_CALLBACK: the spider method that receives each sitemap.
-    callback: str = "parse_sitemap"
-    #: REP_FOLLOW_SITEMAPS_MAX: sitemaps scheduled per robots.txt at most; a
-    #: hostile file may list thousands.
-    max_per_robotstxt: int = 50
-
-    @classmethod
-    def from_settings(cls, settings: Mapping[str, Any]) -> SitemapConfig:
-        defaults = cls()
-        return cls(
-            follow=read_setting(settings, "REP_FOLLOW_SITEMAPS", defaults.follow, to_bool),
-            callback=read_setting(settings, "REP_SITEMAP_CALLBACK", defaults.callback, _to_name),
-            max_per_robotstxt=read_setting(
-                settings, "REP_FOLLOW_SITEMAPS_MAX", defaults.max_per_robotstxt, _at_least_one
-            ),
-        )
-
-
-def _at_least_one(value: object) -> int:
-    if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
-        return value
-    if isinstance(value, str) and value.strip().isascii() and value.strip().isdigit():
-        number = int(value)
-        if number >= 1:
-            return number
-    raise Rejected("an integer >= 1")
-
-
-def _to_name(value: object) -> str:
-    if isinstance(value, str) and _IDENTIFIER.fullmatch(value):
-        return value
-    raise Rejected("the name of a spider method, e.g. 'parse_sitemap'")
 
 
 class FollowSitemaps:

@@ -13,13 +13,12 @@ from urllib.parse import ParseResult
 
 from scrapy.http import Headers, Request, Response
 from scrapy.responsetypes import responsetypes
-from scrapy.utils.httpobj import urlparse_cached
 
 from scrapy_rep.cache.outcome import FetchKind, FetchOutcome, kind_of_status
 from scrapy_rep.crawler.fetcher import first_header
 from scrapy_rep.engine.origin import Origin, robots_url
 
-__all__ = ["ROBOTS_PATH", "cached_response", "is_robots_path", "is_robots_url", "outcome_of"]
+__all__ = ["ROBOTS_PATH", "cached_response", "is_robots_path", "outcome_of"]
 
 ROBOTS_PATH: Final = "/robots.txt"
 
@@ -27,13 +26,9 @@ ROBOTS_PATH: Final = "/robots.txt"
 _WIRE_HEADERS = ("content-length", "content-encoding", "transfer-encoding")
 
 
-def is_robots_url(request: Request) -> bool:
-    """Is this the origin's /robots.txt (docs/spec.md §1.2), whatever asked for it?"""
-    return is_robots_path(urlparse_cached(request))
-
-
 def is_robots_path(parts: ParseResult) -> bool:
-    """``is_robots_url`` for a URL already parsed (``urlparse_cached``)."""
+    """Is this URL (parsed: ``urlparse_cached``) the origin's /robots.txt
+    (docs/spec.md §1.2), whatever asked for it?"""
     return parts.path == ROBOTS_PATH and not parts.query and not parts.params
 
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Final
 
-from scrapy_rep.crawler.settings import Config, parse_tokens, token_notes
+from scrapy_rep.crawler.setting_values import parse_tokens, token_notes
+from scrapy_rep.crawler.settings import Config
 from scrapy_rep.engine.agents import user_agent_token
 
 if TYPE_CHECKING:

@@ -2,12 +2,11 @@
 
 A site may say what its content may be used for (``Content-Usage`` and
 ``Content-Signal`` lines in robots.txt, the ``Content-Usage`` response header;
-docs/usage-preferences.md). A crawl that declares its purposes gets this
-subclass of the middleware instead of the plain one
-(``RobotsTxtMiddleware.from_crawler`` picks it), so a crawl that declares none
-runs the plain middleware's per-request path unchanged, at no extra cost.
+docs/usage-preferences.md). A crawl that declares its purposes holds this
+check after the robots.txt one (``request_checks``), so a crawl that declares
+none runs no part of it, at no extra cost.
 
-What it adds, per checked request (one the middleware lets through):
+What it adds, per checked request (one robots.txt's rules let through):
 
 - robots.txt's preferences for the URL, for the request's tokens; a purpose
   they refuse drops the request before download (``RobotsTxtUsageDenied``,
@@ -28,23 +27,23 @@ from weakref import WeakKeyDictionary
 
 from scrapy_rep.cache.outcome import AccessState
 from scrapy_rep.crawler.errors import RobotsTxtUsageDenied
-from scrapy_rep.crawler.middleware import RobotsTxtMiddleware
 from scrapy_rep.crawler.reporting import Drop
 from scrapy_rep.engine.origin import robots_url
 from scrapy_rep.engine.usage import Preferences, UsageRule, combine, header_usage
 
 if TYPE_CHECKING:
-    from scrapy import Spider
-    from scrapy.crawler import Crawler
     from scrapy.http import Request, Response
 
     from scrapy_rep.cache.outcome import Access
+    from scrapy_rep.crawler.reporting import Reporter
+    from scrapy_rep.crawler.settings import Config
+    from scrapy_rep.crawler.tokens import RequestTokens
     from scrapy_rep.engine.origin import Origin
 
-__all__ = ["META_KEY", "UsageCheckingMiddleware", "usage_meta", "with_usage_check"]
+__all__ = ["USAGE_META_KEY", "UsageCheck", "usage_meta"]
 
 #: The request (and response) meta key with the usage preferences.
-META_KEY: Final = "rep_usage"
+USAGE_META_KEY: Final = "rep_usage"
 _NOTHING_STATED: Final = Preferences()
 
 
@@ -63,23 +62,22 @@ def deciding(prefs: Preferences, labels: tuple[str, ...]) -> tuple[UsageRule, ..
     return tuple(dict.fromkeys(rule for label in labels for rule in prefs[label].rules))
 
 
-class UsageCheckingMiddleware(RobotsTxtMiddleware):
-    """The robots.txt middleware, and the usage preferences of ``REP_PURPOSES``."""
+class UsageCheck:
+    """The usage preferences of ``REP_PURPOSES``: a request check and a response check."""
 
-    def __init__(self, crawler: Crawler) -> None:
-        super().__init__(crawler)
-        self._purposes = self.config.purposes
-        self._tag = self.config.usage_action == "tag"
+    def __init__(self, config: Config, tokens: RequestTokens, report: Reporter) -> None:
+        self._purposes = config.purposes
+        self._tag = config.usage_action == "tag"
+        self._tokens = tokens
+        self._report = report
         # robots.txt's preferences of the requests let through, for their response.
         self._robots_usage: WeakKeyDictionary[Request, tuple[Preferences, str]] = (
             WeakKeyDictionary()
         )
 
-    def _verdict(self, request: Request, origin: Origin, access: Access) -> Drop | None:
-        drop = super()._verdict(request, origin, access)
-        if drop is not None:
-            return drop
-        tokens = self.tokens_for(request)
+    def verdict(self, request: Request, origin: Origin, access: Access) -> Drop | None:
+        """Run after robots.txt's rules let ``request`` through."""
+        tokens = self._tokens(request)
         robots = access.robots if access.state is AccessState.RULES else None
         prefs = (
             robots.usage_matcher(tokens).usage(request.url)
@@ -88,7 +86,7 @@ class UsageCheckingMiddleware(RobotsTxtMiddleware):
         )
         where = robots_url(origin)
         self._robots_usage[request] = (prefs, where)
-        request.meta[META_KEY] = usage_meta(self._purposes, prefs, where)
+        request.meta[USAGE_META_KEY] = usage_meta(self._purposes, prefs, where)
         denied = prefs.denied(self._purposes)
         if not denied or robots is None:
             return None
@@ -97,28 +95,26 @@ class UsageCheckingMiddleware(RobotsTxtMiddleware):
         agent = robots.explain(request.url, tokens).agent
         return Drop(error, "usage/forbidden", agent, tokens)
 
-    async def process_response(
-        self, request: Request, response: Response, spider: Spider | None = None
-    ) -> Response:
-        response = await super().process_response(request, response, spider)
+    def response(self, request: Request, response: Response) -> None:
+        """The ``Content-Usage`` header, with robots.txt's preferences: keep, tag or drop."""
         checked = self._robots_usage.pop(request, None)
         if checked is None:
-            return response  # not checked: a robots.txt fetch, an opted-out request...
+            return  # not checked: a robots.txt fetch, an opted-out request...
         values = response.headers.getlist(b"Content-Usage")
         if not values:
-            return response
+            return
         robots_prefs, where = checked
         header = header_usage(values)
-        request.meta[META_KEY] = usage_meta(
+        request.meta[USAGE_META_KEY] = usage_meta(
             self._purposes, combine(robots_prefs, header.preferences), where
         )
         denied = header.preferences.denied(self._purposes)
         if not denied or header.rule is None:
-            return response
+            return
         self._count_denied(denied)
         if self._tag:
             self._report.stats.inc_value("robotstxt/usage/tagged")
-            return response
+            return
         error = RobotsTxtUsageDenied(denied, (header.rule,), request.url, where)
         self._report.announce(Drop(error, "usage/header_dropped"), request)
         raise error
@@ -126,20 +122,3 @@ class UsageCheckingMiddleware(RobotsTxtMiddleware):
     def _count_denied(self, labels: tuple[str, ...]) -> None:
         for label in labels:
             self._report.stats.inc_value(f"robotstxt/usage/denied/{label}")
-
-
-_WITH_CHECK: dict[type[RobotsTxtMiddleware], type[RobotsTxtMiddleware]] = {}
-
-
-def with_usage_check(cls: type[RobotsTxtMiddleware]) -> type[RobotsTxtMiddleware]:
-    """``cls`` with the usage check: the class itself, or for a project's own
-    subclass of the middleware, one that puts the check in front of it."""
-    if issubclass(cls, UsageCheckingMiddleware):
-        return cls
-    if cls is RobotsTxtMiddleware:
-        return UsageCheckingMiddleware
-    found = _WITH_CHECK.get(cls)
-    if found is None:
-        namespace = {"__module__": cls.__module__, "__doc__": cls.__doc__}
-        found = _WITH_CHECK[cls] = type(cls.__name__, (UsageCheckingMiddleware, cls), namespace)
-    return found

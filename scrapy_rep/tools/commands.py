@@ -232,14 +232,14 @@ class Probe:
             self.access = access
 
     def _sent(self, request: Request, **_: Any) -> None:
-        from scrapy_rep.crawler.fetcher import META_KEY
+        from scrapy_rep.crawler.fetcher import ROBOTSTXT_FETCH_META_KEY as META_KEY
 
         if request.meta.get(META_KEY) and request.url == self.robotstxt_url and not self.fetch:
             self.fetch = "no response"  # until a response says otherwise
 
     def _response(self, response: Response, request: Request, **_: Any) -> None:
         """Follow the robots.txt download through its redirects: status, hops, cut."""
-        from scrapy_rep.crawler.fetcher import META_KEY
+        from scrapy_rep.crawler.fetcher import ROBOTSTXT_FETCH_META_KEY as META_KEY
 
         if not request.meta.get(META_KEY):
             return

@@ -333,7 +333,7 @@ class Recorder:
     # --- signal handlers
 
     def _reached(self, request: Request, spider: Spider) -> None:
-        from scrapy_rep.crawler.fetcher import META_KEY
+        from scrapy_rep.crawler.fetcher import ROBOTSTXT_FETCH_META_KEY as META_KEY
 
         if request.meta.get(META_KEY):
             return  # robots.txt itself
@@ -342,7 +342,7 @@ class Recorder:
 
     def _response(self, response: Response, request: Request, spider: Spider) -> None:
         """robots.txt downloads: follow each spider's redirect chains to the site they began on."""
-        from scrapy_rep.crawler.fetcher import META_KEY
+        from scrapy_rep.crawler.fetcher import ROBOTSTXT_FETCH_META_KEY as META_KEY
 
         if not request.meta.get(META_KEY):
             return

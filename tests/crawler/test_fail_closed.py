@@ -9,8 +9,7 @@ import pytest
 from scrapy.utils.defer import deferred_f_from_coro_f
 
 from scrapy_rep.crawler.errors import RobotsTxtNoOrigin
-from scrapy_rep.crawler.settings import Config, SettingError
-from scrapy_rep.crawler.sitemaps import SitemapConfig
+from scrapy_rep.crawler.settings import Config, SettingError, SitemapConfig
 
 from .conftest import crawl, spider_of, stats
 

@@ -18,7 +18,7 @@ from scrapy.http import Request, Response
 from scrapy.utils.defer import deferred_f_from_coro_f
 from scrapy.utils.test import get_crawler
 
-from scrapy_rep.crawler.directives import PageDirectivesMiddleware
+from scrapy_rep.crawler.page_rules import PageDirectivesMiddleware
 from scrapy_rep.crawler.settings import SettingError
 
 from .conftest import SETTINGS, RecordingSpider, crawl, stats

@@ -20,8 +20,9 @@ from scrapy.utils.test import get_crawler
 from scrapy_rep import signals
 from scrapy_rep.crawler.errors import RobotsTxtUsageDenied
 from scrapy_rep.crawler.middleware import RobotsTxtMiddleware
+from scrapy_rep.crawler.request_checks import RobotsCheck
 from scrapy_rep.crawler.settings import Config, SettingError
-from scrapy_rep.crawler.usage_check import UsageCheckingMiddleware
+from scrapy_rep.crawler.usage_check import UsageCheck
 
 from .conftest import SETTINGS, RecordingSpider, crawl, spider_of, stats
 from .servers import Reply, SiteServer
@@ -220,8 +221,17 @@ def test_scrapy_a_project_subclass_keeps_its_own_methods() -> None:
 
     crawler = get_crawler(Spider, {**SETTINGS, **TRAIN_AI})
     middleware = Mine.from_crawler(crawler)
-    assert isinstance(middleware, Mine) and isinstance(middleware, UsageCheckingMiddleware)
+    assert isinstance(middleware, Mine)
+    assert any(isinstance(check, UsageCheck) for check in middleware.checks)
     assert middleware.mine() == "mine"
+
+
+def test_scrapy_without_purposes_the_usage_check_is_not_there() -> None:
+    # No purposes declared: nothing of the usage check runs, at no cost.
+    plain = RobotsTxtMiddleware.from_crawler(get_crawler(Spider, SETTINGS))
+    assert [type(check) for check in plain.checks] == [RobotsCheck]
+    declared = RobotsTxtMiddleware.from_crawler(get_crawler(Spider, {**SETTINGS, **TRAIN_AI}))
+    assert [type(check) for check in declared.checks] == [RobotsCheck, UsageCheck]
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""REP_CRAWL_DELAY = "obey": robots.txt crawl-delay as the floor of a slot's delay.
+"""REP_CRAWL_DELAY = "obey": robots.txt crawl-delay paces its origin (scrapy_rep.crawler.pace).
 
 Real crawls, timed at the server. A gap is allowed a little slack (SLACK)
 because the server stamps a request when it has read it, not when Scrapy
@@ -17,9 +17,8 @@ from scrapy.http import Request, Response
 from scrapy.utils.defer import deferred_f_from_coro_f
 
 from crawler.servers import Reply, SiteServer, page
-from scrapy_rep.crawler.crawl_delay import CrawlDelayConfig, clamp, rebase, slot_timing
-from scrapy_rep.crawler.internals import Timing
-from scrapy_rep.crawler.settings import SettingError
+from scrapy_rep.crawler.crawl_delay import clamp
+from scrapy_rep.crawler.settings import CrawlDelayConfig, SettingError
 
 from .conftest import NO_DELAY_JITTER, PagesSpider, crawl, gaps, hits, spider_of, stats
 
@@ -165,32 +164,6 @@ async def test_scrapy_crawl_delay_without_robotstxt_obey_warns(
 
 
 # --- the pure part -------------------------------------------------------------------
-
-
-def test_scrapy_slot_timing_lifts_a_smaller_delay_to_the_floor_without_jitter() -> None:
-    assert slot_timing(Timing(0.0, 0.5), 2.0) == Timing(2.0, 0.0)
-    assert slot_timing(Timing(1.0, 0.0), 2.0) == Timing(2.0, 0.0)
-
-
-def test_scrapy_slot_timing_keeps_a_larger_delay_and_narrows_its_jitter() -> None:
-    timing = slot_timing(Timing(4.0, 0.75), 2.0)
-    assert timing.delay == 4.0
-    assert timing.delay * (1 - timing.jitter) == pytest.approx(2.0)
-    assert slot_timing(Timing(4.0, 0.25), 2.0) == Timing(4.0, 0.25)  # 3 s shortest: kept
-
-
-def test_scrapy_slot_timing_without_floor_is_the_base() -> None:
-    assert slot_timing(Timing(0.3, 0.5), 0.0) == Timing(0.3, 0.5)
-
-
-def test_scrapy_rebase_takes_only_what_others_changed() -> None:
-    base, applied = Timing(0.0, 0.5), Timing(2.0, 0.0)
-    assert rebase(None, None, Timing(0.0, 0.5)) == Timing(0.0, 0.5)  # first sight
-    assert rebase(base, applied, applied) == base  # nobody else touched it
-    # AutoThrottle changed the delay only: the user's jitter is not lost
-    assert rebase(base, applied, Timing(1.2, 0.0)) == Timing(1.2, 0.5)
-    # the slot was re-created with the defaults
-    assert rebase(base, applied, Timing(0.0, 0.5)) == Timing(0.0, 0.5)
 
 
 def test_scrapy_crawl_delay_clamp() -> None:

@@ -47,12 +47,12 @@ if TYPE_CHECKING:
     from scrapy.http import Response
     from typing_extensions import Self
 
-__all__ = ["META_KEY", "PageDirectivesMiddleware", "directives_meta"]
+__all__ = ["PAGE_RULES_META_KEY", "PageDirectivesMiddleware", "directives_meta"]
 
 logger = logging.getLogger(__name__)
 
 #: The response meta key with the page's rules.
-META_KEY: Final = "rep_directives"
+PAGE_RULES_META_KEY: Final = "rep_directives"
 
 
 def directives_meta(found: PageDirectives) -> dict[str, Any]:
@@ -109,7 +109,7 @@ class PageDirectivesMiddleware:
         if isinstance(response, HtmlResponse):
             meta = meta_robots(response.body, tokens, max_bytes=self._max_bytes)
         found = combine_directives(header, meta)
-        response.meta[META_KEY] = directives_meta(found)
+        response.meta[PAGE_RULES_META_KEY] = directives_meta(found)
 
     async def process_spider_output_async(
         self, response: Response, result: AsyncIterator[Any]
@@ -136,7 +136,7 @@ class PageDirectivesMiddleware:
         self._removed(response, removed)
 
     def _nofollow(self, response: Response) -> bool:
-        found = response.meta.get(META_KEY) if response.request is not None else None
+        found = response.meta.get(PAGE_RULES_META_KEY) if response.request is not None else None
         return bool(found and found["nofollow"])
 
     def _removed(self, response: Response, count: int) -> None:
@@ -149,7 +149,7 @@ class PageDirectivesMiddleware:
         stats.inc_value("robotstxt/page/nofollow_pages")
         rules = [
             f"{rule['source']} {rule['text']!r}"
-            for rule in response.meta[META_KEY]["rules"]
+            for rule in response.meta[PAGE_RULES_META_KEY]["rules"]
             if "nofollow" in rule["text"].lower() or "none" in rule["text"].lower()
         ]
         logger.debug(
