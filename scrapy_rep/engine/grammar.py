@@ -1,6 +1,6 @@
 """What each line of a robots.txt says, and the blocks the lines make (docs/spec.md §4, §5).
 
-Every reader of a body reads it here: the parser (``document.py``) turns the
+Every reader of a body reads it here: the parser (``robotstxt.py``) turns the
 blocks into a ``RobotsTxt``, lint (``tools/lint.py``, ``tools/lint_usage.py``)
 checks the same blocks, so a line cannot mean one thing to a crawler and
 another to the webmaster's check. As in Google's library, the fields are one

@@ -44,7 +44,7 @@ if TYPE_CHECKING:
 
     from scrapy_rep.cache.outcome import Access
     from scrapy_rep.crawler.errors import RobotsTxtDisallowed
-    from scrapy_rep.engine.document import Rule
+    from scrapy_rep.engine.robotstxt import Rule
 
 __all__ = ["EXIT_ALLOWED", "EXIT_DISALLOWED", "EXIT_ERROR", "RobotsCommand"]
 

@@ -70,7 +70,6 @@ from typing import Any, Final, NamedTuple
 from urllib.parse import urlsplit
 
 from scrapy_rep.engine.agents import GLOBAL, group_token
-from scrapy_rep.engine.document import RobotsTxt
 from scrapy_rep.engine.grammar import (
     KEYS,
     Block,
@@ -91,6 +90,7 @@ from scrapy_rep.engine.lines import (
     split_lines,
 )
 from scrapy_rep.engine.matching import Rule, normalise
+from scrapy_rep.engine.robotstxt import RobotsTxt
 from scrapy_rep.tools.finding import Finding
 from scrapy_rep.tools.lint_usage import USAGE_SEVERITIES, usage_findings
 

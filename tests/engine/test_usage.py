@@ -750,7 +750,7 @@ def test_aipref_vocab_property_combine_is_order_free_and_restrictive(
 #   "content signal" or "contentsignal"; we read the key the policy writes.
 # - lenient_value: fast reads true/false/1/0; the policy defines yes and no.
 # - agent_run: we give a line to the agent lines since the last usage or
-#   crawl-delay line (document.py's reading of crawl-delay; attach-05 makes
+#   crawl-delay line (robotstxt.py's reading of crawl-delay; attach-05 makes
 #   Content-Usage a rule that closes the group); fast to every agent line of
 #   the block above it (its crawl-delay and signal lines never end a group).
 # - path_scoped: fast has no paths, and reads "/blog/ ai-train" as a key; we
