@@ -9,7 +9,7 @@ from __future__ import annotations
 from scrapy.exceptions import IgnoreRequest
 
 from scrapy_rep.engine.grammar import field_name
-from scrapy_rep.engine.matching import UNDECIDED, UNDECIDED_TEXT, Rule
+from scrapy_rep.engine.rules import UNDECIDED, UNDECIDED_TEXT, Rule
 from scrapy_rep.engine.usage import UsageRule
 
 __all__ = [

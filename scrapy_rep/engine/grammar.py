@@ -19,7 +19,7 @@ from typing import Final, NamedTuple
 
 from scrapy_rep.engine.agents import group_token
 from scrapy_rep.engine.lines import ALLOW, DISALLOW, body_text, cut_line, split_lines
-from scrapy_rep.engine.matching import Rule, rule_code, rule_of
+from scrapy_rep.engine.rules import ALLOW_BIT, Rule, rule_of
 
 __all__ = [
     "KEYS",
@@ -42,7 +42,7 @@ __all__ = [
 
 class Field(str, Enum):
     """What a line is about. A field's value is its key as the standards
-    write it, so a rule's kind (``matching.Rule.kind``) is its field's value.
+    write it, so a rule's kind (``rules.Rule.kind``) is its field's value.
     Format ``field.value``, never the member itself."""
 
     USER_AGENT = "user-agent"
@@ -222,16 +222,16 @@ class Block(NamedTuple):
 
     agents: list[Agent]
     patterns: list[str]  # the rules' values as written; empty ones dropped (docs/spec.md §6.2)
-    codes: array[int]  # each pattern's ``matching.rule_code``: its kind and line
+    codes: array[int]  # each pattern's code: its kind and line (``rules.rule_of``)
     notes: Sequence[Note]  # pacing and usage lines, in line order
 
     def rules(self) -> list[Rule]:
         return [rule_of(pattern, code) for pattern, code in zip(self.patterns, self.codes)]
 
 
-#: A rule's kind as ``matching`` packs it beside the line (``rule_code``).
-_ALLOW_CODE: Final = rule_code(ALLOW, 0)
-_DISALLOW_CODE: Final = rule_code(DISALLOW, 0)
+#: A rule's kind as its code packs it beside the line (``rules.ALLOW_BIT``).
+_ALLOW_CODE: Final = ALLOW_BIT
+_DISALLOW_CODE: Final = 0
 
 
 class Body(NamedTuple):

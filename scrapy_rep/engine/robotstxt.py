@@ -17,13 +17,12 @@ from typing import NamedTuple
 
 from scrapy_rep.engine import grammar
 from scrapy_rep.engine.agents import crawler_tokens, select_group
+from scrapy_rep.engine.compiled_group import CompiledGroup
 from scrapy_rep.engine.lines import ALLOW
-from scrapy_rep.engine.matching import (
-    ALLOW_BIT,
+from scrapy_rep.engine.rules import ALLOW_BIT, Rule
+from scrapy_rep.engine.url_path import (
     PLAIN_PATH_BYTES,
     PLAIN_WEB_URL,
-    CompiledGroup,
-    Rule,
     match_path,
     path_of,
     path_params_query,

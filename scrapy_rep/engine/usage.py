@@ -33,10 +33,9 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from decimal import Decimal
 from typing import Final, NamedTuple, TypeAlias
 
-from scrapy_rep.engine.matching import (
-    UNDECIDED,
-    UNDECIDED_TEXT,
-    CompiledGroup,
+from scrapy_rep.engine.compiled_group import CompiledGroup
+from scrapy_rep.engine.rules import UNDECIDED, UNDECIDED_TEXT
+from scrapy_rep.engine.url_path import (
     google_escape_pattern,
     match_path,
     normalise,

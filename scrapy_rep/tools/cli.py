@@ -59,9 +59,10 @@ from typing import Any, Final, NamedTuple
 from scrapy_rep.cache.outcome import FetchKind
 from scrapy_rep.engine.agents import crawler_tokens, product_token
 from scrapy_rep.engine.grammar import field_name, rule_text
-from scrapy_rep.engine.matching import UNDECIDED, UNDECIDED_TEXT, path_params_query
 from scrapy_rep.engine.origin import origin_of
 from scrapy_rep.engine.robotstxt import RobotsTxt, Rule
+from scrapy_rep.engine.rules import UNDECIDED, UNDECIDED_TEXT
+from scrapy_rep.engine.url_path import path_params_query
 from scrapy_rep.engine.usage import LABELS, Preferences
 from scrapy_rep.tools.lint import ERROR, format_text, lint, printable, report
 from scrapy_rep.tools.live_fetch import MAX_REDIRECTS, READ_LIMIT, fetch_live

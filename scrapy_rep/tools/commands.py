@@ -32,7 +32,7 @@ from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
 from scrapy_rep.engine.grammar import field_name, rule_text
-from scrapy_rep.engine.matching import UNDECIDED, UNDECIDED_TEXT
+from scrapy_rep.engine.rules import UNDECIDED, UNDECIDED_TEXT
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator

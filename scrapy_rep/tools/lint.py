@@ -89,8 +89,9 @@ from scrapy_rep.engine.lines import (
     body_text,
     split_lines,
 )
-from scrapy_rep.engine.matching import Rule, normalise
 from scrapy_rep.engine.robotstxt import RobotsTxt
+from scrapy_rep.engine.rules import Rule
+from scrapy_rep.engine.url_path import normalise
 from scrapy_rep.tools.finding import Finding
 from scrapy_rep.tools.lint_usage import USAGE_SEVERITIES, usage_findings
 

@@ -14,7 +14,7 @@ from google_report import classify_body
 
 from scrapy_rep import RobotsTxt
 from scrapy_rep.engine.agents import is_valid_token, product_token
-from scrapy_rep.engine.matching import google_escape_pattern, normalise, path_params_query
+from scrapy_rep.engine.url_path import google_escape_pattern, normalise, path_params_query
 
 ALLOWED = load("allowed_cases.json")
 SOURCE = load("source_derived_cases.json")

@@ -26,10 +26,11 @@ from robotstxt.robots import ContentSignal, _lib  # type: ignore[import-untyped]
 from usage_reader import usage_lines
 
 from scrapy_rep import RobotsTxt
+from scrapy_rep.engine.compiled_group import CompiledGroup
 from scrapy_rep.engine.grammar import Field
 from scrapy_rep.engine.grammar import read_line as directive
 from scrapy_rep.engine.lines import ALLOW, DISALLOW, cut_line
-from scrapy_rep.engine.matching import CompiledGroup, match_path, normalise
+from scrapy_rep.engine.url_path import match_path, normalise
 from scrapy_rep.engine.usage import (
     ALLOWED,
     CONTENT_SIGNAL,

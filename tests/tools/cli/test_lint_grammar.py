@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from scrapy_rep import RobotsTxt
 from scrapy_rep.engine.grammar import USAGE
-from scrapy_rep.engine.matching import rule_of
+from scrapy_rep.engine.rules import rule_of
 from scrapy_rep.tools import lint as lint_module
 from scrapy_rep.tools.lint import lint
 
