@@ -229,7 +229,7 @@ class CompiledGroup:
         and kind that match too), found by ``decide``'s search within its step
         budget (docs/spec.md §6.8). ``(UNDECIDED,)`` past the budget, () if no rule
         matches. Any one of a tie decides an allow or disallow; a usage rule's
-        ties all apply (``usage._PathIndex``)."""
+        ties all apply (``usage.matcher``)."""
         ties: list[Best] = []
         best = self._best(path, self._literals.longest(path), ties)
         if best is None:

@@ -221,7 +221,7 @@ class RobotsTxt:
 
     def usage(self, url: str, user_agent: UserAgent, *, use_global: bool = True) -> Preferences:
         """What the selected group's ``Content-Usage`` / ``Content-Signal``
-        lines say about ``url`` (longest path wins; each label's ``Decision``
+        lines say about ``url`` (longest path wins; each label's ``UsageDecision``
         names its lines). A URL the group disallows has no preferences
         (draft-ietf-aipref-attach-05 §3.1): ``crawlable`` is False then.
         """
