@@ -34,6 +34,7 @@ __all__ = [
     "Note",
     "field_name",
     "field_of_key",
+    "line_text",
     "read_body",
     "read_line",
     "rule_text",
@@ -121,9 +122,14 @@ def field_name(key: str) -> str:
     return _NAMES.get(key, key)
 
 
+def line_text(key: str, value: str) -> str:
+    """A line as written from its key and value: ``Content-Usage: train-ai=n``."""
+    return f"{field_name(key)}: {value}"
+
+
 def rule_text(rule: Rule) -> str:
     """A rule as the line that wrote it: ``Disallow: /private``."""
-    return f"{_NAMES[rule.kind]}: {rule.pattern}"
+    return line_text(rule.kind, rule.pattern)
 
 
 # --- one line --------------------------------------------------------------------

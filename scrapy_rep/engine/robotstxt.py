@@ -13,12 +13,13 @@ import math
 import re
 from array import array
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import Final, NamedTuple
 
 from scrapy_rep.engine import grammar
 from scrapy_rep.engine.agents import crawler_tokens, select_group
 from scrapy_rep.engine.compiled_group import CompiledGroup
 from scrapy_rep.engine.lines import ALLOW
+from scrapy_rep.engine.origin import ROBOTS_PATH
 from scrapy_rep.engine.rules import ALLOW_BIT, Rule
 from scrapy_rep.engine.url_path import (
     PLAIN_PATH_BYTES,
@@ -29,17 +30,36 @@ from scrapy_rep.engine.url_path import (
 )
 from scrapy_rep.engine.usage import Preferences, UsageMatcher, compile_usage
 
-__all__ = ["RobotsTxt", "Rule", "Verdict"]
+__all__ = [
+    "NO_GROUP",
+    "NO_RULE",
+    "ROBOTS_TXT",
+    "ROBOTS_TXT_TEXT",
+    "RULE",
+    "RobotsTxt",
+    "Rule",
+    "Verdict",
+]
 
 logger = logging.getLogger(__name__)
 
 UserAgent = str | Sequence[str]
 
-_ROBOTS_PATH = "/robots.txt"
 _plain_path = PLAIN_WEB_URL.match
 #: Keeps each byte of a path that needs no normalisation and changes every
 #: other one: such a path's bytes are translated into themselves.
 _KEEP_PLAIN: bytes = bytes(b if b in PLAIN_PATH_BYTES else b ^ 1 for b in range(256))
+
+
+#: Why a verdict is what it is (``RobotsTxt.reason``): a rule decided; the
+#: group has no rule that matches; no group applies; the URL is the origin's
+#: robots.txt, always allowed (docs/spec.md §6.9).
+RULE: Final = "rule"
+NO_RULE: Final = "no-rule"
+NO_GROUP: Final = "no-group"
+ROBOTS_TXT: Final = "robots-txt"
+#: What to say of ``ROBOTS_TXT``.
+ROBOTS_TXT_TEXT: Final = "the robots.txt URL itself is always allowed"
 
 
 class Verdict(NamedTuple):
@@ -169,7 +189,7 @@ class RobotsTxt:
             or "/." in path
         ):
             path = self._path(url)
-        return group.allows(path) or path == _ROBOTS_PATH  # docs/spec.md §6.9, asked of drops only
+        return group.allows(path) or path == ROBOTS_PATH  # docs/spec.md §6.9, asked of drops only
 
     def _path(self, url: str) -> str:
         """``match_path(url)``, remembering the URL's origin when its path
@@ -184,10 +204,21 @@ class RobotsTxt:
         """The verdict with the deciding rule and the group's token."""
         agent, group = self._group_for(user_agent, use_global)
         path = path_params_query(url) if self._quirks else match_path(url)
-        if path == _ROBOTS_PATH and not self._quirks:
+        if path == ROBOTS_PATH and not self._quirks:
             return Verdict(True, None, agent)  # docs/spec.md §6.9
         rule = group.decide(path) if group is not None else None
         return Verdict(rule is None or rule.kind == ALLOW, rule, agent)
+
+    def reason(self, url: str, verdict: Verdict) -> str:
+        """Why ``verdict``, ``explain``'s answer for ``url``, is what it is:
+        ``RULE``, ``NO_GROUP``, ``ROBOTS_TXT`` or ``NO_RULE``."""
+        if verdict.rule is not None:
+            return RULE
+        if verdict.agent is None:
+            return NO_GROUP
+        if not self._quirks and match_path(url) == ROBOTS_PATH:
+            return ROBOTS_TXT
+        return NO_RULE
 
     def crawl_delay(self, user_agent: UserAgent) -> float | None:
         """The ``crawl-delay`` of the agent's group, if it has one (never used for access)."""

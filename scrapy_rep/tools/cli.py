@@ -58,11 +58,10 @@ from typing import Any, Final, NamedTuple
 
 from scrapy_rep.cache.outcome import FetchKind
 from scrapy_rep.engine.agents import crawler_tokens, product_token
-from scrapy_rep.engine.grammar import field_name, rule_text
+from scrapy_rep.engine.grammar import rule_text
 from scrapy_rep.engine.origin import origin_of
-from scrapy_rep.engine.robotstxt import RobotsTxt, Rule
+from scrapy_rep.engine.robotstxt import NO_GROUP, ROBOTS_TXT, ROBOTS_TXT_TEXT, RobotsTxt, Rule
 from scrapy_rep.engine.rules import UNDECIDED, UNDECIDED_TEXT
-from scrapy_rep.engine.url_path import path_params_query
 from scrapy_rep.engine.usage import LABELS, Preferences
 from scrapy_rep.tools.lint import ERROR, format_text, lint, printable, report
 from scrapy_rep.tools.live_fetch import MAX_REDIRECTS, READ_LIMIT, fetch_live
@@ -133,7 +132,7 @@ class Checked(NamedTuple):
 
     url: str
     allowed: bool
-    reason: str  # "rule", "no-rule", "no-group", "robots-txt" or "unavailable"
+    reason: str  # ``RobotsTxt.reason``, or "unavailable"
     group: str | None
     rule: Rule | None
     usage: Preferences | None = None  # with --purpose: what robots.txt states
@@ -155,14 +154,7 @@ def check_urls(
     results = []
     for url in urls:
         verdict = robots.explain(url, agents)
-        if verdict.rule is not None:
-            reason = "rule"
-        elif verdict.agent is None:
-            reason = "no-group"
-        elif not google_quirks and path_params_query(url) == "/robots.txt":
-            reason = "robots-txt"
-        else:
-            reason = "no-rule"
+        reason = robots.reason(url, verdict)
         usage = robots.usage(url, agents) if purposes else None
         results.append(Checked(url, verdict.allowed, reason, verdict.agent, verdict.rule, usage))
     return results
@@ -185,9 +177,7 @@ def _usage_lines(checked: Checked, purposes: Sequence[str]) -> list[str]:
             why = "the URL is disallowed, so no preference applies"
         elif decision.rules:
             by = "; ".join(
-                f"line {rule.line}: {field_name(rule.source)}: {rule.text}"
-                if rule.line
-                else rule.text
+                f"line {rule.line}: {rule.written}" if rule.line else rule.text
                 for rule in decision.rules
             )
             why = f"by {by}"
@@ -205,9 +195,9 @@ def _why(checked: Checked, tokens: Sequence[str], source: Source) -> str:
         return f'rule "{rule_text(rule)}" at line {rule.line}, group "{checked.group}"'
     if checked.reason == "unavailable":
         return source.allow_all
-    if checked.reason == "robots-txt":
-        return "the robots.txt URL itself is always allowed"
-    if checked.reason == "no-group":
+    if checked.reason == ROBOTS_TXT:
+        return ROBOTS_TXT_TEXT
+    if checked.reason == NO_GROUP:
         return f"no group for {' or '.join(tokens)}: everything allowed"
     return f'no rule matched, group "{checked.group}"'
 

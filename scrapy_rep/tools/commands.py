@@ -31,7 +31,7 @@ from urllib.parse import urljoin, urlsplit
 from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
-from scrapy_rep.engine.grammar import field_name, rule_text
+from scrapy_rep.engine.grammar import line_text, rule_text
 from scrapy_rep.engine.rules import UNDECIDED, UNDECIDED_TEXT
 
 if TYPE_CHECKING:
@@ -327,7 +327,7 @@ class Probe:
         for label in self.usage["purposes"]:
             decision = self.usage["labels"][label]
             by = "; ".join(
-                f"line {item['line']}: {field_name(item['source'])}: {item['text']}"
+                f"line {item['line']}: {line_text(item['source'], item['text'])}"
                 for item in decision["by"]
             )
             lines.append(f"  usage       {label}: {decision['state']}{f' by {by}' if by else ''}")

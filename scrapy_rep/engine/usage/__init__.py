@@ -56,7 +56,6 @@ from scrapy_rep.engine.usage.vocabulary import (
     UsageRule,
     read_rule,
     signal_statement,
-    usage_text,
     vocabulary_statement,
 )
 
@@ -88,6 +87,5 @@ __all__ = [
     "parse_dictionary",
     "read_rule",
     "signal_statement",
-    "usage_text",
     "vocabulary_statement",
 ]

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import Final, NamedTuple
 
-from scrapy_rep.engine.grammar import Field, field_name
+from scrapy_rep.engine.grammar import Field, line_text
 from scrapy_rep.engine.usage.structured_fields import (
     Date,
     DisplayString,
@@ -38,7 +38,6 @@ __all__ = [
     "UsageRule",
     "read_rule",
     "signal_statement",
-    "usage_text",
     "vocabulary_statement",
 ]
 
@@ -173,7 +172,7 @@ class UsageRule(NamedTuple):
     @property
     def written(self) -> str:
         """The statement as its line writes it: ``Content-Usage: train-ai=n``."""
-        return usage_text(self.source, self.text)
+        return line_text(self.source, self.text)
 
     @property
     def preferences(self) -> dict[str, bool]:
@@ -185,12 +184,6 @@ class UsageRule(NamedTuple):
                 # the more restrictive would do (vocab-08 §5.1).
                 out[label] = out.get(label, True) and allowed
         return out
-
-
-def usage_text(source: str, text: str) -> str:
-    """A usage line as written, from its source and value (``UsageRule.written``;
-    also for a rule kept as plain data, in ``response.meta``)."""
-    return f"{field_name(source)}: {text}"
 
 
 _VALUE_END: Final = re.compile(r"[\r\n#]")
