@@ -178,7 +178,7 @@ class RobotsTxt:
             return group.allows(path_params_query(url))
         # ``match_path`` for the usual URL, in C and without a regex: the
         # origin of the last one, then a path that needs no normalisation.
-        # (``str.partition`` and ``startswith`` cost twice as much.)
+        # (``str.partition`` and ``startswith`` cost more.)
         path = url.removeprefix(self._origin)
         if (
             path == url  # not of that origin

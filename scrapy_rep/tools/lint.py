@@ -72,6 +72,7 @@ from urllib.parse import urlsplit
 from scrapy_rep.engine.agents import GLOBAL, group_token
 from scrapy_rep.engine.grammar import (
     KEYS,
+    RULES,
     Block,
     Body,
     Directive,
@@ -127,7 +128,6 @@ SEVERITIES: Final[dict[str, str]] = {
 
 #: The fields that decide access (docs/spec.md §4.5): a misspelt or colon-less one is an error.
 _ACCESS_FIELDS: Final = (Field.USER_AGENT, Field.ALLOW, Field.DISALLOW, Field.SITEMAP)
-_RULE_FIELDS: Final = (Field.ALLOW, Field.DISALLOW)
 _ALL_KNOWN: Final = tuple(key for key, entry in KEYS.items() if not entry.typo)
 _WS: Final = " \t\v\f"
 _HTML_TAG: Final = re.compile(
@@ -349,7 +349,7 @@ def _utf8(number: int, line: str) -> Iterator[Finding]:
 def _value(number: int, found: Directive) -> Iterator[Finding]:
     """Values the parser reads but cannot use: docs/spec.md §5.6, §6.2, §7.1."""
     value = found.value
-    if found.field in _RULE_FIELDS and value and value[0] not in "/*":
+    if found.field in RULES and value and value[0] not in "/*":
         yield _finding(
             number,
             "path-without-slash",
@@ -436,7 +436,7 @@ class _View(NamedTuple):
     def of(cls, body: bytes) -> _View:
         read = read_body(body)
         blocks = read.blocks()
-        orphans = [line for line, field, _ in read.orphans if field in _RULE_FIELDS]
+        orphans = [line for line, field, _ in read.orphans if field in RULES]
         rules = [block.rules() for block in blocks]
         return cls(read, blocks, rules, read.groups, orphans)
 
