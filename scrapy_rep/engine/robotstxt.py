@@ -325,27 +325,29 @@ class RobotsTxt:
             if group_key in compiled:
                 group = compiled[group_key]
             else:
-                group = compiled[group_key] = self._compile(block_ids)
+                blocks = [self._blocks[i] for ids in block_ids for i in ids]
+                group = compiled[group_key] = _compile(blocks, self._quirks)
             found = self._selected[key] = (agent, group)
         return found
 
-    def _compile(self, block_ids: list[tuple[int, ...]]) -> CompiledGroup | None:
-        blocks = [self._blocks[i] for ids in block_ids for i in ids if self._blocks[i].codes]
-        if not blocks:
-            return None
-        if len(blocks) == 1 and not self._quirks:  # the usual case: nothing to copy
-            return CompiledGroup(blocks[0].patterns, blocks[0].codes, False)
-        patterns = [block.patterns for block in blocks]
-        codes = array("I")
-        for block in blocks:
-            codes.extend(block.codes)
-        if self._quirks:  # Google's library: "Allow: /d/index.htm*" also allows "/d/"
-            for pattern, code in zip("\n".join(patterns).split("\n"), list(codes)):
-                extra = _index_html_pattern(pattern) if code & ALLOW_BIT else None
-                if extra is not None:
-                    patterns.append(extra)
-                    codes.append(code)
-        return CompiledGroup("\n".join(patterns), codes, self._quirks)
+def _compile(blocks: list[_Block], google_quirks: bool) -> CompiledGroup | None:
+    """One compiled group of a selected group's blocks, in file order."""
+    blocks = [block for block in blocks if block.codes]
+    if not blocks:
+        return None
+    if len(blocks) == 1 and not google_quirks:  # the usual case: nothing to copy
+        return CompiledGroup(blocks[0].patterns, blocks[0].codes, False)
+    patterns = [block.patterns for block in blocks]
+    codes = array("I")
+    for block in blocks:
+        codes.extend(block.codes)
+    if google_quirks:  # Google's library: "Allow: /d/index.htm*" also allows "/d/"
+        for pattern, code in zip("\n".join(patterns).split("\n"), list(codes)):
+            extra = _index_html_pattern(pattern) if code & ALLOW_BIT else None
+            if extra is not None:
+                patterns.append(extra)
+                codes.append(code)
+    return CompiledGroup("\n".join(patterns), codes, google_quirks)
 
 
 def _index_html_pattern(pattern: str) -> str | None:
