@@ -83,7 +83,8 @@ class CompiledGroup:
     )
 
     def __init__(self, joined: str, codes: Sequence[int], google: bool) -> None:
-        """``joined``: the patterns as written, one per line; ``codes``: from ``rule_code``."""
+        """``joined``: the patterns as written, one per line; ``codes``: each one's
+        kind and line (``rules.ALLOW_BIT``, ``rules.rule_of``)."""
         self._patterns = joined
         self._codes = codes if isinstance(codes, array) else array("I", codes)
         self._google = google
