@@ -20,7 +20,7 @@ from importlib import import_module
 from typing import Any
 
 from scrapy_rep import signals
-from scrapy_rep.engine.document import RobotsTxt, Rule, Verdict
+from scrapy_rep.engine.robotstxt import RobotsTxt, Rule, Verdict
 
 #: The one place the version is written (pyproject.toml reads it from here).
 __version__ = "0.1.0"

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import Enum
 
-from scrapy_rep.engine.document import RobotsTxt
+from scrapy_rep.engine.robotstxt import RobotsTxt
 
 
 class FetchKind(str, Enum):

@@ -30,7 +30,7 @@ from enum import Enum
 from typing import Any, Literal, TypeVar
 
 from scrapy_rep.cache.outcome import Access, AccessState, FetchKind, FetchOutcome
-from scrapy_rep.engine.document import RobotsTxt
+from scrapy_rep.engine.robotstxt import RobotsTxt
 
 __all__ = [
     "DAY",

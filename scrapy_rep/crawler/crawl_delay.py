@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from typing_extensions import Self
 
     from scrapy_rep.cache.outcome import Access
-    from scrapy_rep.engine.document import RobotsTxt
+    from scrapy_rep.engine.robotstxt import RobotsTxt
 
 __all__ = ["CrawlDelay", "clamp"]
 

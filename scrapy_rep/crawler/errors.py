@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from scrapy.exceptions import IgnoreRequest
 
-from scrapy_rep.engine.grammar import field_name
-from scrapy_rep.engine.matching import UNDECIDED, UNDECIDED_TEXT, Rule
+from scrapy_rep.engine.rules import UNDECIDED, UNDECIDED_TEXT, Rule
 from scrapy_rep.engine.usage import UsageRule
 
 __all__ = [
@@ -82,7 +81,7 @@ def _statement(rule: UsageRule, where: str) -> str:
         return f"the Content-Usage response header ({rule.text})"
     if rule.line == 0:  # the check gave up (docs/spec.md §6.8)
         return f"{where}: {rule.text}"
-    return f"{field_name(rule.source)}: {rule.text} at line {rule.line} of {where}"
+    return f"{rule.written} at line {rule.line} of {where}"
 
 
 #: finish_reason of a crawl whose robots.txt cache could not be opened.

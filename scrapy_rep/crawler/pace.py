@@ -49,7 +49,7 @@ if TYPE_CHECKING:
 
     from scrapy_rep.cache.outcome import Access
     from scrapy_rep.crawler.internals import Parking
-    from scrapy_rep.engine.document import RobotsTxt
+    from scrapy_rep.engine.robotstxt import RobotsTxt
 
 __all__ = ["Pace", "pacing"]
 

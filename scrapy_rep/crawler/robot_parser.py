@@ -13,7 +13,7 @@ from scrapy.robotstxt import RobotParser
 
 from scrapy_rep.cache.outcome import Access, AccessState
 from scrapy_rep.crawler.settings import Config
-from scrapy_rep.engine.document import RobotsTxt
+from scrapy_rep.engine.robotstxt import RobotsTxt
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler

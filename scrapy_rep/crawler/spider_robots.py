@@ -8,7 +8,6 @@ got that way is newer than ours, so it is kept.
 
 from __future__ import annotations
 
-from typing import Final
 from urllib.parse import ParseResult
 
 from scrapy.http import Headers, Request, Response
@@ -16,11 +15,9 @@ from scrapy.responsetypes import responsetypes
 
 from scrapy_rep.cache.outcome import FetchKind, FetchOutcome, kind_of_status
 from scrapy_rep.crawler.fetcher import first_header
-from scrapy_rep.engine.origin import Origin, robots_url
+from scrapy_rep.engine.origin import ROBOTS_PATH, Origin, robots_url
 
 __all__ = ["ROBOTS_PATH", "cached_response", "is_robots_path", "outcome_of"]
-
-ROBOTS_PATH: Final = "/robots.txt"
 
 #: Headers that described the bytes on the wire, not the body we replay.
 _WIRE_HEADERS = ("content-length", "content-encoding", "transfer-encoding")

@@ -9,7 +9,6 @@ from typing import Final, TypeVar
 GLOBAL: Final = "*"
 
 _LEADING_TOKEN: Final = re.compile(r"[A-Za-z_-]*")
-_VALID_TOKEN: Final = re.compile(r"[A-Za-z_-]+")
 
 T = TypeVar("T")
 
@@ -83,11 +82,6 @@ def is_user_agent_string(value: str) -> bool:
 
 
 _UA_STRING: Final = re.compile(r"[/(;]")
-
-
-def is_valid_token(token: str) -> bool:
-    """RFC 9309 §2.2.1: a product token is letters, ``-`` and ``_`` only."""
-    return _VALID_TOKEN.fullmatch(token) is not None
 
 
 def group_token(value: str, google_quirks: bool) -> str:

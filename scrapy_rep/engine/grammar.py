@@ -1,6 +1,6 @@
 """What each line of a robots.txt says, and the blocks the lines make (docs/spec.md §4, §5).
 
-Every reader of a body reads it here: the parser (``document.py``) turns the
+Every reader of a body reads it here: the parser (``robotstxt.py``) turns the
 blocks into a ``RobotsTxt``, lint (``tools/lint.py``, ``tools/lint_usage.py``)
 checks the same blocks, so a line cannot mean one thing to a crawler and
 another to the webmaster's check. As in Google's library, the fields are one
@@ -19,11 +19,12 @@ from typing import Final, NamedTuple
 
 from scrapy_rep.engine.agents import group_token
 from scrapy_rep.engine.lines import ALLOW, DISALLOW, body_text, cut_line, split_lines
-from scrapy_rep.engine.matching import Rule, rule_code, rule_of
+from scrapy_rep.engine.rules import ALLOW_BIT, Rule, rule_of
 
 __all__ = [
     "KEYS",
     "PACING",
+    "RULES",
     "USAGE",
     "Agent",
     "Block",
@@ -34,6 +35,7 @@ __all__ = [
     "Note",
     "field_name",
     "field_of_key",
+    "line_text",
     "read_body",
     "read_line",
     "rule_text",
@@ -42,7 +44,7 @@ __all__ = [
 
 class Field(str, Enum):
     """What a line is about. A field's value is its key as the standards
-    write it, so a rule's kind (``matching.Rule.kind``) is its field's value.
+    write it, so a rule's kind (``rules.Rule.kind``) is its field's value.
     Format ``field.value``, never the member itself."""
 
     USER_AGENT = "user-agent"
@@ -67,7 +69,7 @@ class Key(NamedTuple):
 
 _F = Field
 # Members bound once: ``Field.ALLOW`` costs a lookup through the enum's
-# metaclass each time, ten times a global's cost, on every line.
+# metaclass each time, far more than a global, on every line.
 _USER_AGENT, _ALLOW, _DISALLOW, _SITEMAP = _F.USER_AGENT, _F.ALLOW, _F.DISALLOW, _F.SITEMAP
 #: Every key a line may start with. Google's library matches the ``prefix``
 #: keys by prefix and accepts the misspellings marked ``typo`` (none for
@@ -110,6 +112,8 @@ _NAMES: Final[dict[str, str]] = {
     _F.CONTENT_USAGE: "Content-Usage",
     _F.CONTENT_SIGNAL: "Content-Signal",
 }
+#: The rule lines: their field is the rule's kind (``rules.Rule.kind``).
+RULES: Final = frozenset({_F.ALLOW, _F.DISALLOW})
 #: Lines that apply to the agent lines just before them and do not end a block.
 PACING: Final = frozenset({_F.CRAWL_DELAY, _F.REQUEST_RATE})
 USAGE: Final = frozenset({_F.CONTENT_USAGE, _F.CONTENT_SIGNAL})
@@ -121,9 +125,14 @@ def field_name(key: str) -> str:
     return _NAMES.get(key, key)
 
 
+def line_text(key: str, value: str) -> str:
+    """A line as written from its key and value: ``Content-Usage: train-ai=n``."""
+    return f"{field_name(key)}: {value}"
+
+
 def rule_text(rule: Rule) -> str:
     """A rule as the line that wrote it: ``Disallow: /private``."""
-    return f"{_NAMES[rule.kind]}: {rule.pattern}"
+    return line_text(rule.kind, rule.pattern)
 
 
 # --- one line --------------------------------------------------------------------
@@ -222,16 +231,16 @@ class Block(NamedTuple):
 
     agents: list[Agent]
     patterns: list[str]  # the rules' values as written; empty ones dropped (docs/spec.md §6.2)
-    codes: array[int]  # each pattern's ``matching.rule_code``: its kind and line
+    codes: array[int]  # each pattern's code: its kind and line (``rules.rule_of``)
     notes: Sequence[Note]  # pacing and usage lines, in line order
 
     def rules(self) -> list[Rule]:
         return [rule_of(pattern, code) for pattern, code in zip(self.patterns, self.codes)]
 
 
-#: A rule's kind as ``matching`` packs it beside the line (``rule_code``).
-_ALLOW_CODE: Final = rule_code(ALLOW, 0)
-_DISALLOW_CODE: Final = rule_code(DISALLOW, 0)
+#: A rule's kind as its code packs it beside the line (``rules.ALLOW_BIT``).
+_ALLOW_CODE: Final = ALLOW_BIT
+_DISALLOW_CODE: Final = 0
 
 
 class Body(NamedTuple):

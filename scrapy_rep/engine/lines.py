@@ -13,7 +13,7 @@ MAX_BODY_BYTES: Final = 512_000
 #: Google's library cuts each line to this many bytes (2083 * 8 - 1).
 GOOGLE_MAX_LINE_BYTES: Final = 16_663
 
-#: A rule's kind is its field's key (``grammar.Field``, ``matching.Rule.kind``).
+#: A rule's kind is its field's key (``grammar.Field``, ``rules.Rule.kind``).
 ALLOW: Final = "allow"
 DISALLOW: Final = "disallow"
 

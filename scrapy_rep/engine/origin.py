@@ -10,9 +10,12 @@ import ipaddress
 from typing import Final, NamedTuple
 from urllib.parse import urlsplit
 
-__all__ = ["DEFAULT_PORTS", "Origin", "normalise_host", "origin_of", "robots_url"]
+__all__ = ["DEFAULT_PORTS", "ROBOTS_PATH", "Origin", "normalise_host", "origin_of", "robots_url"]
 
 #: docs/spec.md §1.3: a default port is the same origin as no port.
+#: Where an origin's robots.txt is (docs/spec.md §1.2): the one place it is written.
+ROBOTS_PATH: Final = "/robots.txt"
+
 DEFAULT_PORTS: Final[dict[str, int]] = {"http": 80, "https": 443, "ftp": 21}
 
 
@@ -57,7 +60,7 @@ def origin_of(url: str) -> Origin | None:
 
 def robots_url(origin: Origin) -> str:
     """docs/spec.md §1.2: always ``<scheme>://<host>[:<port>]/robots.txt``."""
-    return f"{origin}/robots.txt"
+    return f"{origin}{ROBOTS_PATH}"
 
 
 def normalise_host(host: str) -> str:

@@ -76,3 +76,22 @@ def common_length(one: str, other: str) -> int:
     while length < limit and one[length] == other[length]:
         length += 1
     return length
+
+
+#: A normalised path is ASCII below DEL (``normalise_path`` encodes the
+#: rest), so a key's end, for such paths, is the key and a DEL.
+_DEL: Final = "\x7f"
+
+
+def end_of(key: str, as_written: bool) -> str:
+    """The least string above every string that starts with ``key``: a text
+    not above it starts with ``key`` exactly when it is not below ``key``.
+
+    For normalised paths that is ``key`` and a DEL; for paths as written
+    (Google's quirks), which may hold any character, ``key`` with its last
+    character's successor (keys are ASCII), and for the empty key, which
+    starts every path, the last code point.
+    """
+    if not as_written:
+        return key + _DEL
+    return key[:-1] + chr(ord(key[-1]) + 1) if key else "\U0010ffff"

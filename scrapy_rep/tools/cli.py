@@ -54,17 +54,14 @@ import json
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any, Final, NamedTuple
+from typing import Final
 
-from scrapy_rep.cache.outcome import FetchKind
 from scrapy_rep.engine.agents import crawler_tokens, product_token
-from scrapy_rep.engine.document import RobotsTxt, Rule
-from scrapy_rep.engine.grammar import field_name, rule_text
-from scrapy_rep.engine.matching import UNDECIDED, UNDECIDED_TEXT, path_params_query
 from scrapy_rep.engine.origin import origin_of
-from scrapy_rep.engine.usage import LABELS, Preferences
+from scrapy_rep.engine.usage import LABELS
+from scrapy_rep.tools.check import check_json, check_urls, explanation, refused, usage_lines
 from scrapy_rep.tools.lint import ERROR, format_text, lint, printable, report
-from scrapy_rep.tools.live_fetch import MAX_REDIRECTS, READ_LIMIT, fetch_live
+from scrapy_rep.tools.robots_source import Source, SourceError, read_source
 
 __all__ = ["main"]
 
@@ -75,158 +72,9 @@ EXIT_USAGE: Final = 2  # bad arguments, unreadable file, unreachable robots.txt
 #: The token of Scrapy's default USER_AGENT ("Scrapy/2.x (+https://scrapy.org)").
 DEFAULT_AGENT: Final = "scrapy"
 DEFAULT_TIMEOUT: Final = 10.0
-_WEB: Final = ("http://", "https://")
-
-
-class SourceError(Exception):
-    """robots.txt could not be read or fetched (exit code 2)."""
-
-
-class Source(NamedTuple):
-    """A robots.txt body and where it came from."""
-
-    name: str  # the path, URL or "<stdin>" given
-    body: bytes
-    status: int | None = None  # HTTP status of the final response; None for a file
-    allow_all: str = ""  # why every URL is allowed without rules (docs/spec.md §2), else ""
-
-
-# --- reading robots.txt -----------------------------------------------------------
-
-
-def read_source(arg: str, timeout: float) -> Source:
-    """The robots.txt named on the command line."""
-    if arg == "-":
-        return Source("<stdin>", sys.stdin.buffer.read(READ_LIMIT))
-    if arg.lower().startswith(_WEB):
-        return fetch(arg, timeout)
-    try:
-        with open(arg, "rb") as file:
-            return Source(arg, file.read(READ_LIMIT))
-    except FileNotFoundError:
-        raise SourceError(
-            f"no such file: {arg!r} (a URL must start with http:// or https://)"
-        ) from None
-    except OSError as error:
-        raise SourceError(f"cannot read {arg!r}: {error.strerror or error}") from None
-
-
-def fetch(url: str, timeout: float) -> Source:
-    """Fetch robots.txt as docs/spec.md §2 says a crawler must, or raise ``SourceError``.
-
-    ``timeout`` bounds the whole fetch, redirects and a slow body included.
-    """
-    got = fetch_live(url, timeout, max_redirects=MAX_REDIRECTS)
-    if got.kind is FetchKind.SUCCESS:
-        return Source(url, got.body[:READ_LIMIT], got.status)
-    if got.kind is FetchKind.UNAVAILABLE:
-        return Source(url, b"", got.status, got.message)
-    raise SourceError(got.message)
 
 
 # --- check ------------------------------------------------------------------------
-
-
-class Checked(NamedTuple):
-    """The verdict for one URL, with why."""
-
-    url: str
-    allowed: bool
-    reason: str  # "rule", "no-rule", "no-group", "robots-txt" or "unavailable"
-    group: str | None
-    rule: Rule | None
-    usage: Preferences | None = None  # with --purpose: what robots.txt states
-
-
-def check_urls(
-    source: Source,
-    urls: Sequence[str],
-    agents: Sequence[str],
-    google_quirks: bool,
-    purposes: Sequence[str] = (),
-) -> list[Checked]:
-    """Decide every URL for an agent's tokens (docs/spec.md §5.5-§6.9), and with
-    ``purposes`` what robots.txt's usage lines state for it."""
-    if source.allow_all:
-        nothing = Preferences() if purposes else None
-        return [Checked(url, True, "unavailable", None, None, nothing) for url in urls]
-    robots = RobotsTxt.parse(source.body, google_quirks=google_quirks)
-    results = []
-    for url in urls:
-        verdict = robots.explain(url, agents)
-        if verdict.rule is not None:
-            reason = "rule"
-        elif verdict.agent is None:
-            reason = "no-group"
-        elif not google_quirks and path_params_query(url) == "/robots.txt":
-            reason = "robots-txt"
-        else:
-            reason = "no-rule"
-        usage = robots.usage(url, agents) if purposes else None
-        results.append(Checked(url, verdict.allowed, reason, verdict.agent, verdict.rule, usage))
-    return results
-
-
-def refused(checked: Checked, purposes: Sequence[str]) -> tuple[str, ...]:
-    """The purposes robots.txt refuses for this URL."""
-    return checked.usage.denied(purposes) if checked.usage is not None else ()
-
-
-def _usage_lines(checked: Checked, purposes: Sequence[str]) -> list[str]:
-    """One line per purpose: its state and the lines that decided it."""
-    usage = checked.usage
-    if usage is None:
-        return []
-    out = []
-    for label in purposes:
-        decision = usage[label]
-        if not usage.crawlable:
-            why = "the URL is disallowed, so no preference applies"
-        elif decision.rules:
-            by = "; ".join(
-                f"line {rule.line}: {field_name(rule.source)}: {rule.text}"
-                if rule.line
-                else rule.text
-                for rule in decision.rules
-            )
-            why = f"by {by}"
-        else:
-            why = "no Content-Usage or Content-Signal line states it"
-        out.append(f"  usage {label}: {decision.state} ({why})")
-    return out
-
-
-def _why(checked: Checked, tokens: Sequence[str], source: Source) -> str:
-    rule = checked.rule
-    if rule == UNDECIDED:
-        return f'group "{checked.group}": {UNDECIDED_TEXT}'
-    if rule is not None:
-        return f'rule "{rule_text(rule)}" at line {rule.line}, group "{checked.group}"'
-    if checked.reason == "unavailable":
-        return source.allow_all
-    if checked.reason == "robots-txt":
-        return "the robots.txt URL itself is always allowed"
-    if checked.reason == "no-group":
-        return f"no group for {' or '.join(tokens)}: everything allowed"
-    return f'no rule matched, group "{checked.group}"'
-
-
-def _check_json(checked: Checked, purposes: Sequence[str]) -> dict[str, Any]:
-    rule = checked.rule
-    found: dict[str, Any] = {
-        "url": printable(checked.url),
-        "allowed": checked.allowed,
-        "reason": checked.reason,
-        "group": checked.group,
-        "rule": None
-        if rule is None
-        else {"kind": rule.kind, "pattern": printable(rule.pattern), "line": rule.line},
-    }
-    if checked.usage is not None:
-        labels = checked.usage.to_meta()["labels"]
-        assert isinstance(labels, dict)
-        found["usage"] = {label: labels[label] for label in purposes}
-    return found
 
 
 def run_check(args: argparse.Namespace) -> int:
@@ -239,16 +87,16 @@ def run_check(args: argparse.Namespace) -> int:
     if list(tokens) != [agent.strip().lower() for agent in agents]:  # a UA string, or cut
         _err(f"note: checking as {' or '.join(tokens) or '* (the agent names no crawler)'}")
     if args.json:
-        data = [_check_json(c, purposes) for c in results]
+        data = [check_json(c, purposes) for c in results]
         _out(json.dumps(data, indent=2, ensure_ascii=False))
     else:
         for checked in results:
             word = "allowed" if checked.allowed else "disallowed"
             if checked.allowed and refused(checked, purposes):
                 word = "refused"
-            why = _why(checked, tokens, source)
+            why = explanation(checked, tokens, source)
             _out(printable(f"{word:<10}  {checked.url}  ({why})"))
-            for line in _usage_lines(checked, purposes):
+            for line in usage_lines(checked, purposes):
                 _out(printable(line))
     ok = all(c.allowed and not refused(c, purposes) for c in results)
     return EXIT_OK if ok else EXIT_FOUND

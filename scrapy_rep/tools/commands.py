@@ -31,8 +31,8 @@ from urllib.parse import urljoin, urlsplit
 from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
-from scrapy_rep.engine.grammar import field_name, rule_text
-from scrapy_rep.engine.matching import UNDECIDED, UNDECIDED_TEXT
+from scrapy_rep.engine.grammar import line_text, rule_text
+from scrapy_rep.engine.rules import UNDECIDED, UNDECIDED_TEXT
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -44,7 +44,7 @@ if TYPE_CHECKING:
 
     from scrapy_rep.cache.outcome import Access
     from scrapy_rep.crawler.errors import RobotsTxtDisallowed
-    from scrapy_rep.engine.document import Rule
+    from scrapy_rep.engine.robotstxt import Rule
 
 __all__ = ["EXIT_ALLOWED", "EXIT_DISALLOWED", "EXIT_ERROR", "RobotsCommand"]
 
@@ -232,16 +232,17 @@ class Probe:
             self.access = access
 
     def _sent(self, request: Request, **_: Any) -> None:
-        from scrapy_rep.crawler.fetcher import ROBOTSTXT_FETCH_META_KEY as META_KEY
+        from scrapy_rep.crawler.fetcher import ROBOTSTXT_FETCH_META_KEY
 
-        if request.meta.get(META_KEY) and request.url == self.robotstxt_url and not self.fetch:
+        is_fetch = request.meta.get(ROBOTSTXT_FETCH_META_KEY)
+        if is_fetch and request.url == self.robotstxt_url and not self.fetch:
             self.fetch = "no response"  # until a response says otherwise
 
     def _response(self, response: Response, request: Request, **_: Any) -> None:
         """Follow the robots.txt download through its redirects: status, hops, cut."""
-        from scrapy_rep.crawler.fetcher import ROBOTSTXT_FETCH_META_KEY as META_KEY
+        from scrapy_rep.crawler.fetcher import ROBOTSTXT_FETCH_META_KEY
 
-        if not request.meta.get(META_KEY):
+        if not request.meta.get(ROBOTSTXT_FETCH_META_KEY):
             return
         if request.url == self.robotstxt_url:
             self._hops = {}
@@ -327,7 +328,7 @@ class Probe:
         for label in self.usage["purposes"]:
             decision = self.usage["labels"][label]
             by = "; ".join(
-                f"line {item['line']}: {field_name(item['source'])}: {item['text']}"
+                f"line {item['line']}: {line_text(item['source'], item['text'])}"
                 for item in decision["by"]
             )
             lines.append(f"  usage       {label}: {decision['state']}{f' by {by}' if by else ''}")

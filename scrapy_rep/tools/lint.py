@@ -66,38 +66,30 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Iterator
-from typing import Any, Final, NamedTuple
+from typing import Any, Final
 from urllib.parse import urlsplit
 
 from scrapy_rep.engine.agents import GLOBAL, group_token
-from scrapy_rep.engine.document import RobotsTxt
 from scrapy_rep.engine.grammar import (
     KEYS,
-    Block,
-    Body,
+    RULES,
     Directive,
     Field,
     field_name,
-    read_body,
     read_line,
-    rule_text,
 )
 from scrapy_rep.engine.lines import (
-    ALLOW,
-    DISALLOW,
     GOOGLE_MAX_LINE_BYTES,
     MAX_BODY_BYTES,
     body_text,
     split_lines,
 )
-from scrapy_rep.engine.matching import Rule, normalise
-from scrapy_rep.tools.finding import Finding
+from scrapy_rep.engine.robotstxt import RobotsTxt
+from scrapy_rep.tools.finding import ERROR, WARNING, Finding, plural, printable, quoted, short
+from scrapy_rep.tools.lint_groups import GROUP_SEVERITIES, GroupView, group_findings
 from scrapy_rep.tools.lint_usage import USAGE_SEVERITIES, usage_findings
 
 __all__ = ["ERROR", "WARNING", "Finding", "format_text", "lint", "printable", "report"]
-
-ERROR: Final = "error"
-WARNING: Final = "warning"
 
 #: Severity of each code; the module docstring says what each one means.
 SEVERITIES: Final[dict[str, str]] = {
@@ -105,61 +97,29 @@ SEVERITIES: Final[dict[str, str]] = {
     "html-page": ERROR,
     "missing-colon": ERROR,
     "misspelt-field": ERROR,
-    "rule-before-user-agent": ERROR,
     "path-without-slash": ERROR,
     "sitemap-not-absolute": ERROR,
     "user-agent-never-matches": ERROR,
-    "group-never-applies": ERROR,
     "unknown-field": WARNING,
     "not-a-directive": WARNING,
     "invalid-utf8": WARNING,
     "line-too-long": WARNING,
     "user-agent-not-token": WARNING,
     "crawl-delay-not-number": WARNING,
-    "group-split": WARNING,
-    "duplicate-rule": WARNING,
-    "rule-shadowed": WARNING,
-    "star-rules-not-inherited": WARNING,
-    "no-groups": WARNING,
+    **GROUP_SEVERITIES,
     **USAGE_SEVERITIES,
 }
 
 #: The fields that decide access (docs/spec.md §4.5): a misspelt or colon-less one is an error.
 _ACCESS_FIELDS: Final = (Field.USER_AGENT, Field.ALLOW, Field.DISALLOW, Field.SITEMAP)
-_RULE_FIELDS: Final = (Field.ALLOW, Field.DISALLOW)
 _ALL_KNOWN: Final = tuple(key for key, entry in KEYS.items() if not entry.typo)
 _WS: Final = " \t\v\f"
 _HTML_TAG: Final = re.compile(
     r"<\s*(?:!doctype|html|head|body|meta|title|script|div|link|style)\b", re.IGNORECASE
 )
 _INVALID_BYTE: Final = re.compile("[\udc80-\udcff]")
-_CONTROL: Final = re.compile("[\x00-\x1f\x7f]")
-_SHOW_CHARS: Final = 60
-
-
 def _finding(line: int, code: str, message: str, hint: str = "") -> Finding:
     return Finding(line, code, SEVERITIES[code], message, hint)
-
-
-def printable(text: str) -> str:
-    """Text safe to print: invalid UTF-8 and control characters as ``\\xNN``."""
-    raw = text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-    return _CONTROL.sub(lambda match: f"\\x{ord(match.group(0)):02x}", raw)
-
-
-def _short(text: str) -> str:
-    """A value from the file, printable and cut to a readable length."""
-    raw = printable(text)
-    return raw if len(raw) <= _SHOW_CHARS else raw[: _SHOW_CHARS - 3] + "..."
-
-
-def _show(text: str) -> str:
-    """A value from the file, quoted for a message."""
-    return f"'{_short(text)}'"
-
-
-def _count(number: int, noun: str) -> str:
-    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
 
 
 # --- the lines as the default parser reads them ------------------------------
@@ -187,8 +147,8 @@ def lint(body: bytes) -> list[Finding]:
     else:
         cut_line = len(texts) if len(body) > MAX_BODY_BYTES else 0
         findings.extend(_per_line(texts, found, cut_line))
-        view = _View.of(body)
-        findings.extend(_groups(view))
+        view = GroupView.of(body)
+        findings.extend(group_findings(view))
         findings.extend(usage_findings(view.read))
     unique = dict.fromkeys(findings)  # a block shared by two agents reports once
     order = {ERROR: 0, WARNING: 1}
@@ -214,7 +174,7 @@ def _size(body: bytes) -> Iterator[Finding]:
     else:
         size = len(last.encode("utf-8", "surrogateescape"))
         message += (
-            f": line {number} is cut after its first {size} bytes (read as {_show(last)})"
+            f": line {number} is cut after its first {size} bytes (read as {quoted(last)})"
             " and every line after it is ignored"
         )
     yield _finding(number, "body-too-large", message, hint)
@@ -232,7 +192,7 @@ def _html(texts: list[str], found: list[Directive | None]) -> Finding:
     first = next((number for number, text in enumerate(texts, 1) if text.strip(_WS)), 1)
     valid = [line for line in map(_effective, found) if line and line.field in _ACCESS_FIELDS]
     if valid:
-        lines = _count(len(valid), "directive line")
+        lines = plural(len(valid), "directive line")
         effect = f"crawlers still obey the {lines} it happens to contain"
     else:
         effect = "it has no directive, so crawlers allow everything"
@@ -286,9 +246,9 @@ def _syntax(number: int, line: str, found: Directive | None) -> Iterator[Finding
             yield _finding(
                 number,
                 "missing-colon",
-                f"no ':' after {_show(found.key)}: crawlers ignore this line "
+                f"no ':' after {quoted(found.key)}: crawlers ignore this line "
                 "(only Google's open-source parser reads it)",
-                f"write '{name}: {_short(found.value)}'",
+                f"write '{name}: {short(found.value)}'",
             )
         else:
             yield _finding(
@@ -302,9 +262,9 @@ def _syntax(number: int, line: str, found: Directive | None) -> Iterator[Finding
         yield _finding(
             number,
             "misspelt-field",
-            f"{_show(found.key)} is not a field: crawlers ignore this line "
+            f"{quoted(found.key)} is not a field: crawlers ignore this line "
             f"(only Google's open-source parser reads it as '{name}')",
-            f"write '{name}: {_short(found.value)}'",
+            f"write '{name}: {short(found.value)}'",
         )
     elif found.field is Field.UNKNOWN:
         yield _unknown_field(number, found)
@@ -317,8 +277,8 @@ def _unknown_field(number: int, found: Directive) -> Finding:
         return _finding(
             number,
             "misspelt-field",
-            f"{_show(found.key)} is not a field: crawlers ignore this line",
-            f"did you mean '{name}'? write '{name}: {_short(found.value)}'",
+            f"{quoted(found.key)} is not a field: crawlers ignore this line",
+            f"did you mean '{name}'? write '{name}: {short(found.value)}'",
         )
     if close:
         hint = f"did you mean '{close[0]}'?"
@@ -327,7 +287,7 @@ def _unknown_field(number: int, found: Directive) -> Finding:
     else:
         hint = "remove it, or start it with '#'"
     return _finding(
-        number, "unknown-field", f"unknown field {_show(found.key)}: crawlers ignore it", hint
+        number, "unknown-field", f"unknown field {quoted(found.key)}: crawlers ignore it", hint
     )
 
 
@@ -348,18 +308,18 @@ def _utf8(number: int, line: str) -> Iterator[Finding]:
 def _value(number: int, found: Directive) -> Iterator[Finding]:
     """Values the parser reads but cannot use: docs/spec.md §5.6, §6.2, §7.1."""
     value = found.value
-    if found.field in _RULE_FIELDS and value and value[0] not in "/*":
+    if found.field in RULES and value and value[0] not in "/*":
         yield _finding(
             number,
             "path-without-slash",
-            f"the path {_show(value)} does not start with '/' or '*': this rule never matches",
+            f"the path {quoted(value)} does not start with '/' or '*': this rule never matches",
             f"write '{field_name(found.field)}: {_path_of(value)}'",
         )
     elif found.field is Field.SITEMAP and not _is_absolute(value):
         yield _finding(
             number,
             "sitemap-not-absolute",
-            f"the sitemap {_show(value)} is not an absolute URL: crawlers skip it",
+            f"the sitemap {quoted(value)} is not an absolute URL: crawlers skip it",
             "write the full URL, e.g. 'Sitemap: https://example.com/sitemap.xml'",
         )
     elif found.field is Field.USER_AGENT:
@@ -368,7 +328,7 @@ def _value(number: int, found: Directive) -> Iterator[Finding]:
         yield _finding(
             number,
             "crawl-delay-not-number",
-            f"the crawl-delay {_show(value)} is not a number of seconds: crawlers ignore it",
+            f"the crawl-delay {quoted(value)} is not a number of seconds: crawlers ignore it",
             "write a number, e.g. 'Crawl-delay: 10'",
         )
 
@@ -381,8 +341,8 @@ def _path_of(value: str) -> str:
         parts = None
     if parts is not None and parts.scheme and parts.netloc:
         path = parts.path or "/"
-        return _short(path + (f"?{parts.query}" if parts.query else ""))
-    return _short("/" + value)
+        return short(path + (f"?{parts.query}" if parts.query else ""))
+    return short("/" + value)
 
 
 def _is_absolute(value: str) -> bool:
@@ -406,7 +366,7 @@ def _user_agent(number: int, value: str) -> Iterator[Finding]:
         yield _finding(
             number,
             "user-agent-never-matches",
-            f"{_show(value)} does not start with a product token (letters, '-' and '_'): "
+            f"{quoted(value)} does not start with a product token (letters, '-' and '_'): "
             "no crawler matches it",
             "write a token such as 'googlebot', or '*' alone for every crawler",
         )
@@ -414,192 +374,9 @@ def _user_agent(number: int, value: str) -> Iterator[Finding]:
         yield _finding(
             number,
             "user-agent-not-token",
-            f"only the product token {_show(token)} of {_show(value)} is matched",
+            f"only the product token {quoted(token)} of {quoted(value)} is matched",
             f"write 'User-agent: {token}'",
         )
-
-
-# --- groups ----------------------------------------------------------------------
-
-
-class _View(NamedTuple):
-    """The default parser's blocks as lint checks them (docs/spec.md §5.1-§5.4)."""
-
-    read: Body
-    blocks: list[Block]
-    rules: list[list[Rule]]  # each block's rules, in file order
-    groups: dict[str, list[int]]  # token -> its blocks
-    orphans: list[int]  # lines of the rules before any user-agent line
-
-    @classmethod
-    def of(cls, body: bytes) -> _View:
-        read = read_body(body)
-        blocks = read.blocks()
-        orphans = [line for line, field, _ in read.orphans if field in _RULE_FIELDS]
-        rules = [block.rules() for block in blocks]
-        return cls(read, blocks, rules, read.groups, orphans)
-
-    def agent_line(self, block: int, token: str) -> int:
-        """The first user-agent line of a block that names ``token``."""
-        return next(agent.line for agent in self.blocks[block].agents if agent.token == token)
-
-    def rules_of(self, members: list[int]) -> list[Rule]:
-        return [rule for block in members for rule in self.rules[block]]
-
-
-def _groups(view: _View) -> Iterator[Finding]:
-    for number in view.orphans:
-        yield _finding(
-            number,
-            "rule-before-user-agent",
-            "this rule comes before any user-agent line: it belongs to no group and is ignored",
-            "put a 'User-agent: *' line (or the right agent) above it",
-        )
-    if not view.blocks:
-        yield _finding(
-            1,
-            "no-groups",
-            "there is no user-agent line: every crawler may fetch everything",
-            "start a group with 'User-agent: *' if some paths should be disallowed",
-        )
-        return
-    yield from _dead_blocks(view)
-    yield from _split(view)
-    for who, members in _sharing(view.groups):
-        yield from _shadowed(who, view.rules_of(members))
-    yield from _not_inherited(view)
-
-
-def _sharing(groups: dict[str, list[int]]) -> Iterator[tuple[str, list[int]]]:
-    """Each distinct set of blocks once, with the agents it is the group of
-    (shown): 10,000 agents over one block of rules are checked once, not
-    10,000 times, and a shadowed rule is reported once, not once per agent."""
-    tokens: dict[tuple[int, ...], list[str]] = {}
-    for token, members in groups.items():
-        tokens.setdefault(tuple(members), []).append(token)
-    for key, names in tokens.items():
-        who = _show(names[0])
-        if len(names) > 1:
-            who += f" (and {_count(len(names) - 1, 'other agent')} of the same group)"
-        yield who, list(key)
-
-
-def _dead_blocks(view: _View) -> Iterator[Finding]:
-    for block, rules in zip(view.blocks, view.rules):
-        if rules and not any(agent.token for agent in block.agents):
-            first, last = rules[0].line, rules[-1].line
-            where = f"line {first}" if first == last else f"lines {first}-{last}"
-            yield _finding(
-                block.agents[0].line,
-                "group-never-applies",
-                "no user-agent line of this group names a crawler: no crawler obeys its "
-                f"{_count(len(rules), 'rule')} ({where})",
-                "write a token such as 'googlebot', or '*' alone for every crawler",
-            )
-
-
-def _split(view: _View) -> Iterator[Finding]:
-    for token, members in view.groups.items():
-        first = view.agent_line(members[0], token)
-        for block in members[1:]:
-            yield _finding(
-                view.agent_line(block, token),
-                "group-split",
-                f"{_show(token)} already has a group at line {first}: the groups are merged "
-                "(RFC 9309), but some crawlers read only the first",
-                f"put every rule for {_show(token)} in one group",
-            )
-
-
-def _same_urls_key(pattern: str) -> str:
-    """Patterns with equal keys match exactly the same URLs (docs/spec.md §6.4, §6.5)."""
-    normal = normalise(pattern)
-    if normal.endswith("$"):
-        return normal
-    return normal.rstrip("*") or "/"
-
-
-def _shadowed(who: str, rules: list[Rule]) -> Iterator[Finding]:
-    """docs/spec.md §6.6: among rules matching the same URLs, one always decides.
-    Linear in the rules: each is filed under its set of URLs once."""
-    alike: dict[str, list[Rule]] = {}
-    for rule in rules:
-        alike.setdefault(_same_urls_key(rule.pattern), []).append(rule)
-    for same in alike.values():
-        if len(same) < 2:
-            continue
-        winner = max(same, key=lambda r: (len(normalise(r.pattern)), r.kind == ALLOW))
-        for rule in same:
-            if rule is winner:
-                continue
-            written = rule_text(winner)
-            if rule.kind == winner.kind:
-                yield _finding(
-                    rule.line,
-                    "duplicate-rule",
-                    f"for {who}, this rule has the same effect as "
-                    f"{_show(written)} at line {winner.line}",
-                    "remove one of them",
-                )
-            else:
-                why = (
-                    "allow wins a tie"
-                    if len(normalise(rule.pattern)) == len(normalise(winner.pattern))
-                    else "the longer pattern wins"
-                )
-                yield _finding(
-                    rule.line,
-                    "rule-shadowed",
-                    f"for {who}, this rule never decides: {_show(written)} at line "
-                    f"{winner.line} matches the same URLs and {why}",
-                    "keep only the rule you mean",
-                )
-
-
-def _not_inherited(view: _View) -> Iterator[Finding]:
-    """docs/spec.md §5.5: a crawler with its own group ignores every ``*`` rule."""
-    star = view.rules_of(view.groups.get(GLOBAL, []))
-    star_disallows: dict[str, Rule] = {}  # set of URLs -> the first rule naming it
-    for rule in star:  # in file order
-        if rule.kind == DISALLOW:
-            key = _same_urls_key(rule.pattern)
-            if key != "/":
-                star_disallows.setdefault(key, rule)
-    if not star_disallows:
-        return
-    # Per distinct set of blocks, once: (how many '*' sets of URLs it lacks, the first).
-    lacking: dict[tuple[int, ...], tuple[int, Rule | None]] = {}
-    for token, members in view.groups.items():
-        if token == GLOBAL:
-            continue
-        ids = tuple(members)
-        if ids not in lacking:
-            lacking[ids] = _lacking(view.rules_of(members), star_disallows)
-        count, first = lacking[ids]
-        if first is not None:
-            yield _finding(
-                view.agent_line(members[0], token),
-                "star-rules-not-inherited",
-                f"the group for {_show(token)} lacks {_count(count, 'Disallow rule')} "
-                f"of the '*' group (first: {_show(first.pattern)} at line {first.line}); "
-                f"{_show(token)} obeys only its own group",
-                f"copy the '*' rules that {_show(token)} must obey into its group",
-            )
-
-
-def _lacking(own: list[Rule], star_disallows: dict[str, Rule]) -> tuple[int, Rule | None]:
-    """How many of the '*' group's disallowed sets of URLs a group does not
-    name, and the first of them (None: nothing to report). Linear in the
-    group's own rules: the '*' ones are walked only past those it names."""
-    disallowed = {_same_urls_key(r.pattern) for r in own if r.kind == DISALLOW}
-    if not disallowed or "/" in disallowed:
-        return 0, None  # a group that allows or disallows everything says what it means
-    patterns = {_same_urls_key(rule.pattern) for rule in own}
-    named = sum(key in star_disallows for key in patterns)
-    if named == len(star_disallows):
-        return 0, None
-    first = next(rule for key, rule in star_disallows.items() if key not in patterns)
-    return len(star_disallows) - named, first
 
 
 # --- output ------------------------------------------------------------------------
@@ -635,13 +412,13 @@ def format_text(result: dict[str, Any]) -> str:
     size = f"over {MAX_BODY_BYTES:,}" if summary["truncated"] else f"{summary['bytes']:,}"
     counts = ", ".join(
         (
-            _count(summary["lines"], "line"),
+            plural(summary["lines"], "line"),
             f"{size} bytes",
-            _count(len(summary["agents"]), "agent"),
-            _count(summary["rules"], "rule"),
-            _count(summary["sitemaps"], "sitemap"),
+            plural(len(summary["agents"]), "agent"),
+            plural(summary["rules"], "rule"),
+            plural(summary["sitemaps"], "sitemap"),
         )
     )
-    found = f"{_count(summary['errors'], 'error')}, {_count(summary['warnings'], 'warning')}"
+    found = f"{plural(summary['errors'], 'error')}, {plural(summary['warnings'], 'warning')}"
     out.append(f"{result['source']}: {found} ({counts})")
     return "\n".join(out)

@@ -8,17 +8,17 @@ from unittest.mock import patch
 
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
+from rule_codes import rule_code
 from test_properties import reference_allowed
 
 from scrapy_rep import RobotsTxt
-from scrapy_rep.engine import matching
-from scrapy_rep.engine.matching import (
+from scrapy_rep.engine import few_wildcards
+from scrapy_rep.engine.compiled_group import CompiledGroup
+from scrapy_rep.engine.url_path import (
     _CHANGING_ESCAPE,
     _ESCAPE_FORMS,
-    CompiledGroup,
     normalise,
     normalise_lines,
-    rule_code,
 )
 
 
@@ -121,12 +121,12 @@ def test_gated_needs_decide_as_the_plain_loop_does(
     one the need-by-need loop names."""
     joined = "\n".join(pattern for _, pattern in rules)
     codes = [rule_code(kind, line) for line, (kind, _) in enumerate(rules, 1)]
-    with patch.object(matching, "GATED_NEEDS", 1):
+    with patch.object(few_wildcards, "GATED_NEEDS", 1):
         gated = CompiledGroup(joined, codes, False)
-    with patch.object(matching, "GATED_NEEDS", 10**6):
+    with patch.object(few_wildcards, "GATED_NEEDS", 10**6):
         looped = CompiledGroup(joined, codes, False)
-    assert gated._need_gates is not None or not gated._needs
-    assert looped._need_gates is None
+    assert gated._wild._need_gates is not None or not gated._wild._needs  # type: ignore[union-attr]
+    assert looped._wild._need_gates is None  # type: ignore[union-attr]
     for path in paths:
         assert gated.allows(path) == looped.allows(path) == reference_allowed(rules, path), path
         assert gated.decide(path) == looped.decide(path), path

@@ -8,13 +8,25 @@ data folder fails instead of passing empty.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from google_cases import Case, body_of, ids, load
 from google_report import classify_body
 
 from scrapy_rep import RobotsTxt
-from scrapy_rep.engine.agents import is_valid_token, product_token
-from scrapy_rep.engine.matching import google_escape_pattern, normalise, path_params_query
+from scrapy_rep.engine.agents import product_token
+from scrapy_rep.engine.url_path import google_escape_pattern, normalise, path_params_query
+
+_VALID_TOKEN = re.compile(r"[A-Za-z_-]+")
+
+
+def is_valid_token(token: str) -> bool:
+    """RFC 9309 §2.2.1: a product token is letters, ``-`` and ``_`` only (what
+    Google's ``IsValidUserAgentToObey`` checks; the engine needs no such check:
+    it reads whatever token a line starts with)."""
+    return _VALID_TOKEN.fullmatch(token) is not None
+
 
 ALLOWED = load("allowed_cases.json")
 SOURCE = load("source_derived_cases.json")

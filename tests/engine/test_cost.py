@@ -13,10 +13,13 @@ from unittest.mock import patch
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from rule_codes import rule_code
 from test_properties import reference_allowed
 
-from scrapy_rep.engine import matching, wildcards
-from scrapy_rep.engine.matching import CompiledGroup, Rule, normalise, normalise_path, rule_code
+from scrapy_rep.engine import compiled_group, rules, wildcards
+from scrapy_rep.engine.compiled_group import CompiledGroup
+from scrapy_rep.engine.rules import Rule
+from scrapy_rep.engine.url_path import normalise, normalise_path
 
 
 class CountingPath(str):
@@ -141,7 +144,7 @@ def test_rfc9309_6_8_big_group_steps_linear_in_the_path_not_the_rules(case: str)
     rule, path = WORST_CASES[case]
     path = path[:LENGTH]
     group = group_of([rule(i) for i in range(RULES)])
-    assert group._index is not None  # the scan, not one search per need
+    assert isinstance(group._wild, wildcards.WildcardIndex)  # the scan, not one search per need
     steps = counted(group, path)
     # A search per rule would be RULES * LENGTH = 80 million; the index reads
     # each character at most MAX_KEY times, and a few searches follow.
@@ -185,9 +188,9 @@ def test_rfc9309_6_6_indexed_group_decides_as_searches_do(
 ) -> None:
     kinds = kinds[: len(patterns)]
     plain = group_of(patterns, kinds)
-    with patch.object(matching, "INDEXED_WILDCARDS", 0):  # index even a small group
+    with patch.object(compiled_group, "INDEXED_WILDCARDS", 0):  # index even a small group
         indexed = group_of(patterns, kinds)
-    assert plain._index is None
+    assert not isinstance(plain._wild, wildcards.WildcardIndex)
     for path in paths:
         expected = reference_allowed(list(zip(kinds, patterns)), "/" + path)
         path = normalise_path("/" + path)  # a "$" in a URL is "%24", as in a rule
@@ -237,7 +240,7 @@ def test_rfc9309_6_8_big_group_gives_up_within_its_steps_and_fails_closed() -> N
 
     with patch.object(wildcards, "matches", counting):
         rule = group.decide(HOLE_PATH)
-    assert rule == matching.UNDECIDED  # a disallow no line wrote: fail closed
+    assert rule == rules.UNDECIDED  # a disallow no line wrote: fail closed
     assert not group.allows(HOLE_PATH)
     # One rule tried costs TRY_STEPS of the check's steps: it stops there,
     # not after the 21,952 a complete answer would take.
@@ -246,9 +249,9 @@ def test_rfc9309_6_8_big_group_gives_up_within_its_steps_and_fails_closed() -> N
 
 def test_rfc9309_6_8_a_small_grid_is_answered_not_given_up() -> None:
     group = group_of(grid(30, 20))  # 600 rules: indexed, and within the steps
-    assert group._index is not None
+    assert isinstance(group._wild, wildcards.WildcardIndex)
     assert group.decide(GRID_PATH) is None and group.allows(GRID_PATH)
-    with patch.object(matching, "INDEXED_WILDCARDS", 600):
+    with patch.object(compiled_group, "INDEXED_WILDCARDS", 600):
         plain = group_of(grid(30, 20))
     matched = GRID_PATH + "t7y"  # now every t<i>x of the grid has a t7y after it
     # Rules of one length tie (either may be named): the longest match decides.
@@ -261,12 +264,12 @@ def test_rfc9309_6_8_big_group_worst_cases_answered_exactly(case: str) -> None:
     path = path[:LENGTH]
     patterns = [rule(i) for i in range(RULES)]
     indexed = group_of(patterns)
-    with patch.object(matching, "INDEXED_WILDCARDS", RULES):  # searched one by one
+    with patch.object(compiled_group, "INDEXED_WILDCARDS", RULES):  # searched one by one
         plain = group_of(patterns)
-    assert plain._index is None
+    assert not isinstance(plain._wild, wildcards.WildcardIndex)
     for probe in (path, path + "a", path[: LENGTH // 2]):
         found = indexed.decide(probe)
-        assert found != matching.UNDECIDED, probe[:40]
+        assert found != rules.UNDECIDED, probe[:40]
         assert weight(found) == weight(plain.decide(probe))
 
 
@@ -277,7 +280,7 @@ def test_scrapy_big_real_world_group_never_gives_up() -> None:
     patterns += [f"/catalog/item{i}*sort=asc$" for i in range(0, 20_000, 7)]
     kinds = ["disallow"] * 20_000 + ["allow"] * len(range(0, 20_000, 7))
     indexed = group_of(patterns, kinds)
-    assert indexed._index is not None
+    assert isinstance(indexed._wild, wildcards.WildcardIndex)
     for path, expected in [
         ("/catalog/item7?sort=asc", True),
         ("/catalog/item7?sort=desc", False),
@@ -286,5 +289,5 @@ def test_scrapy_big_real_world_group_never_gives_up() -> None:
         ("/catalog/other?sort=asc", True),
         ("/catalog/item5?" + "sort=" * 400, False),
     ]:
-        assert indexed.decide(path) != matching.UNDECIDED, path
+        assert indexed.decide(path) != rules.UNDECIDED, path
         assert indexed.allows(path) is expected, path

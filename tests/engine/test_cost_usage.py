@@ -19,10 +19,13 @@ from unittest.mock import patch
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from rule_codes import rule_code
 from test_cost import HOLE_PATH, CountingPath, group_of, middle_hole
 
-from scrapy_rep.engine import matching, wildcards
-from scrapy_rep.engine.matching import UNDECIDED, CompiledGroup, normalise, normalise_path
+from scrapy_rep.engine import compiled_group, wildcards
+from scrapy_rep.engine.compiled_group import CompiledGroup
+from scrapy_rep.engine.rules import UNDECIDED
+from scrapy_rep.engine.url_path import normalise, normalise_path
 from scrapy_rep.engine.usage import (
     ALLOWED,
     CONTENT_USAGE,
@@ -154,9 +157,9 @@ def test_rfc9309_6_6_deciding_finds_every_tie(
     rules: list[tuple[str, str]], paths: list[str]
 ) -> None:
     joined = "\n".join(pattern for _, pattern in rules)
-    codes = [matching.rule_code(kind, line) for line, (kind, _) in enumerate(rules, 1)]
+    codes = [rule_code(kind, line) for line, (kind, _) in enumerate(rules, 1)]
     plain = CompiledGroup(joined, codes, False)
-    with patch.object(matching, "INDEXED_WILDCARDS", 0):  # index even a small group
+    with patch.object(compiled_group, "INDEXED_WILDCARDS", 0):  # index even a small group
         indexed = CompiledGroup(joined, codes, False)
     for raw in paths:
         path = normalise_path("/" + raw)

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scrapy_rep import RobotsTxt
-from scrapy_rep.engine.matching import normalise
+from scrapy_rep.engine.url_path import normalise
 
 URL = "https://example.com"
 AGENTS = ["mybot", "otherbot", "mybot-news"]
@@ -142,6 +142,6 @@ def test_rfc9309_normalise_is_idempotent(text: str) -> None:
 @given(st.text(alphabet="/.a?", max_size=30).map(lambda text: "/" + text))
 @settings(max_examples=2000)
 def test_rfc3986_dot_segments_agree_with_the_rfc_algorithm(path: str) -> None:
-    from scrapy_rep.engine.matching import without_dot_segments
+    from scrapy_rep.engine.url_path import without_dot_segments
 
     assert without_dot_segments(path) == rfc3986_remove_dot_segments(path)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import ctypes
 import random
 import re
+from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -26,10 +27,11 @@ from robotstxt.robots import ContentSignal, _lib  # type: ignore[import-untyped]
 from usage_reader import usage_lines
 
 from scrapy_rep import RobotsTxt
+from scrapy_rep.engine.compiled_group import CompiledGroup
 from scrapy_rep.engine.grammar import Field
 from scrapy_rep.engine.grammar import read_line as directive
 from scrapy_rep.engine.lines import ALLOW, DISALLOW, cut_line
-from scrapy_rep.engine.matching import CompiledGroup, match_path, normalise
+from scrapy_rep.engine.url_path import match_path, normalise
 from scrapy_rep.engine.usage import (
     ALLOWED,
     CONTENT_SIGNAL,
@@ -44,7 +46,6 @@ from scrapy_rep.engine.usage import (
     Item,
     Preferences,
     Token,
-    _pattern_matches,
     combine,
     compile_usage,
     header_usage,
@@ -661,6 +662,12 @@ def test_scrapy_property_matches_reference(lines: list[tuple[str, str]], path: s
     assert states(compile_usage(numbered).usage(path)) == reference_usage(lines, match_path(path))
 
 
+def _pattern_matches(pattern: str, path: str) -> bool:
+    """Whether one normalised pattern matches ``path`` (normalised): the
+    engine's matcher (``CompiledGroup``) asked about that pattern alone."""
+    return CompiledGroup(pattern, array("I", [1]), False).decide(path) is not None
+
+
 @settings(max_examples=500)
 @given(st.text(alphabet="/ab*$%2A4", min_size=1, max_size=8), url_paths)
 def test_scrapy_property_tie_check_agrees_with_compiled_group(pattern: str, path: str) -> None:
@@ -750,7 +757,7 @@ def test_aipref_vocab_property_combine_is_order_free_and_restrictive(
 #   "content signal" or "contentsignal"; we read the key the policy writes.
 # - lenient_value: fast reads true/false/1/0; the policy defines yes and no.
 # - agent_run: we give a line to the agent lines since the last usage or
-#   crawl-delay line (document.py's reading of crawl-delay; attach-05 makes
+#   crawl-delay line (robotstxt.py's reading of crawl-delay; attach-05 makes
 #   Content-Usage a rule that closes the group); fast to every agent line of
 #   the block above it (its crawl-delay and signal lines never end a group).
 # - path_scoped: fast has no paths, and reads "/blog/ ai-train" as a key; we

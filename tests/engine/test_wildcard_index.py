@@ -21,8 +21,9 @@ from hypothesis import strategies as st
 from test_cost import CountingPath, group_of, weight
 from test_properties import reference_allowed
 
-from scrapy_rep.engine import matching, wildcards
-from scrapy_rep.engine.matching import CompiledGroup, normalise_path
+from scrapy_rep.engine import compiled_group, rules, wildcards
+from scrapy_rep.engine.compiled_group import CompiledGroup
+from scrapy_rep.engine.url_path import normalise_path
 
 
 def numbers(prefix: str, length: int) -> str:
@@ -92,9 +93,10 @@ def groups(family: str) -> tuple[CompiledGroup, CompiledGroup]:
         rule, _, count = FAMILIES[family]
         patterns = [rule(i) for i in range(count)]
         indexed = group_of(patterns)
-        with patch.object(matching, "INDEXED_WILDCARDS", count):
+        with patch.object(compiled_group, "INDEXED_WILDCARDS", count):
             plain = group_of(patterns)
-        assert indexed._index is not None and plain._index is None
+        assert isinstance(indexed._wild, wildcards.WildcardIndex)
+        assert not isinstance(plain._wild, wildcards.WildcardIndex)
         _GROUPS[family] = indexed, plain
     return _GROUPS[family]
 
@@ -109,7 +111,7 @@ def test_rfc9309_6_8_adversarial_families_answered_exactly_in_few_tries(
     for probe in (path, path + "a", path[: length // 2]):
         with tries_counted() as tried:
             found = indexed.decide(probe)
-        assert found != matching.UNDECIDED, probe[:40]
+        assert found != rules.UNDECIDED, probe[:40]
         assert weight(found) == weight(plain.decide(probe)), probe[:40]
         # A rule per key found would be thousands (the grid: 22,500 rules, all
         # of whose keys are in the path); the index tries a handful.
@@ -142,7 +144,7 @@ def test_rfc9309_6_8_a_second_key_must_start_after_the_first_ends() -> None:
     """``/*k5q*q7`` needs ``q`` twice: in ``/k5q7`` its second key starts inside
     its first, so the sweep rejects it and nothing is tried."""
     indexed = group_of([f"/*k{i}q*q{j}" for i in range(40) for j in range(40)])
-    assert indexed._index is not None
+    assert isinstance(indexed._wild, wildcards.WildcardIndex)
     with tries_counted() as tried:
         assert indexed.decide("/k5q7") is None
         assert indexed.decide("/k5q") is None
@@ -157,9 +159,9 @@ def test_rfc9309_6_8_pairs_under_several_heads() -> None:
     patterns += [f"/h{h}*x{i}*z{j}$" for h in range(12) for i in range(8) for j in range(8)]
     kinds = ["allow" if n % 5 == 0 else "disallow" for n in range(len(patterns))]
     indexed = group_of(patterns, kinds)
-    with patch.object(matching, "INDEXED_WILDCARDS", len(patterns)):
+    with patch.object(compiled_group, "INDEXED_WILDCARDS", len(patterns)):
         plain = group_of(patterns, kinds)
-    assert indexed._index is not None
+    assert isinstance(indexed._wild, wildcards.WildcardIndex)
     for path in [
         "/h3/x2y5",
         "/h3/y5x2",
@@ -210,9 +212,10 @@ def test_rfc9309_6_6_index_with_pairs_decides_as_searches_do(
 ) -> None:
     kinds = [rng.choice(["allow", "disallow"]) for _ in patterns]
     plain = group_of(patterns, kinds)
-    with patch.object(matching, "INDEXED_WILDCARDS", 0):  # index even a small group
+    with patch.object(compiled_group, "INDEXED_WILDCARDS", 0):  # index even a small group
         indexed = group_of(patterns, kinds)
-    assert plain._index is None and indexed._index is not None
+    assert not isinstance(plain._wild, wildcards.WildcardIndex)
+    assert isinstance(indexed._wild, wildcards.WildcardIndex)
     for path in paths:
         expected = reference_allowed(list(zip(kinds, patterns)), path)
         path = normalise_path(path)
@@ -232,9 +235,9 @@ def test_rfc9309_6_6_crowded_keys_decide_as_searches_do() -> None:
         patterns.append(pattern if pattern[0] in "/*" else "/" + pattern)
     kinds = [rng.choice(["allow", "disallow"]) for _ in patterns]
     indexed = group_of(patterns, kinds)
-    with patch.object(matching, "INDEXED_WILDCARDS", len(patterns)):
+    with patch.object(compiled_group, "INDEXED_WILDCARDS", len(patterns)):
         plain = group_of(patterns, kinds)
-    assert indexed._index is not None
+    assert isinstance(indexed._wild, wildcards.WildcardIndex)
     for _ in range(400):
         parts = [rng.choice([*PIECES, "a", "b", "/"]) for _ in range(rng.randint(0, 12))]
         path = "/" + "".join(parts)

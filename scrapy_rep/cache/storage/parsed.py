@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Final
 
-from scrapy_rep.engine.document import RobotsTxt
+from scrapy_rep.engine.robotstxt import RobotsTxt
 
 __all__ = ["ParsedBodies", "cost"]
 

@@ -14,8 +14,9 @@ from typing import Any, Final
 from scrapy_rep.engine.agents import crawler_tokens
 from scrapy_rep.engine.grammar import Field, read_line
 from scrapy_rep.engine.lines import GOOGLE_MAX_LINE_BYTES, body_text, cut_line, split_lines
-from scrapy_rep.tools.cli import Source, check_urls
+from scrapy_rep.tools.check import check_urls
 from scrapy_rep.tools.lint import lint, printable
+from scrapy_rep.tools.robots_source import Source
 
 __all__ = ["diff_lines", "line_report", "verdicts"]
 

@@ -22,7 +22,7 @@ from scrapy_rep.cache.policy import (
     retention,
     retry_after_delay,
 )
-from scrapy_rep.engine.document import RobotsTxt
+from scrapy_rep.engine.robotstxt import RobotsTxt
 
 T0 = 1_700_000_000.0  # 2023-11-14T22:13:20Z
 MINUTE = 60.0

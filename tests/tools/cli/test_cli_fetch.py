@@ -13,7 +13,8 @@ import pytest
 from cli_schema import assert_check_schema, assert_lint_schema
 from cli_server import Answer, Site
 
-from scrapy_rep.tools.cli import MAX_REDIRECTS, main
+from scrapy_rep.tools.cli import main
+from scrapy_rep.tools.live_fetch import MAX_REDIRECTS
 
 RULES = b"User-agent: *\nDisallow: /private\n"
 

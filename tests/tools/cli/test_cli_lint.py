@@ -247,7 +247,7 @@ def _agent_name(number: int) -> str:
 def _lint_steps(monkeypatch: pytest.MonkeyPatch, body: bytes) -> int:
     """How many times lint files a rule under its set of URLs or measures one."""
     calls = [0]
-    from scrapy_rep.tools import lint as module
+    from scrapy_rep.tools import lint_groups as module
 
     def counting(original: Any) -> Any:
         def wrapper(pattern: str) -> Any:

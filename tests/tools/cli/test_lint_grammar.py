@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 
 from scrapy_rep import RobotsTxt
 from scrapy_rep.engine.grammar import USAGE
-from scrapy_rep.engine.matching import rule_of
-from scrapy_rep.tools import lint as lint_module
+from scrapy_rep.engine.rules import rule_of
+from scrapy_rep.tools import lint_groups
 from scrapy_rep.tools.lint import lint
 
 TOKENS = ["mybot", "otherbot", "*", "MyBot", "Googlebot/2.1", "360Spider", "* foo"]
@@ -108,7 +108,7 @@ def engine_view(body: bytes) -> dict[str, Any]:
 
 def lint_view(body: bytes) -> dict[str, Any]:
     """What lint checks: the same, from the view ``lint`` builds."""
-    view = lint_module._View.of(body)
+    view = lint_groups.GroupView.of(body)
     rules = [[tuple(rule) for rule in block] for block in view.rules]
     usage = {
         token: sorted(

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 from crawler.servers import Huge, Redirect, Reply, SiteServer
 
-from scrapy_rep.tools.cli import Source, check_urls
+from scrapy_rep.tools.check import check_urls
+from scrapy_rep.tools.robots_source import Source
 from scrapy_rep.tools.store_view import StoreName, read_origin
 
 from .conftest import Running

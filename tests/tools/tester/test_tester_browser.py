@@ -24,7 +24,7 @@ from selenium.common.exceptions import NoAlertPresentException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
-from scrapy_rep.engine.document import RobotsTxt
+from scrapy_rep.engine.robotstxt import RobotsTxt
 from scrapy_rep.tools.store_view import StoreName, read_origin
 
 from .conftest import Running, rows, screenshot, wait_ready

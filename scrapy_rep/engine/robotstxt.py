@@ -13,34 +13,53 @@ import math
 import re
 from array import array
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import Final, NamedTuple
 
 from scrapy_rep.engine import grammar
 from scrapy_rep.engine.agents import crawler_tokens, select_group
+from scrapy_rep.engine.compiled_group import CompiledGroup
 from scrapy_rep.engine.lines import ALLOW
-from scrapy_rep.engine.matching import (
-    ALLOW_BIT,
+from scrapy_rep.engine.origin import ROBOTS_PATH
+from scrapy_rep.engine.rules import ALLOW_BIT, Rule
+from scrapy_rep.engine.url_path import (
     PLAIN_PATH_BYTES,
     PLAIN_WEB_URL,
-    CompiledGroup,
-    Rule,
     match_path,
     path_of,
     path_params_query,
 )
 from scrapy_rep.engine.usage import Preferences, UsageMatcher, compile_usage
 
-__all__ = ["RobotsTxt", "Rule", "Verdict"]
+__all__ = [
+    "NO_GROUP",
+    "NO_RULE",
+    "ROBOTS_TXT",
+    "ROBOTS_TXT_TEXT",
+    "RULE",
+    "RobotsTxt",
+    "Rule",
+    "Verdict",
+]
 
 logger = logging.getLogger(__name__)
 
 UserAgent = str | Sequence[str]
 
-_ROBOTS_PATH = "/robots.txt"
 _plain_path = PLAIN_WEB_URL.match
 #: Keeps each byte of a path that needs no normalisation and changes every
 #: other one: such a path's bytes are translated into themselves.
 _KEEP_PLAIN: bytes = bytes(b if b in PLAIN_PATH_BYTES else b ^ 1 for b in range(256))
+
+
+#: Why a verdict is what it is (``RobotsTxt.reason``): a rule decided; the
+#: group has no rule that matches; no group applies; the URL is the origin's
+#: robots.txt, always allowed (docs/spec.md §6.9).
+RULE: Final = "rule"
+NO_RULE: Final = "no-rule"
+NO_GROUP: Final = "no-group"
+ROBOTS_TXT: Final = "robots-txt"
+#: What to say of ``ROBOTS_TXT``.
+ROBOTS_TXT_TEXT: Final = "the robots.txt URL itself is always allowed"
 
 
 class Verdict(NamedTuple):
@@ -159,7 +178,7 @@ class RobotsTxt:
             return group.allows(path_params_query(url))
         # ``match_path`` for the usual URL, in C and without a regex: the
         # origin of the last one, then a path that needs no normalisation.
-        # (``str.partition`` and ``startswith`` cost twice as much.)
+        # (``str.partition`` and ``startswith`` cost more.)
         path = url.removeprefix(self._origin)
         if (
             path == url  # not of that origin
@@ -170,7 +189,7 @@ class RobotsTxt:
             or "/." in path
         ):
             path = self._path(url)
-        return group.allows(path) or path == _ROBOTS_PATH  # docs/spec.md §6.9, asked of drops only
+        return group.allows(path) or path == ROBOTS_PATH  # docs/spec.md §6.9, asked of drops only
 
     def _path(self, url: str) -> str:
         """``match_path(url)``, remembering the URL's origin when its path
@@ -185,10 +204,21 @@ class RobotsTxt:
         """The verdict with the deciding rule and the group's token."""
         agent, group = self._group_for(user_agent, use_global)
         path = path_params_query(url) if self._quirks else match_path(url)
-        if path == _ROBOTS_PATH and not self._quirks:
+        if path == ROBOTS_PATH and not self._quirks:
             return Verdict(True, None, agent)  # docs/spec.md §6.9
         rule = group.decide(path) if group is not None else None
         return Verdict(rule is None or rule.kind == ALLOW, rule, agent)
+
+    def reason(self, url: str, verdict: Verdict) -> str:
+        """Why ``verdict``, ``explain``'s answer for ``url``, is what it is:
+        ``RULE``, ``NO_GROUP``, ``ROBOTS_TXT`` or ``NO_RULE``."""
+        if verdict.rule is not None:
+            return RULE
+        if verdict.agent is None:
+            return NO_GROUP
+        if not self._quirks and match_path(url) == ROBOTS_PATH:
+            return ROBOTS_TXT
+        return NO_RULE
 
     def crawl_delay(self, user_agent: UserAgent) -> float | None:
         """The ``crawl-delay`` of the agent's group, if it has one (never used for access)."""
@@ -222,7 +252,7 @@ class RobotsTxt:
 
     def usage(self, url: str, user_agent: UserAgent, *, use_global: bool = True) -> Preferences:
         """What the selected group's ``Content-Usage`` / ``Content-Signal``
-        lines say about ``url`` (longest path wins; each label's ``Decision``
+        lines say about ``url`` (longest path wins; each label's ``UsageDecision``
         names its lines). A URL the group disallows has no preferences
         (draft-ietf-aipref-attach-05 §3.1): ``crawlable`` is False then.
         """
@@ -295,27 +325,29 @@ class RobotsTxt:
             if group_key in compiled:
                 group = compiled[group_key]
             else:
-                group = compiled[group_key] = self._compile(block_ids)
+                blocks = [self._blocks[i] for ids in block_ids for i in ids]
+                group = compiled[group_key] = _compile(blocks, self._quirks)
             found = self._selected[key] = (agent, group)
         return found
 
-    def _compile(self, block_ids: list[tuple[int, ...]]) -> CompiledGroup | None:
-        blocks = [self._blocks[i] for ids in block_ids for i in ids if self._blocks[i].codes]
-        if not blocks:
-            return None
-        if len(blocks) == 1 and not self._quirks:  # the usual case: nothing to copy
-            return CompiledGroup(blocks[0].patterns, blocks[0].codes, False)
-        patterns = [block.patterns for block in blocks]
-        codes = array("I")
-        for block in blocks:
-            codes.extend(block.codes)
-        if self._quirks:  # Google's library: "Allow: /d/index.htm*" also allows "/d/"
-            for pattern, code in zip("\n".join(patterns).split("\n"), list(codes)):
-                extra = _index_html_pattern(pattern) if code & ALLOW_BIT else None
-                if extra is not None:
-                    patterns.append(extra)
-                    codes.append(code)
-        return CompiledGroup("\n".join(patterns), codes, self._quirks)
+def _compile(blocks: list[_Block], google_quirks: bool) -> CompiledGroup | None:
+    """One compiled group of a selected group's blocks, in file order."""
+    blocks = [block for block in blocks if block.codes]
+    if not blocks:
+        return None
+    if len(blocks) == 1 and not google_quirks:  # the usual case: nothing to copy
+        return CompiledGroup(blocks[0].patterns, blocks[0].codes, False)
+    patterns = [block.patterns for block in blocks]
+    codes = array("I")
+    for block in blocks:
+        codes.extend(block.codes)
+    if google_quirks:  # Google's library: "Allow: /d/index.htm*" also allows "/d/"
+        for pattern, code in zip("\n".join(patterns).split("\n"), list(codes)):
+            extra = _index_html_pattern(pattern) if code & ALLOW_BIT else None
+            if extra is not None:
+                patterns.append(extra)
+                codes.append(code)
+    return CompiledGroup("\n".join(patterns), codes, google_quirks)
 
 
 def _index_html_pattern(pattern: str) -> str | None:
