@@ -13,12 +13,14 @@ An origin goes through these states (the ``OriginRecord`` remembers which):
   ``disallow_window`` of the streak the origin is closed; then the last good
   copy applies (none -> full allow) until ``stale_limit``; after that,
   ``long_outage`` decides. Retries go on in the background meanwhile.
+
+These are the rules only: ``lifecycle`` is the one caller that walks an
+origin through them, event by event.
 """
 
 from __future__ import annotations
 
 import email.utils
-import json
 import logging
 import math
 import random as _random
@@ -30,6 +32,7 @@ from enum import Enum
 from typing import Any, Literal, TypeVar
 
 from scrapy_rep.cache.outcome import Access, AccessState, FetchKind, FetchOutcome
+from scrapy_rep.cache.record import CLOCK_SKEW, OriginRecord
 from scrapy_rep.engine.document import RobotsTxt
 
 __all__ = [
@@ -41,7 +44,9 @@ __all__ = [
     "OriginRecord",
     "PolicyConfig",
     "decide",
+    "decide_settled",
     "freshness",
+    "loaded_record",
     "note_site_answer",
     "quick_retry_at",
     "record_outcome",
@@ -140,152 +145,15 @@ class PolicyConfig:
         return cls(**{**base, **overrides})
 
 
-@dataclass(frozen=True, slots=True)
-class OriginRecord:
-    """What is remembered per origin, across runs and processes (docs/spec.md §2.3)."""
-
-    kind: FetchKind  # the last fetch's outcome
-    status: int | None  # its HTTP status; None for network errors
-    reason: str  # its reason for people: "HTTP 503", "timeout", ...
-    fetched_at: float  # when the last fetch ended
-    expires_at: float  # end of life of the last good (2xx/4xx) answer
-    good_body: bytes | None = None  # the last 2xx body; None after a 4xx or never
-    good_at: float | None = None  # when the last good answer (2xx or 4xx) came
-    good_status: int | None = None  # its status
-    streak_started_at: float | None = None  # first unreachable fetch of the streak
-    next_retry_at: float | None = None  # when the next retry is due, in a streak
-    failures: int = 0  # unreachable fetches in the streak
-    site_reachable_at: float | None = None  # last time other pages answered, in a streak
-    no_store: bool = False  # the good body must not be persisted (Cache-Control)
-
-    @property
-    def in_streak(self) -> bool:
-        return self.streak_started_at is not None
-
-    def to_bytes(self) -> bytes:
-        """A compact form for sqlite and redis: one JSON line, then the raw body.
-
-        A ``no-store`` body is left out (docs/spec.md §3.2): another process sees the
-        record without its body and fetches again.
-        """
-        body = None if self.no_store else self.good_body
-        header: dict[str, Any] = {
-            "v": 1,
-            "k": self.kind.value,
-            "s": self.status,
-            "r": self.reason,
-            "f": self.fetched_at,
-            "e": self.expires_at,
-            "g": self.good_at,
-            "gs": self.good_status,
-            "st": self.streak_started_at,
-            "n": self.next_retry_at,
-            "c": self.failures,
-            "sr": self.site_reachable_at,
-            "ns": self.no_store,
-            "b": body is not None,
-        }
-        head = json.dumps(header, separators=(",", ":")).encode()
-        return head + b"\n" + (body or b"")
-
-    @classmethod
-    def from_bytes(cls, data: bytes) -> OriginRecord:
-        """The inverse of ``to_bytes``; raises ``ValueError`` on anything else.
-
-        A store row may be tampered with or foreign (issue 13 §6): every field
-        is checked for its type, finiteness and range, so that a bad row is
-        absent (fetched again), never a crash or an origin open forever.
-        """
-        head, sep, body = data.partition(b"\n")
-        try:
-            header = json.loads(head)
-            if not sep or not isinstance(header, dict) or header.get("v") != 1:
-                raise ValueError("not a version-1 record")
-            if not isinstance(header["b"], bool) or not isinstance(header["ns"], bool):
-                raise ValueError("flags are not booleans")
-            if header["b"] is False and body:
-                raise ValueError("a body where none was recorded")
-            record = cls(
-                kind=FetchKind(header["k"]),
-                status=_status(header["s"]),
-                reason=_text(header["r"]),
-                fetched_at=_time(header["f"]),
-                expires_at=_time(header["e"]),
-                good_body=bytes(body) if header["b"] else None,
-                good_at=_time(header["g"], optional=True),
-                good_status=_status(header["gs"]),
-                streak_started_at=_time(header["st"], optional=True),
-                next_retry_at=_time(header["n"], optional=True),
-                failures=_count(header["c"]),
-                site_reachable_at=_time(header["sr"], optional=True),
-                no_store=header["ns"],
-            )
-        except (KeyError, TypeError, AttributeError, UnicodeDecodeError) as exc:
-            raise ValueError(f"malformed origin record: {exc!r}") from exc
-        return _consistent(record)
-
-
-#: Timestamps a record may hold, finite and from 1970 to about the year
-#: 5000 (anything else is not ours); how far an expiry may reach is the
-#: policy's to cap when a record is loaded (``loaded_record``).
-_TIMES = (0.0, 1e11)
-
-
-def _time(value: object, optional: bool = False) -> Any:
-    if value is None and optional:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ValueError(f"not a timestamp: {value!r}")
-    if not (math.isfinite(value) and _TIMES[0] <= value <= _TIMES[1]):
-        raise ValueError(f"timestamp out of range: {value!r}")
-    return float(value)
-
-
-#: How far apart the clocks of processes sharing a store may be (seconds).
-_SKEW = 3_600.0
-
-
-def _consistent(record: OriginRecord) -> OriginRecord:
-    """A record as the policy writes it: a streak starts, and a good answer
-    comes, at one of its fetches, so not after the last one. A streak "from
-    the future" reads as an early refresh that failed, and with no copy it
-    allowed everything until the row expired."""
-    for name in ("streak_started_at", "good_at"):
-        value = getattr(record, name)
-        if value is not None and value > record.fetched_at + _SKEW:
-            raise ValueError(f"{name} {value!r} is after the last fetch {record.fetched_at!r}")
-    return record
-
-
-def _status(value: object) -> int | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or not 100 <= value <= 999:
-        raise ValueError(f"not an HTTP status: {value!r}")
-    return value
-
-
-def _count(value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 1_000_000:
-        raise ValueError(f"not a failure count: {value!r}")
-    return value
-
-
-def _text(value: object) -> str:
-    if not isinstance(value, str):
-        raise ValueError(f"not a reason: {value!r}")
-    return value[:1_000]
-
-
 def loaded_record(record: OriginRecord, now: float, config: PolicyConfig) -> OriginRecord | None:
     """A record read from a store, as far as this policy trusts it: None if
     it claims a fetch (or a site answer) in the future; its expiry capped at
     the fetch time plus the longest life this policy gives, its next retry at
     the fetch time plus the longest back-off (a row cannot keep an origin's
     rules, or its allow-all, forever, nor stop the retries of a streak)."""
-    if record.fetched_at > now + _SKEW:
+    if record.fetched_at > now + CLOCK_SKEW:
         return None
-    if record.site_reachable_at is not None and record.site_reachable_at > now + _SKEW:
+    if record.site_reachable_at is not None and record.site_reachable_at > now + CLOCK_SKEW:
         return None
     longest = record.fetched_at + config.max_ttl
     if record.expires_at > longest:
@@ -313,7 +181,6 @@ class Decision:
     reason: str = ""
     #: USE only: a background refetch is due (streak retry); requests do not wait.
     refresh_due: bool = False
-    next_retry_at: float | None = None
     stale: bool = False  # the rules come from an expired copy (stats: stale_used)
 
     def access(self, parse: Callable[[bytes], RobotsTxt]) -> Access:
@@ -560,12 +427,11 @@ def _decide_streak(record: OriginRecord, now: float, config: PolicyConfig) -> De
         start = max(start, record.expires_at)
     age = now - start
     since = f"robots.txt unreachable ({record.reason}) since {_iso(record.streak_started_at)}"
-    retry_at = record.next_retry_at
-    due = retry_at is None or now >= retry_at
+    due = record.next_retry_at is None or now >= record.next_retry_at
 
     def use(state: AccessState, why: str, body: bytes | None = None) -> Decision:
         stale = body is not None and now >= record.expires_at
-        return Decision(Action.USE, state, body, f"{since}; {why}", due, retry_at, stale)
+        return Decision(Action.USE, state, body, f"{since}; {why}", due, stale)
 
     if age < 0:
         return _last_good_copy(record, use)  # an early refresh failed: the copy is still valid

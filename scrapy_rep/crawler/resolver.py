@@ -1,19 +1,17 @@
-"""The one place that answers "what Access applies to this origin now?".
+"""The driver of the origins' lifecycles: load, fetch, save, sleep.
 
-Per origin: the record from storage, the policy's decision on it, and a fetch
-when the policy asks for one. Data flows one way: storage -> policy ->
-access; what a fetch brings goes back through ``policy.record_outcome`` into
-storage. The policy is asked in one place (``_decision``), once per event:
-a record loaded or fetched, or the clock moving on.
+What applies to an origin is its lifecycle's to say (``cache/lifecycle.py``,
+a machine without I/O): this module tells it each event once (a record
+loaded, a fetch's outcome, a request asking now) and carries out the effects
+it hands back. Beside it: ``OriginStates`` (what this process knows,
+bounded), ``Flights`` (one load or fetch per origin at a time; waiters get
+its result) and ``SharedRecords`` (the store, shared across processes,
+never fatal).
 
-Beside it: ``OriginStates`` (what this process knows, bounded), ``Flights``
-(one load or fetch per origin at a time; waiters get its result), and
-``SharedStore`` (the store, shared across processes, never fatal).
-
-Outages (docs/spec.md §2.2): during an origin's first failing fetch the waiting
-requests stay for quick retries, at most ``unreachable_wait``; later in the
-streak the policy's answer applies at once and retries run in the background
-on the policy's schedule. A crawl never hangs on a dead origin.
+Outages (docs/spec.md §2.2): during an origin's first failing fetch the
+waiting requests stay for quick retries, at most ``unreachable_wait`` of
+real time; later in the streak the answer applies at once and retries run in
+the background. A crawl never hangs on a dead origin.
 
 No Scrapy here: the fetch, the clock and the store are injected.
 """
@@ -25,26 +23,27 @@ import random as _random
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
-from dataclasses import replace
 from typing import Final
 
-from scrapy_rep.cache.outcome import Access, AccessState, FetchKind, FetchOutcome
-from scrapy_rep.cache.policy import (
-    Action,
-    Decision,
-    OriginRecord,
-    PolicyConfig,
-    decide,
-    decide_settled,
-    note_site_answer,
-    quick_retry_at,
-    record_outcome,
+from scrapy_rep.cache.lifecycle import (
+    FETCH_NOW,
+    Announce,
+    Effect,
+    FetchNow,
+    Lifecycles,
+    OriginLifecycle,
+    Save,
+    Use,
+    Waiting,
+    WaitUntil,
 )
+from scrapy_rep.cache.outcome import Access, AccessState, FetchKind, FetchOutcome
+from scrapy_rep.cache.policy import OriginRecord, PolicyConfig
 from scrapy_rep.cache.storage import MAX_WAIT, MemoryStorage, ParsedBodies, Storage
 from scrapy_rep.crawler.flights import Flights
 from scrapy_rep.crawler.flights import sleep as reactor_sleep
-from scrapy_rep.crawler.origin_state import REUSE, OriginState, OriginStates, decision_key
-from scrapy_rep.crawler.shared_store import SharedStore, Sleep
+from scrapy_rep.crawler.origin_state import OriginStates
+from scrapy_rep.crawler.shared_records import SharedRecords, Sleep
 from scrapy_rep.engine.origin import Origin, robots_url
 
 __all__ = [
@@ -112,12 +111,22 @@ def shared_parser(google_quirks: bool = False) -> ParsedBodies:
     return parser
 
 
-#: A flight's result: the state it settled, and how its waiters' answer was found.
-_Landed = tuple[OriginState, str]
+#: How a flight starts (``Resolver._fly``).
+_ASK: Final = "ask"
+_FETCH: Final = "fetch"
+_RETRY: Final = "retry"
+
+#: A flight's result: the lifecycle it settled, how its answer was found, the answer.
+_Landed = tuple[OriginLifecycle, str, Use]
 
 
 class Resolver:
-    """Per-origin access from storage through the policy, one fetch at a time."""
+    """Per-origin access through each origin's lifecycle, one fetch at a time.
+
+    Longer than one screen's worth of a class because it is the whole driver:
+    the answers (``current``, ``access``), the flights that load and fetch,
+    and what the crawl tells besides (``seed``, ``site_answered``, ``drop``).
+    """
 
     def __init__(
         self,
@@ -144,23 +153,22 @@ class Resolver:
         self.policy = policy if policy is not None else PolicyConfig()
         self._clock = clock
         self._sleep = sleep or reactor_sleep
-        self._store = SharedStore(
+        self._store = SharedRecords(
             storage if storage is not None else MemoryStorage(clock=clock),
-            self.policy,
             clock,
             sleep=self._sleep,
             max_wait=max_wait,
             poll=poll,
         )
-        self._parse = shared_parser(google_quirks)
-        self._parse.max_bytes = parsed_max_bytes  # process-wide: the last crawler's
+        parse = shared_parser(google_quirks)
+        parse.max_bytes = parsed_max_bytes  # process-wide: the last crawler's
+        self._lifecycles = Lifecycles(self.policy, parse, random)
         self._on_access = on_access
         self._on_fetched = on_fetched
         self._count = count or _ignore
-        self._random = random
         self._states = OriginStates(max_origins, max_bytes)
         #: Origins whose record was in an outage streak when a request of theirs
-        #: was last checked: the responses worth telling ``site_answered``. A
+        #: was last answered: the responses worth telling ``site_answered``. A
         #: superset (an origin leaves it at its next plain answer), so that the
         #: other responses cost the middleware nothing.
         self.streaking: set[Origin] = set()
@@ -187,49 +195,21 @@ class Resolver:
         """
         if self._ahead:
             self._ahead.pop(origin, None)
-        state = self._states.get(origin)
-        if state is None:
+        lifecycle = self._states.get(origin)
+        if lifecycle is None:
             return None
-        ready = self._ready(state)
-        if ready is not None:  # the hot path of a crawl: a plain answer, just checked
-            self._states.touch(origin)
-            self._count(HIT)
-            return ready
-        known = self._known(origin, state)
-        if known is None:
+        answer = lifecycle.asked(self._clock(), settle=False)
+        if not isinstance(answer, Use):
             return None
-        self._note_use(origin, state, known, HIT, via)
-        return state.access
+        return self._answered(origin, answer, HIT, via)
 
     def peek(self, origin: Origin) -> Access | None:
         """The answer if it is known and still applies: nothing counted or started."""
-        state = self._states.get(origin)
-        if state is None:
+        lifecycle = self._states.get(origin)
+        if lifecycle is None:
             return None
-        ready = self._ready(state)
-        if ready is not None:
-            return ready
-        return state.access if self._known(origin, state) is not None else None
-
-    def _ready(self, state: OriginState) -> Access | None:
-        """``state.ready``'s access, if it still answers now."""
-        ready = state.ready
-        if ready is None or ready[1] is not state.record or ready[0] is not state.access:
-            return None
-        now = self._clock()
-        return ready[0] if ready[2] - REUSE <= now < ready[2] else None
-
-    def _known(self, origin: Origin, state: OriginState) -> Decision | None:
-        """The policy's decision now, if ``state.access`` is what it gives."""
-        decision = self._decision(state)
-        if decision.action is Action.FETCH or not state.holds(decision):
-            return None
-        record = state.record
-        if not (decision.refresh_due or decision.stale or (record and record.in_streak)):
-            assert state.access is not None
-            state.ready = (state.access, record, self._clock() + REUSE)
-            self.streaking.discard(origin)
-        return decision
+        answer = lifecycle.asked(self._clock(), settle=False)
+        return answer.access if isinstance(answer, Use) else None
 
     def prefetch(self, origin: Origin, via: object = None) -> None:
         """Start loading (or fetching) the origin's robots.txt now, if nothing
@@ -263,19 +243,18 @@ class Resolver:
         """
         if self._ahead:
             self._ahead.pop(origin, None)
-        state = self._states.get(origin)
-        decision = self._decision(state) if state is not None else None
-        how = HIT
-        if state is None or decision is None or decision.action is Action.FETCH:
-            state, how = await self._flights.join(
-                origin, lambda: self._fly(origin, self._fetch_of(via))
+        lifecycle = self._states.get(origin)
+        answer = lifecycle.asked(self._clock()) if lifecycle is not None else FETCH_NOW
+        if answer is None or isinstance(answer, FetchNow):
+            _, how, use = await self._flights.join(
+                origin, lambda: self._fly(origin, self._fetch_of(via), _FETCH)
             )
-            decision = self._decision(state, settled=True)
-        self._note_use(origin, state, decision, how, via)
-        if state.holds(decision):
-            assert state.access is not None
-            return state.access
-        return await self._settle(origin, state, decision)
+            return self._answered(origin, use, how, via)
+        use = answer.use if isinstance(answer, Announce) else answer
+        access = self._answered(origin, use, HIT, via)
+        if isinstance(answer, Announce):
+            await self._announce(origin, answer)
+        return access
 
     def pending(self, origin: Origin) -> bool:
         """A load or fetch is under way for ``origin``."""
@@ -291,13 +270,13 @@ class Resolver:
         self._flights.call_when_idle(callback)
 
     def record(self, origin: Origin) -> OriginRecord | None:
-        state = self._states.get(origin)
-        return state.record if state is not None else None
+        lifecycle = self._states.get(origin)
+        return lifecycle.record if lifecycle is not None else None
 
     def last_answer(self, origin: Origin) -> FetchOutcome | None:
         """The robots.txt answer behind the current record, to replay to a spider."""
-        state = self._states.get(origin)
-        return state.replay(robots_url(origin)) if state is not None else None
+        lifecycle = self._states.get(origin)
+        return lifecycle.replay(robots_url(origin)) if lifecycle is not None else None
 
     # --- what else the crawl tells us -----------------------------------------------
 
@@ -308,34 +287,30 @@ class Resolver:
         """
         if self._flights.pending(origin) or self._closed:
             return False
-        state = self._states.get(origin)
-        known = state.record if state is not None else await self._store.load(origin)
-        now = self._clock()
-        if known is not None and known.fetched_at >= now:
+        lifecycle = self._states.get(origin)
+        if lifecycle is None:
+            lifecycle = self._lifecycles.new()
+            lifecycle.loaded(await self._store.load(origin), self._clock())
+        save = lifecycle.seeded(outcome, self._clock())
+        if save is None:
             return False
-        record = record_outcome(known, outcome, now, self.policy, random=self._random)
-        await self._store.save(origin, record)
-        state = self._states.remember(origin, record)
-        state.adopt(record, outcome)
-        self._states.keep(origin, state)  # its bodies changed: count them again
+        await self._store.save(origin, save)
+        self._states.keep(origin, lifecycle)  # its bodies changed: count them again
         return True
 
     async def site_answered(self, origin: Origin) -> None:
         """A page of ``origin`` answered: during a streak, that matters after 30 days."""
-        state = self._states.get(origin)
-        if state is None or state.record is None or not state.record.in_streak:
+        lifecycle = self._states.get(origin)
+        if lifecycle is None:
             return
-        marked = note_site_answer(state.record, self._clock(), self.policy)
-        if marked is None:
-            return
-        state.record = marked
-        if self._flights.pending(origin):
+        save = lifecycle.site_answered(self._clock())
+        if save is None or self._flights.pending(origin):
             return  # a fetch under way records its outcome on top of this mark
         stored = await self._store.load(origin)
-        if state.record is not marked:
+        if lifecycle.record is not save.record:
             return  # a fetch landed meanwhile, on top of the mark: its record is newer
-        if stored is None or stored.fetched_at <= marked.fetched_at:
-            await self._store.save(origin, marked)  # never over another process's newer record
+        if stored is None or stored.fetched_at <= save.record.fetched_at:
+            await self._store.save(origin, save)  # never over another process's newer record
 
     def drop(self, origin: Origin) -> bool:
         """Forget what this process holds of ``origin`` (``cache forget`` ran;
@@ -355,45 +330,34 @@ class Resolver:
         self._flights.cancel_all()
         await self._store.close()
 
-    # --- the policy, asked in one place -----------------------------------------------
+    # --- carrying out the effects -------------------------------------------------------
 
-    def _decision(self, state: OriginState, settled: bool = False) -> Decision:
-        """The policy's answer for the state's record now.
-
-        ``settled``: just loaded or fetched, so the requests are answered with
-        the record as it is even if the policy wants it again. A decision is
-        reused for a moment for the same record (a busy origin).
-        """
-        now = self._clock()
-        recent = state.recent
-        if recent is not None and recent[0] is state.record and 0 <= now - recent[2] < REUSE:
-            decision = recent[1]
-        else:
-            decision = decide(state.record, now, self.policy)
-            if not decision.refresh_due:
-                state.recent = (state.record, decision, now)
-        if settled and decision.action is Action.FETCH:
-            return decide_settled(state.record, now, self.policy)
-        return decision
-
-    def _note_use(
-        self, origin: Origin, state: OriginState, decision: Decision, how: str, via: object
-    ) -> None:
+    def _answered(self, origin: Origin, use: Use, how: str, via: object) -> Access:
         self._states.touch(origin)
         self._count(how)
-        if decision.stale:
+        if use.stale:
             self._count("stale_used")
-        if state.record is not None and state.record.in_streak:
+        if use.streak is not None:
             if len(self.streaking) >= _MAX_STREAKING:
                 self.streaking.clear()  # its next checked request puts it back
             self.streaking.add(origin)
-            if decision.state is not None:
-                self._count(f"unreachable/{STREAK_STATES[decision.state]}")
-        if decision.refresh_due and not self._closed:
+            self._count(f"unreachable/{STREAK_STATES[use.streak]}")
+        elif self.streaking:
+            self.streaking.discard(origin)
+        if use.retry and not self._closed:
             # requests do not wait for a background retry; it goes their way
-            self._flights.launch(
-                origin, lambda: self._fly(origin, self._fetch_of(via), background=True)
-            )
+            self._flights.launch(origin, lambda: self._fly(origin, self._fetch_of(via), _RETRY))
+        return use.access
+
+    async def _announce(self, origin: Origin, announce: Announce) -> None:
+        """Tell the crawl before any waiter is answered: the flight's fetches, a new access."""
+        try:
+            if announce.outcomes and self._on_fetched is not None:
+                self._on_fetched(origin, list(announce.outcomes), announce.use.access)
+            if announce.new and self._on_access is not None:
+                await self._on_access(origin, announce.use.access, announce.fetched)
+        except Exception:
+            logger.exception("Handling the robots.txt of %s failed", origin)
 
     def _fetch_of(self, via: object) -> Fetch:
         """The fetch on behalf of ``via``, told now, as its flight starts."""
@@ -401,139 +365,83 @@ class Resolver:
             return self._fetch
         return self._fetch_for(via)
 
-    async def _settle(self, origin: Origin, state: OriginState, decision: Decision) -> Access:
-        """A new Access for a new decision; tell ``on_access`` before answering."""
+    async def _fly(self, origin: Origin, fetch_it: Fetch, start: str = _ASK) -> _Landed:
+        """One flight: load (a new origin), fetch with ``fetch_it`` while the
+        lifecycle says so, announce, and the answer for its waiters. ``start``:
+        ask the lifecycle first, or fetch (it said so), or retry in the
+        background (nobody waits: no quick retries)."""
+        lifecycle = self._states.get(origin)
+        how, answer = HIT, None
         try:
-            access = decision.access(self._parse)
-        except Exception as exc:  # the engine promises not to raise; be safe anyway
-            logger.exception("Parsing the robots.txt of %s failed", origin)
-            access = Access(AccessState.ALLOW_ALL, None, f"robots.txt unparsable ({exc!r})")
-        state.key, state.access = decision_key(decision), access
-        fetched, state.unannounced = state.unannounced, None
-        if self._on_access is not None:
-            try:
-                await self._on_access(origin, access, fetched)
-            except Exception:
-                logger.exception("Handling the robots.txt of %s failed", origin)
-        return access
-
-    # --- a flight: load, fetch if needed, settle -----------------------------------
-
-    async def _fly(self, origin: Origin, fetch_it: Fetch, background: bool = False) -> _Landed:
-        """Load, then fetch (with ``fetch_it``, every attempt) if the policy
-        says so; the state and how it went."""
-        how = EXPIRED
-        state = self._states.get(origin)
-        try:
-            if state is None:
-                state = self._states.remember(origin, await self._store.load(origin))
-            fetch = background
-            if not background:
-                fetch = self._decision(state).action is Action.FETCH
-                how = HIT if not fetch else MISS if state.record is None else EXPIRED
-            if fetch:
-                await self._fetch_with_quick_retries(
-                    origin, state, fetch_it, quick=not background
-                )
-            # Settle (and announce) before any waiter is answered.
-            decision = self._decision(state, settled=True)
-            if not state.holds(decision):
-                await self._settle(origin, state, decision)
+            effects: list[Effect] = [FETCH_NOW]
+            if lifecycle is None:
+                lifecycle = self._states.keep(origin, self._lifecycles.new())
+                loaded = lifecycle.loaded(await self._store.load(origin), self._clock())
+                effects = [loaded] if start is not _RETRY else effects
+            elif start is _ASK:
+                effects = [lifecycle.asked(self._clock()) or FETCH_NOW]
+            if isinstance(effects[0], FetchNow):
+                how = MISS if lifecycle.record is None else EXPIRED
+            deadline = time.monotonic() + self.policy.unreachable_wait
+            since = self._clock()
+            while effects:
+                effect = effects.pop(0)
+                if isinstance(effect, WaitUntil):
+                    await self._sleep(max(effect.at - self._clock(), 0.0))
+                    effect = FETCH_NOW
+                if isinstance(effect, FetchNow):
+                    waiting = None
+                    if start is not _RETRY and not self._closed:
+                        waiting = Waiting(since, deadline - time.monotonic())
+                    effects = await self._fetch_once(origin, lifecycle, fetch_it, effect, waiting)
+                elif isinstance(effect, Save):
+                    await self._store.save(origin, effect)
+                else:
+                    answer = effect
+                    if isinstance(effect, Announce):
+                        await self._announce(origin, effect)
         except Exception:
             logger.exception("Resolving the robots.txt of %s failed", origin)
-        if state is None:
-            state = OriginState(None)
-        self._states.keep(origin, state)  # evicted meanwhile? it is the newest now
-        return state, how
+        if lifecycle is None:
+            lifecycle = self._lifecycles.new()
+        if answer is None:
+            answer = lifecycle.landed(self._clock())
+            if isinstance(answer, Announce):
+                await self._announce(origin, answer)
+        self._states.keep(origin, lifecycle)  # evicted meanwhile? it is the newest now
+        return lifecycle, how, answer.use if isinstance(answer, Announce) else answer
 
-    async def _fetch_with_quick_retries(
-        self, origin: Origin, state: OriginState, fetch_it: Fetch, quick: bool
-    ) -> None:
-        """docs/spec.md §2.2: a first failure is retried soon while requests wait, a little."""
-        since = self._clock()
-        deadline = time.monotonic() + self.policy.unreachable_wait
-        fetched: list[FetchOutcome] = []
-        try:
-            while True:
-                record, outcome = await self._fetch_shared(origin, state, fetch_it)
-                if outcome is not None:
-                    fetched.append(outcome)
-                if not quick or self._closed:
-                    return
-                now = self._clock()
-                if self._decision(state).state is not AccessState.DISALLOW_ALL:
-                    return
-                retry_at = quick_retry_at(record, since, now, self.policy)
-                if retry_at is None:
-                    return
-                delay = max(retry_at - now, 0.0)
-                if time.monotonic() + delay > deadline:
-                    return
-                await self._sleep(delay)
-        finally:
-            if fetched:
-                self._tell_fetched(origin, state, fetched)
+    async def _fetch_once(
+        self,
+        origin: Origin,
+        lifecycle: OriginLifecycle,
+        fetch_it: Fetch,
+        effect: FetchNow,
+        waiting: Waiting | None,
+    ) -> list[Effect]:
+        """Fetch, across every process sharing the store unless ``effect`` says
+        here; the lifecycle's effects after it (the save already done by the
+        store's single flight)."""
+        told: list[list[Effect]] = []
 
-    def _tell_fetched(
-        self, origin: Origin, state: OriginState, fetched: list[FetchOutcome]
-    ) -> None:
-        """What the flight's fetches came to, once: not a 503 its retry then undid."""
-        if self._on_fetched is None:
-            return
-        try:
-            decision = decide_settled(state.record, self._clock(), self.policy)
-            self._on_fetched(origin, fetched, decision.access(self._parse))
-        except Exception:
-            logger.exception("Handling the robots.txt of %s failed", origin)
-
-    def _recorded(self, known: OriginRecord | None, outcome: FetchOutcome) -> OriginRecord:
-        """``record_outcome``, which must not raise; if it does anyway, the
-        answer still counts (issue 13 §1): without its headers, else as
-        unreachable with the usual back-off. Never a store failure, never a
-        fetch again at once."""
-        now = self._clock()
-        try:
-            return record_outcome(known, outcome, now, self.policy, random=self._random)
-        except Exception:
-            logger.exception("Recording %s failed; its headers are ignored", outcome.url)
-        try:
-            plain = replace(outcome, cache_control=None, retry_after=None, headers={})
-            return record_outcome(known, plain, now, self.policy, random=self._random)
-        except Exception:
-            logger.exception("Recording %s failed; it counts as unreachable", outcome.url)
-        broken = FetchOutcome(
-            FetchKind.UNREACHABLE, outcome.url, now, reason="an answer that could not be recorded"
-        )
-        return record_outcome(known, broken, now, self.policy, random=self._random)
-
-    async def _fetch_shared(
-        self, origin: Origin, state: OriginState, fetch_it: Fetch
-    ) -> tuple[OriginRecord, FetchOutcome | None]:
-        """One fetch across every process sharing the store: the record it gives,
-        and the outcome if this process made the fetch."""
-        known = state.record
-        done: list[tuple[FetchOutcome, OriginRecord]] = []
-
-        async def fetch() -> OriginRecord:
+        async def fetch() -> Save:
             outcome = await _fetch_safely(fetch_it, origin, self._clock)
-            # On the record as it is now, not as it was when the fetch began: a
-            # page may have answered meanwhile (``site_answered``), and that
-            # mark is what opens the site 30 days into an outage.
-            record = self._recorded(state.record, outcome)
-            done.append((outcome, record))
-            return record
+            told.append(lifecycle.fetched(outcome, self._clock(), waiting))
+            save = told[-1][0]
+            assert isinstance(save, Save)
+            return save
 
+        if not effect.shared:
+            await fetch()
+            return told[-1]
+        known = lifecycle.record
         newer_than = known.fetched_at if known is not None else None
         record = await self._store.fetch_once(origin, fetch, newer_than)
-        if record is None:  # the store failed: this process fetches on its own
-            record = done[-1][1] if done else await fetch()
-        if not done and decide(record, self._clock(), self.policy).action is Action.FETCH:
-            # Another process fetched a body it could not share (no-store): fetch it here.
-            record = await fetch()
-            await self._store.save(origin, record)
-        outcome = done[-1][0] if done and done[-1][1] is record else None
-        state.adopt(record, outcome)
-        return record, outcome
+        if record is None and not told:  # the store failed: fetch here, nothing saved
+            await fetch()
+        if record is None or told:
+            return told[-1][1:]
+        return [lifecycle.shared(record, self._clock(), waiting)]
 
 
 async def _fetch_safely(fetch: Fetch, origin: Origin, clock: Callable[[], float]) -> FetchOutcome:
