@@ -43,6 +43,7 @@ from scrapy_rep.cache.policy import (
     retention,
 )
 from scrapy_rep.cache.record import OriginRecord
+from scrapy_rep.cache.storage import ParsedBodies
 from scrapy_rep.engine.document import RobotsTxt
 from scrapy_rep.engine.lines import MAX_BODY_BYTES
 
@@ -59,6 +60,7 @@ __all__ = [
     "Use",
     "WaitUntil",
     "Waiting",
+    "shared_parser",
 ]
 
 logger = logging.getLogger(__name__)
@@ -134,6 +136,21 @@ class Waiting(NamedTuple):
 
     since: float
     left: float
+
+
+_PARSERS: dict[bool, ParsedBodies] = {}
+
+
+def shared_parser(google_quirks: bool = False) -> ParsedBodies:
+    """The process-wide parse cache: one ``RobotsTxt`` per distinct body.
+
+    Shared by every origin, spider and crawler of the process, so a body that
+    many origins serve is parsed once.
+    """
+    parser = _PARSERS.get(google_quirks)
+    if parser is None:
+        parser = _PARSERS[google_quirks] = ParsedBodies(google_quirks=google_quirks)
+    return parser
 
 
 class Lifecycles:

@@ -8,6 +8,7 @@ flight settled, so eviction never takes an answer from under it.
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Callable
 
 from scrapy_rep.cache.lifecycle import LARGEST_SIZE, OriginLifecycle
 from scrapy_rep.engine.origin import Origin
@@ -29,6 +30,8 @@ class OriginStates:
         #: and bytes, the average ``room`` reads.
         self._answered: set[Origin] = set()
         self._answered_bytes = 0
+        #: Origins fetched ahead of their requests that no request has asked for yet.
+        self._ahead: OrderedDict[Origin, None] = OrderedDict()
 
     def get(self, origin: Origin) -> OriginLifecycle | None:
         return self._states.get(origin)
@@ -55,8 +58,31 @@ class OriginStates:
             self._forget_size(old)
         return state
 
+    def asked_for(self, origin: Origin) -> None:
+        """A request asked for ``origin``: no longer ahead of its requests."""
+        if self._ahead:
+            self._ahead.pop(origin, None)
+
+    def go_ahead(self, origin: Origin, under_way: int, pending: Callable[[Origin], bool]) -> bool:
+        """May ``origin`` be fetched ahead of its requests? Not beyond ``room``
+        answers fetched and not yet asked for, or ``under_way``: one fetched
+        further ahead would be evicted before its requests come, and fetched
+        again. If it may, it counts as ahead from now on."""
+        ahead = self._ahead
+        while ahead:  # those evicted unasked: fetched for nothing
+            first = next(iter(ahead))
+            if first in self._states or pending(first):
+                break
+            del ahead[first]
+        # The answers of flights under way need keeping too, ahead or not.
+        if max(len(ahead), under_way) >= self.room():
+            return False
+        ahead[origin] = None
+        return True
+
     def drop(self, origin: Origin) -> bool:
         """Forget ``origin`` here (its record was forgotten in the store); True if held."""
+        self._ahead.pop(origin, None)
         if self._states.pop(origin, None) is None:
             return False
         self._forget_size(origin)

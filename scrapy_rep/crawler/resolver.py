@@ -21,7 +21,6 @@ from __future__ import annotations
 import logging
 import random as _random
 import time
-from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from typing import Final
 
@@ -36,10 +35,11 @@ from scrapy_rep.cache.lifecycle import (
     Use,
     Waiting,
     WaitUntil,
+    shared_parser,
 )
 from scrapy_rep.cache.outcome import Access, AccessState, FetchKind, FetchOutcome
 from scrapy_rep.cache.policy import OriginRecord, PolicyConfig
-from scrapy_rep.cache.storage import MAX_WAIT, MemoryStorage, ParsedBodies, Storage
+from scrapy_rep.cache.storage import MAX_WAIT, MemoryStorage, Storage
 from scrapy_rep.crawler.flights import Flights
 from scrapy_rep.crawler.flights import sleep as reactor_sleep
 from scrapy_rep.crawler.origin_state import OriginStates
@@ -87,8 +87,6 @@ STREAK_STATES: Final = {
     AccessState.ALLOW_ALL: "allow",
 }
 
-_PARSERS: dict[bool, ParsedBodies] = {}
-
 
 class FetchStopped(BaseException):
     """Raised by a fetch that did not start because the crawl is stopping.
@@ -97,18 +95,6 @@ class FetchStopped(BaseException):
     and its waiters get this, like a cancellation (hence a BaseException: no
     ``except Exception`` on the way takes it for an unreachable robots.txt).
     """
-
-
-def shared_parser(google_quirks: bool = False) -> ParsedBodies:
-    """The process-wide parse cache: one ``RobotsTxt`` per distinct body.
-
-    Shared by every origin, spider and crawler of the process, so a body that
-    many origins serve is parsed once.
-    """
-    parser = _PARSERS.get(google_quirks)
-    if parser is None:
-        parser = _PARSERS[google_quirks] = ParsedBodies(google_quirks=google_quirks)
-    return parser
 
 
 #: How a flight starts (``Resolver._fly``).
@@ -173,8 +159,6 @@ class Resolver:
         #: other responses cost the middleware nothing.
         self.streaking: set[Origin] = set()
         self._flights: Flights[Origin, _Landed] = Flights()
-        #: Origins ``prefetch`` started that no request has asked for yet.
-        self._ahead: OrderedDict[Origin, None] = OrderedDict()
         self._closed = False
 
     @property
@@ -193,8 +177,7 @@ class Resolver:
         May start a background retry (a streak) on behalf of ``via`` and
         counts the lookup, like ``access``; None means "call ``access``".
         """
-        if self._ahead:
-            self._ahead.pop(origin, None)
+        self._states.asked_for(origin)
         lifecycle = self._states.get(origin)
         if lifecycle is None:
             return None
@@ -222,17 +205,8 @@ class Resolver:
         """
         if self._closed or self._flights.pending(origin) or self.peek(origin) is not None:
             return
-        ahead = self._ahead
-        while ahead:  # those evicted unasked: fetched for nothing
-            first = next(iter(ahead))
-            if self._states.get(first) is not None or self._flights.pending(first):
-                break
-            del ahead[first]
-        # The answers of flights under way need keeping too, ahead or not.
-        if max(len(ahead), len(self._flights)) >= self._states.room():
-            return
-        ahead[origin] = None
-        self._flights.launch(origin, lambda: self._fly(origin, self._fetch_of(via)))
+        if self._states.go_ahead(origin, len(self._flights), self._flights.pending):
+            self._flights.launch(origin, lambda: self._fly(origin, self._fetch_of(via)))
 
     async def access(self, origin: Origin, via: object = None) -> Access:
         """The access for ``origin``, loading or fetching its robots.txt if needed.
@@ -241,8 +215,7 @@ class Resolver:
         already under way is joined, whoever started it. Raises
         ``FetchStopped`` if the fetch it waited for did not start.
         """
-        if self._ahead:
-            self._ahead.pop(origin, None)
+        self._states.asked_for(origin)
         lifecycle = self._states.get(origin)
         answer = lifecycle.asked(self._clock()) if lifecycle is not None else FETCH_NOW
         if answer is None or isinstance(answer, FetchNow):
@@ -301,22 +274,18 @@ class Resolver:
     async def site_answered(self, origin: Origin) -> None:
         """A page of ``origin`` answered: during a streak, that matters after 30 days."""
         lifecycle = self._states.get(origin)
-        if lifecycle is None:
-            return
-        save = lifecycle.site_answered(self._clock())
-        if save is None or self._flights.pending(origin):
-            return  # a fetch under way records its outcome on top of this mark
-        stored = await self._store.load(origin)
-        if lifecycle.record is not save.record:
-            return  # a fetch landed meanwhile, on top of the mark: its record is newer
-        if stored is None or stored.fetched_at <= save.record.fetched_at:
-            await self._store.save(origin, save)  # never over another process's newer record
+        save = lifecycle.site_answered(self._clock()) if lifecycle is not None else None
+        # A fetch under way (or landing meanwhile) records its outcome on top of this mark.
+        if save is not None and not self._flights.pending(origin):
+            assert lifecycle is not None
+            await self._store.save_unless_newer(
+                origin, save, lambda: lifecycle.record is save.record
+            )
 
     def drop(self, origin: Origin) -> bool:
         """Forget what this process holds of ``origin`` (``cache forget`` ran;
         ``forget_watch``): its next request loads the store, or fetches, again.
         True if it was held. A flight under way lands as usual."""
-        self._ahead.pop(origin, None)
         self.streaking.discard(origin)
         return self._states.drop(origin)
 

@@ -63,6 +63,15 @@ class SharedRecords:
         except Exception as exc:
             self.failed(exc)
 
+    async def save_unless_newer(
+        self, origin: Origin, save: Save, still: Callable[[], bool]
+    ) -> None:
+        """Save ``save`` if ``still()`` holds once the stored record is read, and
+        that record is not newer: never over another process's newer fetch."""
+        stored = await self.load(origin)
+        if still() and (stored is None or stored.fetched_at <= save.record.fetched_at):
+            await self.save(origin, save)
+
     async def fetch_once(
         self,
         origin: Origin,
