@@ -350,6 +350,7 @@ class OriginLifecycle:
         new = not self._holds(decision)
         if new:
             self._key, self.access = _key(decision), self._access_of(decision)
+            self._last = None
         assert self.access is not None
         record = self.record
         streak = decision.state if record is not None and record.in_streak else None
