@@ -15,6 +15,19 @@ and carries out the effects handed back, in order: ``Use`` (answer the
 requests with this access), ``FetchNow``, ``WaitUntil`` (then fetch again),
 ``Save`` and ``Announce`` (a new access, and the fetches behind it).
 
+Where an origin stands (read from its record at ``now``) and what each event
+then hands back:
+
+    cold (no record)   loaded          -> FetchNow (requests wait, docs/spec.md §8.3)
+    fresh              loaded, asked   -> Use; Announce when the access is new
+    expired            asked           -> FetchNow (docs/spec.md §3.3)
+    fetching           fetched 2xx/4xx -> Save, Announce (docs/spec.md §2, §3.1)
+    fetching           fetched 5xx     -> Save, then WaitUntil (a quick retry while
+                                          requests may still wait) or Announce
+    fetching           shared          -> as fetched; FetchNow here if not shareable
+    streak             asked           -> Use (closed, the kept copy, or allow by
+                                          docs/spec.md §2.2), ``retry`` when one is due
+
 The rules are the pure functions of ``policy``; this module only walks an
 origin through them, and remembers what the walk settled (the access and the
 parse behind it, the answer to replay), so that a busy origin costs one call
