@@ -1,19 +1,13 @@
-"""The driver of the origins' lifecycles: load, fetch, save, sleep.
+"""Each origin's access, per request: the crawl's one way in to the lifecycles.
 
 What applies to an origin is its lifecycle's to say (``cache/lifecycle.py``,
-a machine without I/O): this module tells it each event once (a record
-loaded, a fetch's outcome, a request asking now) and carries out the effects
-it hands back. Beside it: ``OriginStates`` (what this process knows,
-bounded), ``Flights`` (one load or fetch per origin at a time; waiters get
-its result) and ``SharedRecords`` (the store, shared across processes,
-never fatal).
-
-Outages (docs/spec.md §2.2): during an origin's first failing fetch the
-waiting requests stay for quick retries, at most ``unreachable_wait`` of
-real time; later in the streak the answer applies at once and retries run in
-the background. A crawl never hangs on a dead origin.
-
-No Scrapy here: the fetch, the clock and the store are injected.
+a machine without I/O). A request asks it once (``current``, ``access``);
+when the answer needs I/O, a flight (``flight.Driver``: load, fetch, save,
+sleep) carries it out, one per origin at a time (``Flights``), and every
+request waiting gets its result. Beside them: ``OriginStates`` (what this
+process knows, bounded) and ``SharedRecords`` (the store, shared across
+processes, never fatal). No Scrapy here: the fetch, the clock and the store
+are injected.
 """
 
 from __future__ import annotations
@@ -21,25 +15,21 @@ from __future__ import annotations
 import logging
 import random as _random
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Final
 
 from scrapy_rep.cache.lifecycle import (
     FETCH_NOW,
     Announce,
-    Effect,
     FetchNow,
     Lifecycles,
-    OriginLifecycle,
-    Save,
     Use,
-    Waiting,
-    WaitUntil,
     shared_parser,
 )
-from scrapy_rep.cache.outcome import Access, AccessState, FetchKind, FetchOutcome
+from scrapy_rep.cache.outcome import Access, AccessState, FetchOutcome
 from scrapy_rep.cache.policy import OriginRecord, PolicyConfig
 from scrapy_rep.cache.storage import MAX_WAIT, MemoryStorage, Storage
+from scrapy_rep.crawler.flight import FETCH, HIT, RETRY, Driver, Fetch, Landed, OnAccess, OnFetched
 from scrapy_rep.crawler.flights import Flights
 from scrapy_rep.crawler.flights import sleep as reactor_sleep
 from scrapy_rep.crawler.origin_state import OriginStates
@@ -59,25 +49,13 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-Fetch = Callable[[Origin], Awaitable[FetchOutcome]]
 #: What asked (a request, opaque here) -> the fetch made on its behalf: called
 #: the moment a flight starts, so that it can note what it needs of the asker
 #: then (the proxy its robots.txt goes through), before the asker moves on.
 FetchFor = Callable[[object], Fetch]
-#: After the fetches of one flight (a first failure and its quick retries,
-#: or one refresh), with the Access they lead to (logs).
-OnFetched = Callable[[Origin, list[FetchOutcome], Access], None]
-#: When an origin's Access is set or changes in this process, before the
-#: requests that asked are answered; ``fetched`` is the fetch behind it, if
-#: this process just made one (signals, stats).
-OnAccess = Callable[[Origin, Access, "FetchOutcome | None"], Awaitable[None]]
 #: Counts an event: "hit", "miss", "expired", "stale_used", "unreachable/<state>".
 Count = Callable[[str], None]
 
-#: How a request's answer was found (the robotstxt/cache/<how> stats).
-HIT: Final = "hit"
-MISS: Final = "miss"
-EXPIRED: Final = "expired"
 #: Bound of ``Resolver.streaking`` (cleared when full).
 _MAX_STREAKING: Final = 100_000
 #: robotstxt/unreachable/<state>, per request answered during a streak.
@@ -97,22 +75,8 @@ class FetchStopped(BaseException):
     """
 
 
-#: How a flight starts (``Resolver._fly``).
-_ASK: Final = "ask"
-_FETCH: Final = "fetch"
-_RETRY: Final = "retry"
-
-#: A flight's result: the lifecycle it settled, how its answer was found, the answer.
-_Landed = tuple[OriginLifecycle, str, Use]
-
-
 class Resolver:
-    """Per-origin access through each origin's lifecycle, one fetch at a time.
-
-    Longer than one screen's worth of a class because it is the whole driver:
-    the answers (``current``, ``access``), the flights that load and fetch,
-    and what the crawl tells besides (``seed``, ``site_answered``, ``drop``).
-    """
+    """Per-origin access through each origin's lifecycle, one fetch at a time."""
 
     def __init__(
         self,
@@ -149,8 +113,6 @@ class Resolver:
         parse = shared_parser(google_quirks)
         parse.max_bytes = parsed_max_bytes  # process-wide: the last crawler's
         self._lifecycles = Lifecycles(self.policy, parse, random)
-        self._on_access = on_access
-        self._on_fetched = on_fetched
         self._count = count or _ignore
         self._states = OriginStates(max_origins, max_bytes)
         #: Origins whose record was in an outage streak when a request of theirs
@@ -158,8 +120,17 @@ class Resolver:
         #: superset (an origin leaves it at its next plain answer), so that the
         #: other responses cost the middleware nothing.
         self.streaking: set[Origin] = set()
-        self._flights: Flights[Origin, _Landed] = Flights()
-        self._closed = False
+        self._flights: Flights[Origin, Landed] = Flights()
+        self._driver = Driver(
+            self._store,
+            self._states,
+            self._lifecycles,
+            clock=clock,
+            sleep=self._sleep,
+            unreachable_wait=self.policy.unreachable_wait,
+            on_access=on_access,
+            on_fetched=on_fetched,
+        )
 
     @property
     def storage(self) -> Storage:
@@ -203,10 +174,10 @@ class Resolver:
         evicted before they come, and fetched again. Those origins are fetched
         when their requests come instead.
         """
-        if self._closed or self._flights.pending(origin) or self.peek(origin) is not None:
+        if self._driver.closed or self._flights.pending(origin) or self.peek(origin) is not None:
             return
         if self._states.go_ahead(origin, len(self._flights), self._flights.pending):
-            self._flights.launch(origin, lambda: self._fly(origin, self._fetch_of(via)))
+            self._flights.launch(origin, lambda: self._driver.fly(origin, self._fetch_of(via)))
 
     async def access(self, origin: Origin, via: object = None) -> Access:
         """The access for ``origin``, loading or fetching its robots.txt if needed.
@@ -220,13 +191,13 @@ class Resolver:
         answer = lifecycle.asked(self._clock()) if lifecycle is not None else FETCH_NOW
         if answer is None or isinstance(answer, FetchNow):
             _, how, use = await self._flights.join(
-                origin, lambda: self._fly(origin, self._fetch_of(via), _FETCH)
+                origin, lambda: self._driver.fly(origin, self._fetch_of(via), FETCH)
             )
             return self._answered(origin, use, how, via)
         use = answer.use if isinstance(answer, Announce) else answer
         access = self._answered(origin, use, HIT, via)
         if isinstance(answer, Announce):
-            await self._announce(origin, answer)
+            await self._driver.announce(origin, answer)
         return access
 
     def pending(self, origin: Origin) -> bool:
@@ -258,7 +229,7 @@ class Resolver:
 
         Ignored while a fetch is under way or when the record is as new.
         """
-        if self._flights.pending(origin) or self._closed:
+        if self._flights.pending(origin) or self._driver.closed:
             return False
         lifecycle = self._states.get(origin)
         if lifecycle is None:
@@ -295,7 +266,7 @@ class Resolver:
 
     async def close(self) -> None:
         """Stop background retries and close the store."""
-        self._closed = True
+        self._driver.closed = True
         self._flights.cancel_all()
         await self._store.close()
 
@@ -313,117 +284,18 @@ class Resolver:
             self._count(f"unreachable/{STREAK_STATES[use.streak]}")
         elif self.streaking:
             self.streaking.discard(origin)
-        if use.retry and not self._closed:
+        if use.retry and not self._driver.closed:
             # requests do not wait for a background retry; it goes their way
-            self._flights.launch(origin, lambda: self._fly(origin, self._fetch_of(via), _RETRY))
+            self._flights.launch(
+                origin, lambda: self._driver.fly(origin, self._fetch_of(via), RETRY)
+            )
         return use.access
-
-    async def _announce(self, origin: Origin, announce: Announce) -> None:
-        """Tell the crawl before any waiter is answered: the flight's fetches, a new access."""
-        try:
-            if announce.outcomes and self._on_fetched is not None:
-                self._on_fetched(origin, list(announce.outcomes), announce.use.access)
-            if announce.new and self._on_access is not None:
-                await self._on_access(origin, announce.use.access, announce.fetched)
-        except Exception:
-            logger.exception("Handling the robots.txt of %s failed", origin)
 
     def _fetch_of(self, via: object) -> Fetch:
         """The fetch on behalf of ``via``, told now, as its flight starts."""
         if via is None or self._fetch_for is None:
             return self._fetch
         return self._fetch_for(via)
-
-    async def _fly(self, origin: Origin, fetch_it: Fetch, start: str = _ASK) -> _Landed:
-        """One flight: load (a new origin), fetch with ``fetch_it`` while the
-        lifecycle says so, announce, and the answer for its waiters. ``start``:
-        ask the lifecycle first, or fetch (it said so), or retry in the
-        background (nobody waits: no quick retries)."""
-        lifecycle = self._states.get(origin)
-        how, answer = HIT, None
-        try:
-            effects: list[Effect] = [FETCH_NOW]
-            if lifecycle is None:
-                lifecycle = self._states.keep(origin, self._lifecycles.new())
-                loaded = lifecycle.loaded(await self._store.load(origin), self._clock())
-                effects = [loaded] if start is not _RETRY else effects
-            elif start is _ASK:
-                effects = [lifecycle.asked(self._clock()) or FETCH_NOW]
-            if isinstance(effects[0], FetchNow):
-                how = MISS if lifecycle.record is None else EXPIRED
-            deadline = time.monotonic() + self.policy.unreachable_wait
-            since = self._clock()
-            while effects:
-                effect = effects.pop(0)
-                if isinstance(effect, WaitUntil):
-                    await self._sleep(max(effect.at - self._clock(), 0.0))
-                    effect = FETCH_NOW
-                if isinstance(effect, FetchNow):
-                    waiting = None
-                    if start is not _RETRY and not self._closed:
-                        waiting = Waiting(since, deadline - time.monotonic())
-                    effects = await self._fetch_once(origin, lifecycle, fetch_it, effect, waiting)
-                elif isinstance(effect, Save):
-                    await self._store.save(origin, effect)
-                else:
-                    answer = effect
-                    if isinstance(effect, Announce):
-                        await self._announce(origin, effect)
-        except Exception:
-            logger.exception("Resolving the robots.txt of %s failed", origin)
-        if lifecycle is None:
-            lifecycle = self._lifecycles.new()
-        if answer is None:
-            answer = lifecycle.landed(self._clock())
-            if isinstance(answer, Announce):
-                await self._announce(origin, answer)
-        self._states.keep(origin, lifecycle)  # evicted meanwhile? it is the newest now
-        return lifecycle, how, answer.use if isinstance(answer, Announce) else answer
-
-    async def _fetch_once(
-        self,
-        origin: Origin,
-        lifecycle: OriginLifecycle,
-        fetch_it: Fetch,
-        effect: FetchNow,
-        waiting: Waiting | None,
-    ) -> list[Effect]:
-        """Fetch, across every process sharing the store unless ``effect`` says
-        here; the lifecycle's effects after it (the save already done by the
-        store's single flight)."""
-        told: list[list[Effect]] = []
-
-        async def fetch() -> Save:
-            outcome = await _fetch_safely(fetch_it, origin, self._clock)
-            told.append(lifecycle.fetched(outcome, self._clock(), waiting))
-            save = told[-1][0]
-            assert isinstance(save, Save)
-            return save
-
-        if not effect.shared:
-            await fetch()
-            return told[-1]
-        known = lifecycle.record
-        newer_than = known.fetched_at if known is not None else None
-        record = await self._store.fetch_once(origin, fetch, newer_than)
-        if record is None and not told:  # the store failed: fetch here, nothing saved
-            await fetch()
-        if record is None or told:
-            return told[-1][1:]
-        return [lifecycle.shared(record, self._clock(), waiting)]
-
-
-async def _fetch_safely(fetch: Fetch, origin: Origin, clock: Callable[[], float]) -> FetchOutcome:
-    try:
-        return await fetch(origin)
-    except Exception as exc:  # the fetch should not raise; never strand waiters
-        logger.exception("Fetching %s failed", robots_url(origin))
-        return FetchOutcome(
-            FetchKind.UNREACHABLE,
-            robots_url(origin),
-            clock(),
-            reason=f"{type(exc).__name__}: {exc}",
-        )
 
 
 def _ignore(_: str) -> None:
