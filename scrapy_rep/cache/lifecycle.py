@@ -236,13 +236,7 @@ class OriginLifecycle:
             return FETCH_NOW
         if not settle and not self._holds(decision):
             return None
-        answer = self._answer(decision)
-        use = answer.use if isinstance(answer, Announce) else answer
-        if not use.retry:
-            self._last, self._from = use, now
-            expires = self.record.expires_at if self.record is not None else now
-            self._until = now + REUSE if now >= expires else min(now + REUSE, expires)
-        return answer
+        return self._reused(self._answer(decision), now)
 
     def loaded(self, record: OriginRecord | None, now: float) -> Use | Announce | FetchNow:
         """The store's record, read at the start of a flight."""
@@ -251,7 +245,7 @@ class OriginLifecycle:
         decision = decide(self.record, now, self._rules.config)
         if decision.action is Action.FETCH:
             return FETCH_NOW
-        return self._answer(decision)
+        return self._reused(self._answer(decision), now)
 
     def fetched(self, outcome: FetchOutcome, now: float, waiting: Waiting | None) -> list[Effect]:
         """This process's fetch ended: save the new record, then retry or settle.
@@ -342,7 +336,7 @@ class OriginLifecycle:
         """Requests that waited for a first failure wait a little more for
         quick retries, while the origin would be closed (docs/spec.md §2.2)."""
         record = self.record
-        if waiting is not None and record is not None:
+        if waiting is not None and record is not None and record.in_streak:
             config = self._rules.config
             if decide(record, now, config).state is AccessState.DISALLOW_ALL:
                 at = quick_retry_at(record, waiting.since, now, config)
@@ -355,7 +349,20 @@ class OriginLifecycle:
         already wants fetched again (a TTL of 0, a no-store body) applies as
         it is, this once."""
         outcomes, self._fetches = tuple(self._fetches), []
+        decision = decide(self.record, now, self._rules.config)
+        if decision.action is Action.USE:
+            return self._reused(self._answer(decision, outcomes), now)
         return self._answer(decide_settled(self.record, now, self._rules.config), outcomes)
+
+    def _reused(self, answer: Use | Announce, now: float) -> Use | Announce:
+        """Keep ``answer`` for the next requests, for a second at most and never
+        past the record's expiry; not one that starts a retry."""
+        use = answer.use if isinstance(answer, Announce) else answer
+        if not use.retry:
+            self._last, self._from = use, now
+            expires = self.record.expires_at if self.record is not None else now
+            self._until = now + REUSE if now >= expires else min(now + REUSE, expires)
+        return answer
 
     def _answer(
         self, decision: Decision, outcomes: tuple[FetchOutcome, ...] = ()
