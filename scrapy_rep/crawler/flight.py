@@ -122,10 +122,10 @@ class Driver:
                     await self._sleep(max(effect.at - self._clock(), 0.0))
                     effect = FETCH_NOW
                 if isinstance(effect, FetchNow):
-                    waiting = None
-                    if start is not RETRY and not self.closed:
-                        waiting = Waiting(since, deadline - time.monotonic())
-                    effects = await self._fetch_once(origin, lifecycle, fetch_it, effect, waiting)
+                    waits = start is not RETRY
+                    effects = await self._fetch_once(
+                        origin, lifecycle, fetch_it, effect, (since, deadline) if waits else None
+                    )
                 elif isinstance(effect, Save):
                     await self._store.save(origin, effect)
                 else:
@@ -149,16 +149,23 @@ class Driver:
         lifecycle: OriginLifecycle,
         fetch_it: Fetch,
         effect: FetchNow,
-        waiting: Waiting | None,
+        wait: tuple[float, float] | None,
     ) -> list[Effect]:
         """Fetch, across every process sharing the store unless ``effect`` says
         here; the lifecycle's effects after it (the save already done by the
-        store's single flight)."""
+        store's single flight). ``wait``: since when requests wait (the
+        clock), and until when they may (``time.monotonic``)."""
         told: list[list[Effect]] = []
+
+        def waiting() -> Waiting | None:
+            """Read when the fetch ended: what the requests may still wait."""
+            if wait is None or self.closed:
+                return None
+            return Waiting(wait[0], wait[1] - time.monotonic())
 
         async def fetch() -> Save:
             outcome = await _fetch_safely(fetch_it, origin, self._clock)
-            told.append(lifecycle.fetched(outcome, self._clock(), waiting))
+            told.append(lifecycle.fetched(outcome, self._clock(), waiting()))
             save = told[-1][0]
             assert isinstance(save, Save)
             return save
@@ -173,7 +180,7 @@ class Driver:
             await fetch()
         if record is None or told:
             return told[-1][1:]
-        return [lifecycle.shared(record, self._clock(), waiting)]
+        return [lifecycle.shared(record, self._clock(), waiting())]
 
 
 async def _fetch_safely(fetch: Fetch, origin: Origin, clock: Callable[[], float]) -> FetchOutcome:
