@@ -270,7 +270,7 @@ class Resolver:
         self._flights.cancel_all()
         await self._store.close()
 
-    # --- carrying out the effects -------------------------------------------------------
+    # --- answering ------------------------------------------------------------------------
 
     def _answered(self, origin: Origin, use: Use, how: str, via: object) -> Access:
         self._states.touch(origin)
