@@ -13,23 +13,30 @@ An origin goes through these states (the ``OriginRecord`` remembers which):
   ``disallow_window`` of the streak the origin is closed; then the last good
   copy applies (none -> full allow) until ``stale_limit``; after that,
   ``long_outage`` decides. Retries go on in the background meanwhile.
+The rules only: ``lifecycle`` walks an origin through them, event by event.
 """
 
 from __future__ import annotations
 
 import email.utils
-import json
 import logging
-import math
 import random as _random
 import re
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 from enum import Enum
-from typing import Any, Literal, TypeVar
+from typing import TypeVar
 
 from scrapy_rep.cache.outcome import Access, AccessState, FetchKind, FetchOutcome
+from scrapy_rep.cache.policy_config import (
+    DAY,
+    HOUR,
+    LONG_OUTAGE_VALUES,
+    LongOutage,
+    PolicyConfig,
+)
+from scrapy_rep.cache.record import CLOCK_SKEW, OriginRecord
 from scrapy_rep.engine.robotstxt import RobotsTxt
 
 __all__ = [
@@ -38,10 +45,13 @@ __all__ = [
     "LONG_OUTAGE_VALUES",
     "Action",
     "Decision",
+    "LongOutage",
     "OriginRecord",
     "PolicyConfig",
     "decide",
+    "decide_settled",
     "freshness",
+    "loaded_record",
     "note_site_answer",
     "quick_retry_at",
     "record_outcome",
@@ -52,230 +62,6 @@ __all__ = [
 logger = logging.getLogger(__name__)
 _T = TypeVar("_T")
 
-HOUR = 3600.0
-DAY = 24 * HOUR
-
-LongOutage = Literal["site", "cached"]
-LONG_OUTAGE_VALUES: tuple[LongOutage, ...] = ("site", "cached")
-
-
-@dataclass(frozen=True)
-class PolicyConfig:
-    """Every duration of docs/spec.md §2.2 and §3, in seconds.
-
-    The defaults are Google's current rule: 12 h closed, then the last good
-    copy until 30 days of streak, then full allow if the site's pages answer
-    (else closed). ``PolicyConfig.older_google()`` gives the older edition.
-    ``disallow_window=0`` keeps using the cached copy at once (docs/spec.md §3.3).
-    """
-
-    #: Closed for this long from the start of an unreachable streak.
-    disallow_window: float = 12 * HOUR
-    #: The last good copy applies until the streak is this old.
-    stale_limit: float = 30 * DAY
-    #: After ``stale_limit``: "site" = allow if the site's pages answered
-    #: within ``site_reachable_window``, else closed; "cached" = the last good
-    #: copy, or full allow if there is none.
-    long_outage: LongOutage = "site"
-    site_reachable_window: float = DAY
-    #: Cache life of a 2xx/4xx answer without Cache-Control, and its bounds.
-    default_ttl: float = DAY
-    min_ttl: float = 60.0
-    max_ttl: float = DAY
-    #: Back-off between retries of an unreachable robots.txt: starts at
-    #: ``retry_initial``, multiplied by ``retry_factor`` per failure, capped.
-    retry_initial: float = 5.0
-    retry_max: float = HOUR
-    #: The same for 503 and 429, which say "come back soon".
-    busy_retry_initial: float = 2.0
-    busy_retry_max: float = 600.0
-    retry_factor: float = 2.0
-    #: Each delay is shortened by up to this fraction, at random.
-    retry_jitter: float = 0.25
-    #: A ``Retry-After`` header replaces the back-off, clamped to these.
-    retry_after_min: float = 1.0
-    retry_after_max: float = HOUR
-    #: How long requests wait for quick retries during an origin's first
-    #: failing fetch before they are dropped as unreachable.
-    unreachable_wait: float = 10.0
-    #: How long a record is kept in storage after its last update (the last
-    #: good copy must outlive a streak).
-    keep_records: float = 31 * DAY
-
-    def __post_init__(self) -> None:
-        for item in fields(self):
-            value = getattr(self, item.name)
-            if isinstance(value, float | int) and (math.isnan(value) or value < 0):
-                raise ValueError(f"PolicyConfig.{item.name} must be >= 0, got {value!r}")
-        if self.long_outage not in LONG_OUTAGE_VALUES:
-            raise ValueError(
-                f"PolicyConfig.long_outage must be one of {LONG_OUTAGE_VALUES}, "
-                f"got {self.long_outage!r}"
-            )
-        if self.min_ttl > self.max_ttl:
-            raise ValueError(f"min_ttl ({self.min_ttl}) exceeds max_ttl ({self.max_ttl})")
-        if self.retry_after_min > self.retry_after_max:
-            raise ValueError(
-                f"retry_after_min ({self.retry_after_min}) exceeds "
-                f"retry_after_max ({self.retry_after_max})"
-            )
-        if self.retry_jitter > 1:
-            raise ValueError(f"retry_jitter must be within 0..1, got {self.retry_jitter!r}")
-
-    @classmethod
-    def older_google(cls, **overrides: Any) -> PolicyConfig:
-        """The older edition of Google's text (before RFC 9309).
-
-        "5xx: full disallow until a retry succeeds; after 30 days the last
-        cached copy is used, or no restrictions if there is none." That is
-        ``disallow_window = stale_limit = 30 days`` and
-        ``long_outage = "cached"``; as settings: ``REP_UNREACHABLE_DISALLOW =
-        2592000`` and ``REP_LONG_OUTAGE = "cached"``.
-        """
-        base: dict[str, Any] = {
-            "disallow_window": 30 * DAY,
-            "stale_limit": 30 * DAY,
-            "long_outage": "cached",
-        }
-        return cls(**{**base, **overrides})
-
-
-@dataclass(frozen=True, slots=True)
-class OriginRecord:
-    """What is remembered per origin, across runs and processes (docs/spec.md §2.3)."""
-
-    kind: FetchKind  # the last fetch's outcome
-    status: int | None  # its HTTP status; None for network errors
-    reason: str  # its reason for people: "HTTP 503", "timeout", ...
-    fetched_at: float  # when the last fetch ended
-    expires_at: float  # end of life of the last good (2xx/4xx) answer
-    good_body: bytes | None = None  # the last 2xx body; None after a 4xx or never
-    good_at: float | None = None  # when the last good answer (2xx or 4xx) came
-    good_status: int | None = None  # its status
-    streak_started_at: float | None = None  # first unreachable fetch of the streak
-    next_retry_at: float | None = None  # when the next retry is due, in a streak
-    failures: int = 0  # unreachable fetches in the streak
-    site_reachable_at: float | None = None  # last time other pages answered, in a streak
-    no_store: bool = False  # the good body must not be persisted (Cache-Control)
-
-    @property
-    def in_streak(self) -> bool:
-        return self.streak_started_at is not None
-
-    def to_bytes(self) -> bytes:
-        """A compact form for sqlite and redis: one JSON line, then the raw body.
-
-        A ``no-store`` body is left out (docs/spec.md §3.2): another process sees the
-        record without its body and fetches again.
-        """
-        body = None if self.no_store else self.good_body
-        header: dict[str, Any] = {
-            "v": 1,
-            "k": self.kind.value,
-            "s": self.status,
-            "r": self.reason,
-            "f": self.fetched_at,
-            "e": self.expires_at,
-            "g": self.good_at,
-            "gs": self.good_status,
-            "st": self.streak_started_at,
-            "n": self.next_retry_at,
-            "c": self.failures,
-            "sr": self.site_reachable_at,
-            "ns": self.no_store,
-            "b": body is not None,
-        }
-        head = json.dumps(header, separators=(",", ":")).encode()
-        return head + b"\n" + (body or b"")
-
-    @classmethod
-    def from_bytes(cls, data: bytes) -> OriginRecord:
-        """The inverse of ``to_bytes``; raises ``ValueError`` on anything else.
-
-        A store row may be tampered with or foreign (issue 13 §6): every field
-        is checked for its type, finiteness and range, so that a bad row is
-        absent (fetched again), never a crash or an origin open forever.
-        """
-        head, sep, body = data.partition(b"\n")
-        try:
-            header = json.loads(head)
-            if not sep or not isinstance(header, dict) or header.get("v") != 1:
-                raise ValueError("not a version-1 record")
-            if not isinstance(header["b"], bool) or not isinstance(header["ns"], bool):
-                raise ValueError("flags are not booleans")
-            if header["b"] is False and body:
-                raise ValueError("a body where none was recorded")
-            record = cls(
-                kind=FetchKind(header["k"]),
-                status=_status(header["s"]),
-                reason=_text(header["r"]),
-                fetched_at=_time(header["f"]),
-                expires_at=_time(header["e"]),
-                good_body=bytes(body) if header["b"] else None,
-                good_at=_time(header["g"], optional=True),
-                good_status=_status(header["gs"]),
-                streak_started_at=_time(header["st"], optional=True),
-                next_retry_at=_time(header["n"], optional=True),
-                failures=_count(header["c"]),
-                site_reachable_at=_time(header["sr"], optional=True),
-                no_store=header["ns"],
-            )
-        except (KeyError, TypeError, AttributeError, UnicodeDecodeError) as exc:
-            raise ValueError(f"malformed origin record: {exc!r}") from exc
-        return _consistent(record)
-
-
-#: Timestamps a record may hold, finite and from 1970 to about the year
-#: 5000 (anything else is not ours); how far an expiry may reach is the
-#: policy's to cap when a record is loaded (``loaded_record``).
-_TIMES = (0.0, 1e11)
-
-
-def _time(value: object, optional: bool = False) -> Any:
-    if value is None and optional:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ValueError(f"not a timestamp: {value!r}")
-    if not (math.isfinite(value) and _TIMES[0] <= value <= _TIMES[1]):
-        raise ValueError(f"timestamp out of range: {value!r}")
-    return float(value)
-
-
-#: How far apart the clocks of processes sharing a store may be (seconds).
-_SKEW = 3_600.0
-
-
-def _consistent(record: OriginRecord) -> OriginRecord:
-    """A record as the policy writes it: a streak starts, and a good answer
-    comes, at one of its fetches, so not after the last one. A streak "from
-    the future" reads as an early refresh that failed, and with no copy it
-    allowed everything until the row expired."""
-    for name in ("streak_started_at", "good_at"):
-        value = getattr(record, name)
-        if value is not None and value > record.fetched_at + _SKEW:
-            raise ValueError(f"{name} {value!r} is after the last fetch {record.fetched_at!r}")
-    return record
-
-
-def _status(value: object) -> int | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or not 100 <= value <= 999:
-        raise ValueError(f"not an HTTP status: {value!r}")
-    return value
-
-
-def _count(value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 1_000_000:
-        raise ValueError(f"not a failure count: {value!r}")
-    return value
-
-
-def _text(value: object) -> str:
-    if not isinstance(value, str):
-        raise ValueError(f"not a reason: {value!r}")
-    return value[:1_000]
-
 
 def loaded_record(record: OriginRecord, now: float, config: PolicyConfig) -> OriginRecord | None:
     """A record read from a store, as far as this policy trusts it: None if
@@ -283,9 +69,9 @@ def loaded_record(record: OriginRecord, now: float, config: PolicyConfig) -> Ori
     the fetch time plus the longest life this policy gives, its next retry at
     the fetch time plus the longest back-off (a row cannot keep an origin's
     rules, or its allow-all, forever, nor stop the retries of a streak)."""
-    if record.fetched_at > now + _SKEW:
+    if record.fetched_at > now + CLOCK_SKEW:
         return None
-    if record.site_reachable_at is not None and record.site_reachable_at > now + _SKEW:
+    if record.site_reachable_at is not None and record.site_reachable_at > now + CLOCK_SKEW:
         return None
     longest = record.fetched_at + config.max_ttl
     if record.expires_at > longest:
@@ -313,7 +99,6 @@ class Decision:
     reason: str = ""
     #: USE only: a background refetch is due (streak retry); requests do not wait.
     refresh_due: bool = False
-    next_retry_at: float | None = None
     stale: bool = False  # the rules come from an expired copy (stats: stale_used)
 
     def access(self, parse: Callable[[bytes], RobotsTxt]) -> Access:
@@ -560,12 +345,11 @@ def _decide_streak(record: OriginRecord, now: float, config: PolicyConfig) -> De
         start = max(start, record.expires_at)
     age = now - start
     since = f"robots.txt unreachable ({record.reason}) since {_iso(record.streak_started_at)}"
-    retry_at = record.next_retry_at
-    due = retry_at is None or now >= retry_at
+    due = record.next_retry_at is None or now >= record.next_retry_at
 
     def use(state: AccessState, why: str, body: bytes | None = None) -> Decision:
         stale = body is not None and now >= record.expires_at
-        return Decision(Action.USE, state, body, f"{since}; {why}", due, retry_at, stale)
+        return Decision(Action.USE, state, body, f"{since}; {why}", due, stale)
 
     if age < 0:
         return _last_good_copy(record, use)  # an early refresh failed: the copy is still valid

@@ -26,7 +26,7 @@ from scrapy_rep.crawler.flights import asyncio_running
 from scrapy_rep.crawler.flights import sleep as reactor_sleep
 from scrapy_rep.crawler.loop_thread import ThreadedStorage
 from scrapy_rep.crawler.resolver import Resolver
-from scrapy_rep.crawler.shared_store import Sleep
+from scrapy_rep.crawler.shared_records import Sleep
 from scrapy_rep.engine.origin import Origin, origin_of
 
 __all__ = ["ForgetWatch", "forget_log", "watch_forgets"]

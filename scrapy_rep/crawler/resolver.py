@@ -1,21 +1,13 @@
-"""The one place that answers "what Access applies to this origin now?".
+"""Each origin's access, per request: the crawl's one way in to the lifecycles.
 
-Per origin: the record from storage, the policy's decision on it, and a fetch
-when the policy asks for one. Data flows one way: storage -> policy ->
-access; what a fetch brings goes back through ``policy.record_outcome`` into
-storage. The policy is asked in one place (``_decision``), once per event:
-a record loaded or fetched, or the clock moving on.
-
-Beside it: ``OriginStates`` (what this process knows, bounded), ``Flights``
-(one load or fetch per origin at a time; waiters get its result), and
-``SharedStore`` (the store, shared across processes, never fatal).
-
-Outages (docs/spec.md §2.2): during an origin's first failing fetch the waiting
-requests stay for quick retries, at most ``unreachable_wait``; later in the
-streak the policy's answer applies at once and retries run in the background
-on the policy's schedule. A crawl never hangs on a dead origin.
-
-No Scrapy here: the fetch, the clock and the store are injected.
+What applies to an origin is its lifecycle's to say (``cache/lifecycle.py``,
+a machine without I/O). A request asks it once (``current``, ``access``);
+when the answer needs I/O, a flight (``flight.Driver``: load, fetch, save,
+sleep) carries it out, one per origin at a time (``Flights``), and every
+request waiting gets its result. Beside them: ``OriginStates`` (what this
+process knows, bounded) and ``SharedRecords`` (the store, shared across
+processes, never fatal). No Scrapy here: the fetch, the clock and the store
+are injected.
 """
 
 from __future__ import annotations
@@ -23,28 +15,25 @@ from __future__ import annotations
 import logging
 import random as _random
 import time
-from collections import OrderedDict
-from collections.abc import Awaitable, Callable
-from dataclasses import replace
+from collections.abc import Callable
 from typing import Final
 
-from scrapy_rep.cache.outcome import Access, AccessState, FetchKind, FetchOutcome
-from scrapy_rep.cache.policy import (
-    Action,
-    Decision,
-    OriginRecord,
-    PolicyConfig,
-    decide,
-    decide_settled,
-    note_site_answer,
-    quick_retry_at,
-    record_outcome,
+from scrapy_rep.cache.lifecycle import (
+    FETCH_NOW,
+    Announce,
+    FetchNow,
+    Lifecycles,
+    Use,
+    shared_parser,
 )
-from scrapy_rep.cache.storage import MAX_WAIT, MemoryStorage, ParsedBodies, Storage
+from scrapy_rep.cache.outcome import Access, AccessState, FetchOutcome
+from scrapy_rep.cache.policy import OriginRecord, PolicyConfig
+from scrapy_rep.cache.storage import MAX_WAIT, MemoryStorage, Storage
+from scrapy_rep.crawler.flight import FETCH, HIT, RETRY, Driver, Fetch, Landed, OnAccess, OnFetched
 from scrapy_rep.crawler.flights import Flights
 from scrapy_rep.crawler.flights import sleep as reactor_sleep
-from scrapy_rep.crawler.origin_state import REUSE, OriginState, OriginStates, decision_key
-from scrapy_rep.crawler.shared_store import SharedStore, Sleep
+from scrapy_rep.crawler.origin_state import OriginStates
+from scrapy_rep.crawler.shared_records import SharedRecords, Sleep
 from scrapy_rep.engine.origin import Origin, robots_url
 
 __all__ = [
@@ -60,25 +49,13 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-Fetch = Callable[[Origin], Awaitable[FetchOutcome]]
 #: What asked (a request, opaque here) -> the fetch made on its behalf: called
 #: the moment a flight starts, so that it can note what it needs of the asker
 #: then (the proxy its robots.txt goes through), before the asker moves on.
 FetchFor = Callable[[object], Fetch]
-#: After the fetches of one flight (a first failure and its quick retries,
-#: or one refresh), with the Access they lead to (logs).
-OnFetched = Callable[[Origin, list[FetchOutcome], Access], None]
-#: When an origin's Access is set or changes in this process, before the
-#: requests that asked are answered; ``fetched`` is the fetch behind it, if
-#: this process just made one (signals, stats).
-OnAccess = Callable[[Origin, Access, "FetchOutcome | None"], Awaitable[None]]
 #: Counts an event: "hit", "miss", "expired", "stale_used", "unreachable/<state>".
 Count = Callable[[str], None]
 
-#: How a request's answer was found (the robotstxt/cache/<how> stats).
-HIT: Final = "hit"
-MISS: Final = "miss"
-EXPIRED: Final = "expired"
 #: Bound of ``Resolver.streaking`` (cleared when full).
 _MAX_STREAKING: Final = 100_000
 #: robotstxt/unreachable/<state>, per request answered during a streak.
@@ -87,8 +64,6 @@ STREAK_STATES: Final = {
     AccessState.RULES: "cached_copy",
     AccessState.ALLOW_ALL: "allow",
 }
-
-_PARSERS: dict[bool, ParsedBodies] = {}
 
 
 class FetchStopped(BaseException):
@@ -100,24 +75,8 @@ class FetchStopped(BaseException):
     """
 
 
-def shared_parser(google_quirks: bool = False) -> ParsedBodies:
-    """The process-wide parse cache: one ``RobotsTxt`` per distinct body.
-
-    Shared by every origin, spider and crawler of the process, so a body that
-    many origins serve is parsed once.
-    """
-    parser = _PARSERS.get(google_quirks)
-    if parser is None:
-        parser = _PARSERS[google_quirks] = ParsedBodies(google_quirks=google_quirks)
-    return parser
-
-
-#: A flight's result: the state it settled, and how its waiters' answer was found.
-_Landed = tuple[OriginState, str]
-
-
 class Resolver:
-    """Per-origin access from storage through the policy, one fetch at a time."""
+    """Per-origin access through each origin's lifecycle, one fetch at a time."""
 
     def __init__(
         self,
@@ -144,30 +103,34 @@ class Resolver:
         self.policy = policy if policy is not None else PolicyConfig()
         self._clock = clock
         self._sleep = sleep or reactor_sleep
-        self._store = SharedStore(
+        self._store = SharedRecords(
             storage if storage is not None else MemoryStorage(clock=clock),
-            self.policy,
             clock,
             sleep=self._sleep,
             max_wait=max_wait,
             poll=poll,
         )
-        self._parse = shared_parser(google_quirks)
-        self._parse.max_bytes = parsed_max_bytes  # process-wide: the last crawler's
-        self._on_access = on_access
-        self._on_fetched = on_fetched
+        parse = shared_parser(google_quirks)
+        parse.max_bytes = parsed_max_bytes  # process-wide: the last crawler's
+        self._lifecycles = Lifecycles(self.policy, parse, random)
         self._count = count or _ignore
-        self._random = random
         self._states = OriginStates(max_origins, max_bytes)
         #: Origins whose record was in an outage streak when a request of theirs
-        #: was last checked: the responses worth telling ``site_answered``. A
+        #: was last answered: the responses worth telling ``site_answered``. A
         #: superset (an origin leaves it at its next plain answer), so that the
         #: other responses cost the middleware nothing.
         self.streaking: set[Origin] = set()
-        self._flights: Flights[Origin, _Landed] = Flights()
-        #: Origins ``prefetch`` started that no request has asked for yet.
-        self._ahead: OrderedDict[Origin, None] = OrderedDict()
-        self._closed = False
+        self._flights: Flights[Origin, Landed] = Flights()
+        self._driver = Driver(
+            self._store,
+            self._states,
+            self._lifecycles,
+            clock=clock,
+            sleep=self._sleep,
+            unreachable_wait=self.policy.unreachable_wait,
+            on_access=on_access,
+            on_fetched=on_fetched,
+        )
 
     @property
     def storage(self) -> Storage:
@@ -185,51 +148,22 @@ class Resolver:
         May start a background retry (a streak) on behalf of ``via`` and
         counts the lookup, like ``access``; None means "call ``access``".
         """
-        if self._ahead:
-            self._ahead.pop(origin, None)
-        state = self._states.get(origin)
-        if state is None:
+        self._states.asked_for(origin)
+        lifecycle = self._states.get(origin)
+        if lifecycle is None:
             return None
-        ready = self._ready(state)
-        if ready is not None:  # the hot path of a crawl: a plain answer, just checked
-            self._states.touch(origin)
-            self._count(HIT)
-            return ready
-        known = self._known(origin, state)
-        if known is None:
+        answer = lifecycle.asked(self._clock(), settle=False)
+        if not isinstance(answer, Use):
             return None
-        self._note_use(origin, state, known, HIT, via)
-        return state.access
+        return self._answered(origin, answer, HIT, via)
 
     def peek(self, origin: Origin) -> Access | None:
         """The answer if it is known and still applies: nothing counted or started."""
-        state = self._states.get(origin)
-        if state is None:
+        lifecycle = self._states.get(origin)
+        if lifecycle is None:
             return None
-        ready = self._ready(state)
-        if ready is not None:
-            return ready
-        return state.access if self._known(origin, state) is not None else None
-
-    def _ready(self, state: OriginState) -> Access | None:
-        """``state.ready``'s access, if it still answers now."""
-        ready = state.ready
-        if ready is None or ready[1] is not state.record or ready[0] is not state.access:
-            return None
-        now = self._clock()
-        return ready[0] if ready[2] - REUSE <= now < ready[2] else None
-
-    def _known(self, origin: Origin, state: OriginState) -> Decision | None:
-        """The policy's decision now, if ``state.access`` is what it gives."""
-        decision = self._decision(state)
-        if decision.action is Action.FETCH or not state.holds(decision):
-            return None
-        record = state.record
-        if not (decision.refresh_due or decision.stale or (record and record.in_streak)):
-            assert state.access is not None
-            state.ready = (state.access, record, self._clock() + REUSE)
-            self.streaking.discard(origin)
-        return decision
+        answer = lifecycle.asked(self._clock(), settle=False)
+        return answer.access if isinstance(answer, Use) else None
 
     def prefetch(self, origin: Origin, via: object = None) -> None:
         """Start loading (or fetching) the origin's robots.txt now, if nothing
@@ -240,19 +174,10 @@ class Resolver:
         evicted before they come, and fetched again. Those origins are fetched
         when their requests come instead.
         """
-        if self._closed or self._flights.pending(origin) or self.peek(origin) is not None:
+        if self._driver.closed or self._flights.pending(origin) or self.peek(origin) is not None:
             return
-        ahead = self._ahead
-        while ahead:  # those evicted unasked: fetched for nothing
-            first = next(iter(ahead))
-            if self._states.get(first) is not None or self._flights.pending(first):
-                break
-            del ahead[first]
-        # The answers of flights under way need keeping too, ahead or not.
-        if max(len(ahead), len(self._flights)) >= self._states.room():
-            return
-        ahead[origin] = None
-        self._flights.launch(origin, lambda: self._fly(origin, self._fetch_of(via)))
+        if self._states.go_ahead(origin, len(self._flights), self._flights.pending):
+            self._flights.launch(origin, lambda: self._driver.fly(origin, self._fetch_of(via)))
 
     async def access(self, origin: Origin, via: object = None) -> Access:
         """The access for ``origin``, loading or fetching its robots.txt if needed.
@@ -261,21 +186,19 @@ class Resolver:
         already under way is joined, whoever started it. Raises
         ``FetchStopped`` if the fetch it waited for did not start.
         """
-        if self._ahead:
-            self._ahead.pop(origin, None)
-        state = self._states.get(origin)
-        decision = self._decision(state) if state is not None else None
-        how = HIT
-        if state is None or decision is None or decision.action is Action.FETCH:
-            state, how = await self._flights.join(
-                origin, lambda: self._fly(origin, self._fetch_of(via))
+        self._states.asked_for(origin)
+        lifecycle = self._states.get(origin)
+        answer = lifecycle.asked(self._clock()) if lifecycle is not None else FETCH_NOW
+        if answer is None or isinstance(answer, FetchNow):
+            _, how, use = await self._flights.join(
+                origin, lambda: self._driver.fly(origin, self._fetch_of(via), FETCH)
             )
-            decision = self._decision(state, settled=True)
-        self._note_use(origin, state, decision, how, via)
-        if state.holds(decision):
-            assert state.access is not None
-            return state.access
-        return await self._settle(origin, state, decision)
+            return self._answered(origin, use, how, via)
+        use = answer.use if isinstance(answer, Announce) else answer
+        access = self._answered(origin, use, HIT, via)
+        if isinstance(answer, Announce):
+            await self._driver.announce(origin, answer)
+        return access
 
     def pending(self, origin: Origin) -> bool:
         """A load or fetch is under way for ``origin``."""
@@ -291,13 +214,13 @@ class Resolver:
         self._flights.call_when_idle(callback)
 
     def record(self, origin: Origin) -> OriginRecord | None:
-        state = self._states.get(origin)
-        return state.record if state is not None else None
+        lifecycle = self._states.get(origin)
+        return lifecycle.record if lifecycle is not None else None
 
     def last_answer(self, origin: Origin) -> FetchOutcome | None:
         """The robots.txt answer behind the current record, to replay to a spider."""
-        state = self._states.get(origin)
-        return state.replay(robots_url(origin)) if state is not None else None
+        lifecycle = self._states.get(origin)
+        return lifecycle.replay(robots_url(origin)) if lifecycle is not None else None
 
     # --- what else the crawl tells us -----------------------------------------------
 
@@ -306,42 +229,34 @@ class Resolver:
 
         Ignored while a fetch is under way or when the record is as new.
         """
-        if self._flights.pending(origin) or self._closed:
+        if self._flights.pending(origin) or self._driver.closed:
             return False
-        state = self._states.get(origin)
-        known = state.record if state is not None else await self._store.load(origin)
-        now = self._clock()
-        if known is not None and known.fetched_at >= now:
+        lifecycle = self._states.get(origin)
+        if lifecycle is None:
+            lifecycle = self._lifecycles.new()
+            lifecycle.loaded(await self._store.load(origin), self._clock())
+        save = lifecycle.seeded(outcome, self._clock())
+        if save is None:
             return False
-        record = record_outcome(known, outcome, now, self.policy, random=self._random)
-        await self._store.save(origin, record)
-        state = self._states.remember(origin, record)
-        state.adopt(record, outcome)
-        self._states.keep(origin, state)  # its bodies changed: count them again
+        await self._store.save(origin, save)
+        self._states.keep(origin, lifecycle)  # its bodies changed: count them again
         return True
 
     async def site_answered(self, origin: Origin) -> None:
         """A page of ``origin`` answered: during a streak, that matters after 30 days."""
-        state = self._states.get(origin)
-        if state is None or state.record is None or not state.record.in_streak:
-            return
-        marked = note_site_answer(state.record, self._clock(), self.policy)
-        if marked is None:
-            return
-        state.record = marked
-        if self._flights.pending(origin):
-            return  # a fetch under way records its outcome on top of this mark
-        stored = await self._store.load(origin)
-        if state.record is not marked:
-            return  # a fetch landed meanwhile, on top of the mark: its record is newer
-        if stored is None or stored.fetched_at <= marked.fetched_at:
-            await self._store.save(origin, marked)  # never over another process's newer record
+        lifecycle = self._states.get(origin)
+        save = lifecycle.site_answered(self._clock()) if lifecycle is not None else None
+        # A fetch under way (or landing meanwhile) records its outcome on top of this mark.
+        if save is not None and not self._flights.pending(origin):
+            assert lifecycle is not None
+            await self._store.save_unless_newer(
+                origin, save, lambda: lifecycle.record is save.record
+            )
 
     def drop(self, origin: Origin) -> bool:
         """Forget what this process holds of ``origin`` (``cache forget`` ran;
         ``forget_watch``): its next request loads the store, or fetches, again.
         True if it was held. A flight under way lands as usual."""
-        self._ahead.pop(origin, None)
         self.streaking.discard(origin)
         return self._states.drop(origin)
 
@@ -351,202 +266,36 @@ class Resolver:
 
     async def close(self) -> None:
         """Stop background retries and close the store."""
-        self._closed = True
+        self._driver.closed = True
         self._flights.cancel_all()
         await self._store.close()
 
-    # --- the policy, asked in one place -----------------------------------------------
+    # --- answering ------------------------------------------------------------------------
 
-    def _decision(self, state: OriginState, settled: bool = False) -> Decision:
-        """The policy's answer for the state's record now.
-
-        ``settled``: just loaded or fetched, so the requests are answered with
-        the record as it is even if the policy wants it again. A decision is
-        reused for a moment for the same record (a busy origin).
-        """
-        now = self._clock()
-        recent = state.recent
-        if recent is not None and recent[0] is state.record and 0 <= now - recent[2] < REUSE:
-            decision = recent[1]
-        else:
-            decision = decide(state.record, now, self.policy)
-            if not decision.refresh_due:
-                state.recent = (state.record, decision, now)
-        if settled and decision.action is Action.FETCH:
-            return decide_settled(state.record, now, self.policy)
-        return decision
-
-    def _note_use(
-        self, origin: Origin, state: OriginState, decision: Decision, how: str, via: object
-    ) -> None:
+    def _answered(self, origin: Origin, use: Use, how: str, via: object) -> Access:
         self._states.touch(origin)
         self._count(how)
-        if decision.stale:
+        if use.stale:
             self._count("stale_used")
-        if state.record is not None and state.record.in_streak:
+        if use.streak is not None:
             if len(self.streaking) >= _MAX_STREAKING:
                 self.streaking.clear()  # its next checked request puts it back
             self.streaking.add(origin)
-            if decision.state is not None:
-                self._count(f"unreachable/{STREAK_STATES[decision.state]}")
-        if decision.refresh_due and not self._closed:
+            self._count(f"unreachable/{STREAK_STATES[use.streak]}")
+        elif self.streaking:
+            self.streaking.discard(origin)
+        if use.retry and not self._driver.closed:
             # requests do not wait for a background retry; it goes their way
             self._flights.launch(
-                origin, lambda: self._fly(origin, self._fetch_of(via), background=True)
+                origin, lambda: self._driver.fly(origin, self._fetch_of(via), RETRY)
             )
+        return use.access
 
     def _fetch_of(self, via: object) -> Fetch:
         """The fetch on behalf of ``via``, told now, as its flight starts."""
         if via is None or self._fetch_for is None:
             return self._fetch
         return self._fetch_for(via)
-
-    async def _settle(self, origin: Origin, state: OriginState, decision: Decision) -> Access:
-        """A new Access for a new decision; tell ``on_access`` before answering."""
-        try:
-            access = decision.access(self._parse)
-        except Exception as exc:  # the engine promises not to raise; be safe anyway
-            logger.exception("Parsing the robots.txt of %s failed", origin)
-            access = Access(AccessState.ALLOW_ALL, None, f"robots.txt unparsable ({exc!r})")
-        state.key, state.access = decision_key(decision), access
-        fetched, state.unannounced = state.unannounced, None
-        if self._on_access is not None:
-            try:
-                await self._on_access(origin, access, fetched)
-            except Exception:
-                logger.exception("Handling the robots.txt of %s failed", origin)
-        return access
-
-    # --- a flight: load, fetch if needed, settle -----------------------------------
-
-    async def _fly(self, origin: Origin, fetch_it: Fetch, background: bool = False) -> _Landed:
-        """Load, then fetch (with ``fetch_it``, every attempt) if the policy
-        says so; the state and how it went."""
-        how = EXPIRED
-        state = self._states.get(origin)
-        try:
-            if state is None:
-                state = self._states.remember(origin, await self._store.load(origin))
-            fetch = background
-            if not background:
-                fetch = self._decision(state).action is Action.FETCH
-                how = HIT if not fetch else MISS if state.record is None else EXPIRED
-            if fetch:
-                await self._fetch_with_quick_retries(
-                    origin, state, fetch_it, quick=not background
-                )
-            # Settle (and announce) before any waiter is answered.
-            decision = self._decision(state, settled=True)
-            if not state.holds(decision):
-                await self._settle(origin, state, decision)
-        except Exception:
-            logger.exception("Resolving the robots.txt of %s failed", origin)
-        if state is None:
-            state = OriginState(None)
-        self._states.keep(origin, state)  # evicted meanwhile? it is the newest now
-        return state, how
-
-    async def _fetch_with_quick_retries(
-        self, origin: Origin, state: OriginState, fetch_it: Fetch, quick: bool
-    ) -> None:
-        """docs/spec.md §2.2: a first failure is retried soon while requests wait, a little."""
-        since = self._clock()
-        deadline = time.monotonic() + self.policy.unreachable_wait
-        fetched: list[FetchOutcome] = []
-        try:
-            while True:
-                record, outcome = await self._fetch_shared(origin, state, fetch_it)
-                if outcome is not None:
-                    fetched.append(outcome)
-                if not quick or self._closed:
-                    return
-                now = self._clock()
-                if self._decision(state).state is not AccessState.DISALLOW_ALL:
-                    return
-                retry_at = quick_retry_at(record, since, now, self.policy)
-                if retry_at is None:
-                    return
-                delay = max(retry_at - now, 0.0)
-                if time.monotonic() + delay > deadline:
-                    return
-                await self._sleep(delay)
-        finally:
-            if fetched:
-                self._tell_fetched(origin, state, fetched)
-
-    def _tell_fetched(
-        self, origin: Origin, state: OriginState, fetched: list[FetchOutcome]
-    ) -> None:
-        """What the flight's fetches came to, once: not a 503 its retry then undid."""
-        if self._on_fetched is None:
-            return
-        try:
-            decision = decide_settled(state.record, self._clock(), self.policy)
-            self._on_fetched(origin, fetched, decision.access(self._parse))
-        except Exception:
-            logger.exception("Handling the robots.txt of %s failed", origin)
-
-    def _recorded(self, known: OriginRecord | None, outcome: FetchOutcome) -> OriginRecord:
-        """``record_outcome``, which must not raise; if it does anyway, the
-        answer still counts (issue 13 §1): without its headers, else as
-        unreachable with the usual back-off. Never a store failure, never a
-        fetch again at once."""
-        now = self._clock()
-        try:
-            return record_outcome(known, outcome, now, self.policy, random=self._random)
-        except Exception:
-            logger.exception("Recording %s failed; its headers are ignored", outcome.url)
-        try:
-            plain = replace(outcome, cache_control=None, retry_after=None, headers={})
-            return record_outcome(known, plain, now, self.policy, random=self._random)
-        except Exception:
-            logger.exception("Recording %s failed; it counts as unreachable", outcome.url)
-        broken = FetchOutcome(
-            FetchKind.UNREACHABLE, outcome.url, now, reason="an answer that could not be recorded"
-        )
-        return record_outcome(known, broken, now, self.policy, random=self._random)
-
-    async def _fetch_shared(
-        self, origin: Origin, state: OriginState, fetch_it: Fetch
-    ) -> tuple[OriginRecord, FetchOutcome | None]:
-        """One fetch across every process sharing the store: the record it gives,
-        and the outcome if this process made the fetch."""
-        known = state.record
-        done: list[tuple[FetchOutcome, OriginRecord]] = []
-
-        async def fetch() -> OriginRecord:
-            outcome = await _fetch_safely(fetch_it, origin, self._clock)
-            # On the record as it is now, not as it was when the fetch began: a
-            # page may have answered meanwhile (``site_answered``), and that
-            # mark is what opens the site 30 days into an outage.
-            record = self._recorded(state.record, outcome)
-            done.append((outcome, record))
-            return record
-
-        newer_than = known.fetched_at if known is not None else None
-        record = await self._store.fetch_once(origin, fetch, newer_than)
-        if record is None:  # the store failed: this process fetches on its own
-            record = done[-1][1] if done else await fetch()
-        if not done and decide(record, self._clock(), self.policy).action is Action.FETCH:
-            # Another process fetched a body it could not share (no-store): fetch it here.
-            record = await fetch()
-            await self._store.save(origin, record)
-        outcome = done[-1][0] if done and done[-1][1] is record else None
-        state.adopt(record, outcome)
-        return record, outcome
-
-
-async def _fetch_safely(fetch: Fetch, origin: Origin, clock: Callable[[], float]) -> FetchOutcome:
-    try:
-        return await fetch(origin)
-    except Exception as exc:  # the fetch should not raise; never strand waiters
-        logger.exception("Fetching %s failed", robots_url(origin))
-        return FetchOutcome(
-            FetchKind.UNREACHABLE,
-            robots_url(origin),
-            clock(),
-            reason=f"{type(exc).__name__}: {exc}",
-        )
 
 
 def _ignore(_: str) -> None:

@@ -95,7 +95,7 @@ async def test_cache_3_1_fresh_hit_then_expired_refetch() -> None:
 
 @deferred_f_from_coro_f
 async def test_cache_3_1_per_request_shortcut_never_outlives_its_record() -> None:
-    """A busy origin's requests skip the policy for a moment (``OriginState.ready``):
+    """A busy origin's requests reuse an answer for a moment (the lifecycle's reused answer):
     a new record applies to the very next request, an expiry within a second."""
     clock = ManualClock()
     server = Server(clock, OK)

@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import threading
+from collections.abc import Callable
+from typing import Any
 
+import pytest
 from scrapy.utils.defer import deferred_f_from_coro_f
 from twisted.internet.defer import Deferred
 
+from scrapy_rep.cache.lifecycle import OriginLifecycle
 from scrapy_rep.cache.outcome import Access, AccessState, FetchKind, FetchOutcome
 from scrapy_rep.cache.policy import PolicyConfig, decide_settled, record_outcome
 from scrapy_rep.crawler.resolver import Resolver, shared_parser
@@ -191,3 +196,50 @@ def deferred_waiters_without_asyncio_loop() -> None:
     assert results == []
     gate.callback(outcome(FetchKind.UNAVAILABLE, reason="HTTP 404"))
     assert [a.state for a in results] == [AccessState.ALLOW_ALL] * 2
+
+
+def counting(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every call into an origin's lifecycle, by event name, from now on."""
+    calls: list[str] = []
+    for name in ("asked", "loaded", "fetched", "shared", "landed", "seeded", "site_answered"):
+        original: Callable[..., Any] = getattr(OriginLifecycle, name)
+
+        @functools.wraps(original)
+        def counted(*args: Any, _name: str = name, _original: Any = original, **kw: Any) -> Any:
+            calls.append(_name)
+            return _original(*args, **kw)
+
+        monkeypatch.setattr(OriginLifecycle, name, counted)
+    return calls
+
+
+@deferred_f_from_coro_f
+async def test_scrapy_each_event_is_told_to_the_lifecycle_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A request as the middleware makes it (``current``, then ``access`` if
+    that has no answer): a cold origin's first costs the load and the fetch,
+    one call each; a warm origin's, one question (issue 25 item 2)."""
+    now = [1_700_000_000.0]
+
+    async def fetch(origin: Origin) -> FetchOutcome:
+        return outcome(FetchKind.SUCCESS, b"User-agent: *\nDisallow: /x\n", "HTTP 200")
+
+    async def on_access(origin: Origin, access: Access, fetched: FetchOutcome | None) -> None:
+        return None
+
+    resolver = Resolver(
+        fetch, clock=lambda: now[0], on_access=on_access, on_fetched=lambda o, f, a: None
+    )
+
+    async def request() -> Access:
+        return resolver.current(ORIGIN) or await resolver.access(ORIGIN)
+
+    calls = counting(monkeypatch)
+    await request()
+    assert calls == ["loaded", "fetched"]
+    for step in (0.0, 2.0):
+        now[0] += step
+        calls.clear()
+        assert not (await request()).allowed("/x", "bot")
+        assert calls == ["asked"]

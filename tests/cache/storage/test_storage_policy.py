@@ -171,7 +171,8 @@ def test_status_5xx_retry_due_in_background() -> None:
     after = decide(current, T0 + CONFIG.retry_initial, CONFIG)
     assert before.action is after.action is Action.USE  # never FETCH: requests never wait
     assert (before.refresh_due, after.refresh_due) == (False, True)
-    assert after.next_retry_at == T0 + CONFIG.retry_initial
+    # due exactly at the record's next_retry_at (Decision no longer repeats it)
+    assert not decide(current, T0 + CONFIG.retry_initial - 0.001, CONFIG).refresh_due
 
 
 @pytest.mark.parametrize(

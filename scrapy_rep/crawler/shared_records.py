@@ -1,4 +1,4 @@
-"""The store as the resolver uses it: shared across processes, never fatal.
+"""Origin records shared with other processes through the store, never fatal.
 
 A store error costs sharing and persistence, never a request: it is logged
 once, and the process goes on with what it knows (a load gives nothing, a
@@ -12,25 +12,29 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 
-from scrapy_rep.cache.policy import OriginRecord, PolicyConfig, loaded_record, retention
+from scrapy_rep.cache.lifecycle import Save
+from scrapy_rep.cache.record import OriginRecord
 from scrapy_rep.cache.storage import MAX_WAIT, Storage, single_flight
 from scrapy_rep.crawler.flights import sleep as reactor_sleep
 from scrapy_rep.engine.origin import Origin
 
-__all__ = ["SharedStore", "Sleep"]
+__all__ = ["SharedRecords", "Sleep"]
 
 logger = logging.getLogger("scrapy_rep.crawler.resolver")
 
 Sleep = Callable[[float], Awaitable[object]]
 
 
-class SharedStore:
-    """Load, save and fetch-once for origin records, on a ``Storage``."""
+class SharedRecords:
+    """Load, save and fetch-once for origin records, on a ``Storage``.
+
+    What a record means (trusted, how long it is kept) is the lifecycle's to
+    say: records pass through here as they are.
+    """
 
     def __init__(
         self,
         storage: Storage,
-        policy: PolicyConfig,
         clock: Callable[[], float],
         *,
         sleep: Sleep | None = None,
@@ -38,13 +42,11 @@ class SharedStore:
         poll: float = 0.05,
     ) -> None:
         self.storage = storage
-        self._policy = policy
         self._clock = clock
         self._sleep = sleep or reactor_sleep
         self._max_wait = max_wait
         self._poll = poll
         self._warned = False
-        self._warned_invalid = False
         self._told_waiting = False
 
     async def load(self, origin: Origin) -> OriginRecord | None:
@@ -53,28 +55,44 @@ class SharedStore:
         except Exception as exc:
             self.failed(exc)
             return None
-        return self._trusted(record)
+        return record
 
-    async def save(self, origin: Origin, record: OriginRecord) -> None:
+    async def save(self, origin: Origin, save: Save) -> None:
         try:
-            await self.storage.put(str(origin), record, self._keep(record))
+            await self.storage.put(str(origin), save.record, save.keep)
         except Exception as exc:
             self.failed(exc)
+
+    async def save_unless_newer(
+        self, origin: Origin, save: Save, still: Callable[[], bool]
+    ) -> None:
+        """Save ``save`` if ``still()`` holds once the stored record is read, and
+        that record is not newer: never over another process's newer fetch."""
+        stored = await self.load(origin)
+        if still() and (stored is None or stored.fetched_at <= save.record.fetched_at):
+            await self.save(origin, save)
 
     async def fetch_once(
         self,
         origin: Origin,
-        fetch: Callable[[], Awaitable[OriginRecord]],
+        fetch: Callable[[], Awaitable[Save]],
         newer_than: float | None,
     ) -> OriginRecord | None:
         """One fetch across every process sharing the store (docs/spec.md §3.5): the
         record this or another process fetched; None if the store failed."""
+        keep: list[float] = []
+
+        async def fetch_record() -> OriginRecord:
+            save = await fetch()
+            keep.append(save.keep)
+            return save.record
+
         try:
-            found = await single_flight(
+            return await single_flight(
                 self.storage,
                 str(origin),
-                fetch,
-                self._keep,
+                fetch_record,
+                lambda _: keep[-1],
                 newer_than=newer_than,
                 max_wait=self._max_wait,
                 poll=self._poll,
@@ -85,7 +103,6 @@ class SharedStore:
         except Exception as exc:
             self.failed(exc)
             return None
-        return self._trusted(found)
 
     async def close(self) -> None:
         try:
@@ -114,23 +131,6 @@ class SharedStore:
                 exc,
                 exc_info=exc,
             )
-
-    def _trusted(self, record: OriginRecord | None) -> OriginRecord | None:
-        """Expiry capped by the policy; a record from the future is absent."""
-        if record is None:
-            return None
-        trusted = loaded_record(record, self._clock(), self._policy)
-        if trusted is None and not self._warned_invalid:
-            self._warned_invalid = True
-            logger.warning(
-                "The robots.txt cache holds a record fetched in the future (%s); "
-                "records like it are ignored and fetched again",
-                record.reason,
-            )
-        return trusted
-
-    def _keep(self, record: OriginRecord) -> float:
-        return retention(record, self._clock(), self._policy)
 
 
 def _growing(sleep: Sleep, first: float) -> Sleep:

@@ -1,0 +1,100 @@
+"""Every duration and choice of docs/spec.md §2.2 and §3, in one frozen value.
+
+Read from the settings once (``crawler/settings.py``); the policy and the
+lifecycle take it as an argument.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, fields
+from typing import Any, Literal
+
+__all__ = ["DAY", "HOUR", "LONG_OUTAGE_VALUES", "LongOutage", "PolicyConfig"]
+
+HOUR = 3600.0
+DAY = 24 * HOUR
+
+LongOutage = Literal["site", "cached"]
+LONG_OUTAGE_VALUES: tuple[LongOutage, ...] = ("site", "cached")
+
+
+@dataclass(frozen=True)
+class PolicyConfig:
+    """Every duration of docs/spec.md §2.2 and §3, in seconds.
+
+    The defaults are Google's current rule: 12 h closed, then the last good
+    copy until 30 days of streak, then full allow if the site's pages answer
+    (else closed). ``PolicyConfig.older_google()`` gives the older edition.
+    ``disallow_window=0`` keeps using the cached copy at once (docs/spec.md §3.3).
+    """
+
+    #: Closed for this long from the start of an unreachable streak.
+    disallow_window: float = 12 * HOUR
+    #: The last good copy applies until the streak is this old.
+    stale_limit: float = 30 * DAY
+    #: After ``stale_limit``: "site" = allow if the site's pages answered
+    #: within ``site_reachable_window``, else closed; "cached" = the last good
+    #: copy, or full allow if there is none.
+    long_outage: LongOutage = "site"
+    site_reachable_window: float = DAY
+    #: Cache life of a 2xx/4xx answer without Cache-Control, and its bounds.
+    default_ttl: float = DAY
+    min_ttl: float = 60.0
+    max_ttl: float = DAY
+    #: Back-off between retries of an unreachable robots.txt: starts at
+    #: ``retry_initial``, multiplied by ``retry_factor`` per failure, capped.
+    retry_initial: float = 5.0
+    retry_max: float = HOUR
+    #: The same for 503 and 429, which say "come back soon".
+    busy_retry_initial: float = 2.0
+    busy_retry_max: float = 600.0
+    retry_factor: float = 2.0
+    #: Each delay is shortened by up to this fraction, at random.
+    retry_jitter: float = 0.25
+    #: A ``Retry-After`` header replaces the back-off, clamped to these.
+    retry_after_min: float = 1.0
+    retry_after_max: float = HOUR
+    #: How long requests wait for quick retries during an origin's first
+    #: failing fetch before they are dropped as unreachable.
+    unreachable_wait: float = 10.0
+    #: How long a record is kept in storage after its last update (the last
+    #: good copy must outlive a streak).
+    keep_records: float = 31 * DAY
+
+    def __post_init__(self) -> None:
+        for item in fields(self):
+            value = getattr(self, item.name)
+            if isinstance(value, float | int) and (math.isnan(value) or value < 0):
+                raise ValueError(f"PolicyConfig.{item.name} must be >= 0, got {value!r}")
+        if self.long_outage not in LONG_OUTAGE_VALUES:
+            raise ValueError(
+                f"PolicyConfig.long_outage must be one of {LONG_OUTAGE_VALUES}, "
+                f"got {self.long_outage!r}"
+            )
+        if self.min_ttl > self.max_ttl:
+            raise ValueError(f"min_ttl ({self.min_ttl}) exceeds max_ttl ({self.max_ttl})")
+        if self.retry_after_min > self.retry_after_max:
+            raise ValueError(
+                f"retry_after_min ({self.retry_after_min}) exceeds "
+                f"retry_after_max ({self.retry_after_max})"
+            )
+        if self.retry_jitter > 1:
+            raise ValueError(f"retry_jitter must be within 0..1, got {self.retry_jitter!r}")
+
+    @classmethod
+    def older_google(cls, **overrides: Any) -> PolicyConfig:
+        """The older edition of Google's text (before RFC 9309).
+
+        "5xx: full disallow until a retry succeeds; after 30 days the last
+        cached copy is used, or no restrictions if there is none." That is
+        ``disallow_window = stale_limit = 30 days`` and
+        ``long_outage = "cached"``; as settings: ``REP_UNREACHABLE_DISALLOW =
+        2592000`` and ``REP_LONG_OUTAGE = "cached"``.
+        """
+        base: dict[str, Any] = {
+            "disallow_window": 30 * DAY,
+            "stale_limit": 30 * DAY,
+            "long_outage": "cached",
+        }
+        return cls(**{**base, **overrides})

@@ -1,0 +1,154 @@
+"""What is remembered of an origin across runs and processes, and its bytes (docs/spec.md §2.3).
+
+A record is written by the policy (``policy.record_outcome``) and read back
+from any store, perhaps tampered with or foreign: ``from_bytes`` checks every
+field, so a bad row reads as absent (fetched again), never a crash.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from scrapy_rep.cache.outcome import FetchKind
+
+__all__ = ["CLOCK_SKEW", "OriginRecord"]
+
+
+@dataclass(frozen=True, slots=True)
+class OriginRecord:
+    """What is remembered per origin, across runs and processes (docs/spec.md §2.3)."""
+
+    kind: FetchKind  # the last fetch's outcome
+    status: int | None  # its HTTP status; None for network errors
+    reason: str  # its reason for people: "HTTP 503", "timeout", ...
+    fetched_at: float  # when the last fetch ended
+    expires_at: float  # end of life of the last good (2xx/4xx) answer
+    good_body: bytes | None = None  # the last 2xx body; None after a 4xx or never
+    good_at: float | None = None  # when the last good answer (2xx or 4xx) came
+    good_status: int | None = None  # its status
+    streak_started_at: float | None = None  # first unreachable fetch of the streak
+    next_retry_at: float | None = None  # when the next retry is due, in a streak
+    failures: int = 0  # unreachable fetches in the streak
+    site_reachable_at: float | None = None  # last time other pages answered, in a streak
+    no_store: bool = False  # the good body must not be persisted (Cache-Control)
+
+    @property
+    def in_streak(self) -> bool:
+        return self.streak_started_at is not None
+
+    def to_bytes(self) -> bytes:
+        """A compact form for sqlite and redis: one JSON line, then the raw body.
+
+        A ``no-store`` body is left out (docs/spec.md §3.2): another process sees the
+        record without its body and fetches again.
+        """
+        body = None if self.no_store else self.good_body
+        header: dict[str, Any] = {
+            "v": 1,
+            "k": self.kind.value,
+            "s": self.status,
+            "r": self.reason,
+            "f": self.fetched_at,
+            "e": self.expires_at,
+            "g": self.good_at,
+            "gs": self.good_status,
+            "st": self.streak_started_at,
+            "n": self.next_retry_at,
+            "c": self.failures,
+            "sr": self.site_reachable_at,
+            "ns": self.no_store,
+            "b": body is not None,
+        }
+        head = json.dumps(header, separators=(",", ":")).encode()
+        return head + b"\n" + (body or b"")
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> OriginRecord:
+        """The inverse of ``to_bytes``; raises ``ValueError`` on anything else.
+
+        A store row may be tampered with or foreign (issue 13 §6): every field
+        is checked for its type, finiteness and range, so that a bad row is
+        absent (fetched again), never a crash or an origin open forever.
+        """
+        head, sep, body = data.partition(b"\n")
+        try:
+            header = json.loads(head)
+            if not sep or not isinstance(header, dict) or header.get("v") != 1:
+                raise ValueError("not a version-1 record")
+            if not isinstance(header["b"], bool) or not isinstance(header["ns"], bool):
+                raise ValueError("flags are not booleans")
+            if header["b"] is False and body:
+                raise ValueError("a body where none was recorded")
+            record = cls(
+                kind=FetchKind(header["k"]),
+                status=_status(header["s"]),
+                reason=_text(header["r"]),
+                fetched_at=_time(header["f"]),
+                expires_at=_time(header["e"]),
+                good_body=bytes(body) if header["b"] else None,
+                good_at=_time(header["g"], optional=True),
+                good_status=_status(header["gs"]),
+                streak_started_at=_time(header["st"], optional=True),
+                next_retry_at=_time(header["n"], optional=True),
+                failures=_count(header["c"]),
+                site_reachable_at=_time(header["sr"], optional=True),
+                no_store=header["ns"],
+            )
+        except (KeyError, TypeError, AttributeError, UnicodeDecodeError) as exc:
+            raise ValueError(f"malformed origin record: {exc!r}") from exc
+        return _consistent(record)
+
+
+#: Timestamps a record may hold, finite and from 1970 to about the year
+#: 5000 (anything else is not ours); how far an expiry may reach is the
+#: policy's to cap when a record is loaded (``loaded_record``).
+_TIMES = (0.0, 1e11)
+
+
+def _time(value: object, optional: bool = False) -> Any:
+    if value is None and optional:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"not a timestamp: {value!r}")
+    if not (math.isfinite(value) and _TIMES[0] <= value <= _TIMES[1]):
+        raise ValueError(f"timestamp out of range: {value!r}")
+    return float(value)
+
+
+#: How far apart the clocks of processes sharing a store may be (seconds).
+CLOCK_SKEW = 3_600.0
+
+
+def _consistent(record: OriginRecord) -> OriginRecord:
+    """A record as the policy writes it: a streak starts, and a good answer
+    comes, at one of its fetches, so not after the last one. A streak "from
+    the future" reads as an early refresh that failed, and with no copy it
+    allowed everything until the row expired."""
+    for name in ("streak_started_at", "good_at"):
+        value = getattr(record, name)
+        if value is not None and value > record.fetched_at + CLOCK_SKEW:
+            raise ValueError(f"{name} {value!r} is after the last fetch {record.fetched_at!r}")
+    return record
+
+
+def _status(value: object) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 100 <= value <= 999:
+        raise ValueError(f"not an HTTP status: {value!r}")
+    return value
+
+
+def _count(value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 1_000_000:
+        raise ValueError(f"not a failure count: {value!r}")
+    return value
+
+
+def _text(value: object) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"not a reason: {value!r}")
+    return value[:1_000]
