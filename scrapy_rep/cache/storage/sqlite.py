@@ -3,10 +3,10 @@
 WAL mode lets several crawler processes read and write the file at once. Every
 query runs in one worker thread that owns the connection, so the event loop
 only hands work over and picks results up (benchmarks/storage.py measures
-it). Records are written in batches: the puts that arrive while one
-transaction runs share the next, one trip and one commit for them all, so a
-broad crawl's stream of new origins costs a commit per batch, not per
-origin (benchmarks/origins_million.py). A file that is not a database, or
+it). Records are written in batches: each put keeps its place in the worker's
+queue, and the first of them to be reached writes every put queued by then
+in one transaction, so a broad crawl's stream of new origins costs a commit
+per batch, not per origin (benchmarks/origins_million.py). A file that is not a database, or
 is damaged, is moved aside with one warning and a new one is started: a lost
 cache costs refetches, never a crawl.
 Fetch locks are rows with their owner's token, renewed while held (``leases``).
@@ -21,6 +21,7 @@ import math
 import os
 import sqlite3
 import time
+from collections import deque
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -41,6 +42,17 @@ T = TypeVar("T")
 #: A record waiting for the next write: key, record, expires_at, now, and the
 #: token of our lock on the key to release with it (None: no lock).
 _Write = tuple[str, OriginRecord, float, float, str | None]
+
+
+class _Queued:
+    """A write waiting in the queue, and how it went once a batch took it."""
+
+    __slots__ = ("done", "error", "write")
+
+    def __init__(self, write: _Write) -> None:
+        self.write = write
+        self.done = False
+        self.error: BaseException | None = None
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS origins (
@@ -98,9 +110,8 @@ class SqliteStorage:
         self._db: sqlite3.Connection | None = None  # used in the worker thread only
         self._leases = Leases(self._extend, sleep=sleep)
         self._puts = 0
-        #: Writes waiting for the next transaction, each with its writer's future.
-        self._writes: list[tuple[_Write, asyncio.Future[None]]] = []
-        self._writer: asyncio.Future[None] | None = None
+        #: Writes not yet taken by a batch (appended by the loop, taken by the worker).
+        self._queued: deque[_Queued] = deque()
 
     @classmethod
     async def open(
@@ -189,11 +200,7 @@ class SqliteStorage:
         return await self._run(self._pace, key, "going", interval, max_ahead, self._clock())
 
     async def close(self) -> None:
-        """Finish the writes under way, then release our locks: the next
-        process need not wait for them to lapse."""
-        while self._writer is not None:
-            with contextlib.suppress(Exception):  # their writers were told
-                await self._writer
+        """Release our locks first: the next process need not wait for them to lapse."""
         held = self._leases.drop_all()
         try:
             if held:
@@ -207,38 +214,13 @@ class SqliteStorage:
         return await self._run(self._prolong, key, token, self._clock() + ttl)
 
     async def _write(self, write: _Write) -> None:
-        """Queue ``write`` for the next transaction and return once it is committed.
-
-        A put returns only after its commit, as before: a lock is released,
-        and another process sees the record, only with the record written.
-        """
-        loop = asyncio.get_running_loop()
-        committed: asyncio.Future[None] = loop.create_future()
-        self._writes.append((write, committed))
-        if self._writer is None:
-            # From the next turn of the loop: the puts of this one join the batch.
-            self._writer = asyncio.ensure_future(self._write_queued())
-        await committed
-
-    async def _write_queued(self) -> None:
-        """Write what is queued, a transaction at a time, until nothing is."""
-        try:
-            while self._writes:
-                batch, self._writes = self._writes, []
-                try:
-                    await self._run(self._write_batch, [write for write, _ in batch])
-                except BaseException as exc:
-                    for _, committed in batch:
-                        if not committed.done():
-                            committed.set_exception(exc)
-                    if not isinstance(exc, Exception):
-                        raise
-                else:
-                    for _, committed in batch:
-                        if not committed.done():
-                            committed.set_result(None)
-        finally:
-            self._writer = None
+        """Queue ``write`` and return once it is committed, as a put always did:
+        a lock is released, and another process sees the record, only with the
+        record written. Its trip keeps its place among the others (a load
+        queued after it sees it); whichever trip comes first writes the batch."""
+        queued = _Queued(write)
+        self._queued.append(queued)
+        await self._run(self._write_queued, queued)
 
     # --- the worker thread ------------------------------------------------------
 
@@ -415,6 +397,30 @@ class SqliteStorage:
     ) -> tuple[bool, str | None, OriginRecord | None]:
         won, taken_from = self._acquire(key, token, now, ttl)
         return won, taken_from, self._get(key, now)
+
+    def _write_queued(self, queued: _Queued) -> None:
+        """``queued``'s write: done by an earlier trip's batch, or now, with
+        every write queued since, in one transaction."""
+        if not queued.done:
+            batch: list[_Queued] = []
+            while self._queued:  # deque: appends from the loop thread are safe
+                batch.append(self._queued.popleft())
+            writes = [item.write for item in batch]
+            try:
+                try:
+                    self._write_batch(writes)
+                except sqlite3.DatabaseError as exc:
+                    if not _is_corruption(exc):
+                        raise
+                    self._recover(exc)
+                    self._write_batch(writes)
+            except BaseException as exc:
+                for item in batch:
+                    item.error = exc
+            for item in batch:
+                item.done = True
+        if queued.error is not None:
+            raise queued.error
 
     def _write_batch(self, writes: list[_Write]) -> None:
         """The queued writes (and the lock releases that go with them), in one transaction."""
