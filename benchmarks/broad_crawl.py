@@ -104,6 +104,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import errno
+import gc
 import json
 import multiprocessing
 import os
@@ -519,11 +520,24 @@ def crawl(mode: str, options: dict[str, Any]) -> dict[str, Any]:
 
     def closed() -> None:
         clock["stop"], clock["cpu_stop"] = time.perf_counter(), cpu()
+        clock["tracked"] = len(gc.get_objects())  # the live objects as the crawl ends
 
     crawler.signals.connect(started, signal=signals.engine_started)
     crawler.signals.connect(closed, signal=signals.spider_closed)
+    pauses = _GcPauses()
+    profile = None
+    if options.get("profile"):
+        import cProfile
+
+        profile = cProfile.Profile()
+        profile.enable()
+    gc.callbacks.append(pauses)
     process.crawl(crawler)
     process.start()
+    gc.callbacks.remove(pauses)
+    if profile is not None:
+        profile.disable()
+        profile.dump_stats(str(Path(options["profile"]) / f"{mode}.prof"))
     store.cleanup()
     stats = crawler.stats.get_stats() if crawler.stats is not None else {}
     result["seconds"] = clock["stop"] - clock["start"]
@@ -531,6 +545,8 @@ def crawl(mode: str, options: dict[str, Any]) -> dict[str, Any]:
     result["last_done"] = clock.get("last", clock["stop"]) - clock["start"]
     result["cpu_seconds"] = clock["cpu_stop"] - clock["cpu_start"]
     result["max_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    result["gc"] = pauses.report()
+    result["gc"]["tracked"] = clock["tracked"]
     result["drops"] = dict(drops)
     result["failures"] = dict(failures)
     result["stats"] = {
@@ -540,6 +556,38 @@ def crawl(mode: str, options: dict[str, Any]) -> dict[str, Any]:
     }
     result["finish_reason"] = str(stats.get("finish_reason"))
     return result
+
+
+class _GcPauses:
+    """A ``gc.callbacks`` entry: collections and the CPU spent in them, per generation.
+
+    CPU of the collecting thread (``thread_time``), not wall time: on a shared
+    machine a collection descheduled halfway would count the other processes' turn.
+    """
+
+    def __init__(self) -> None:
+        self.count = [0, 0, 0]
+        self.seconds = [0.0, 0.0, 0.0]
+        self.longest = 0.0
+        self.started = 0.0
+
+    def __call__(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self.started = time.thread_time()
+            return
+        took = time.thread_time() - self.started
+        generation = info["generation"]
+        self.count[generation] += 1
+        self.seconds[generation] += took
+        if generation == 2:
+            self.longest = max(self.longest, took)
+
+    def report(self) -> dict[str, Any]:
+        return {
+            "count": self.count,
+            "seconds": self.seconds,
+            "longest_full": self.longest,
+        }
 
 
 def run_child(mode: str, options: dict[str, Any], cpu: int | None) -> dict[str, Any]:
@@ -615,6 +663,11 @@ def main() -> None:
         help="after each crawl, the mean robots.txt and page requests in flight at the "
         "server per SECONDS of the crawl (where the places went)",
     )
+    parser.add_argument(
+        "--profile",
+        metavar="DIR",
+        help="write a cProfile of each crawl to DIR/<mode>.prof (slows every mode)",
+    )
     parser.add_argument("--child", choices=MODES, help=argparse.SUPPRESS)
     parser.add_argument("--cpu", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -668,7 +721,10 @@ def benchmark(args: argparse.Namespace, modes: tuple[str, ...]) -> int:
         "log_level": args.log_level,
         "named_hosts": args.named_hosts,
         "memory_max_origins": args.memory_max_origins,
+        "profile": str(Path(args.profile).resolve()) if args.profile else None,
     }
+    if args.profile:
+        Path(args.profile).mkdir(parents=True, exist_ok=True)
     print(
         f"preset {args.preset}: {args.origins} origins ({origin_host(0, args.named_hosts)} to "
         f"{origin_host(args.origins - 1, args.named_hosts)}) x {args.pages_per_origin} pages "
@@ -844,6 +900,7 @@ def _table(
             f"{busy / r['seconds']:>10.1f}{r['peak_in_flight']:>6}"
             f"{r['cpu_seconds'] / processed * 1e6:>11.0f}{r['max_rss_mib']:>8.0f}M{spread:>14}"
         )
+    _cpu_table(results)
     c = args.concurrency
     latency_only = layout["pages"] * args.page_latency / c
     robots_part = args.origins * args.robots_latency / c
@@ -876,6 +933,38 @@ def _table(
                     f"ideal, {r['seconds'] / allowed_only:.2f} x the allowed-only ideal, "
                     f"{r['seconds'] / held:.2f} x the held-place bound"
                 )
+
+
+def _cpu_table(results: dict[str, list[dict[str, Any]]]) -> None:
+    """CPU per request by mode (median of the runs by CPU time): the figure a
+    shared machine distorts least, as ratios to the none and builtin crawls of
+    the same run; and the garbage collector's share of it."""
+    summary = {
+        mode: sorted(rs, key=lambda r: r["cpu_seconds"])[(len(rs) - 1) // 2]
+        for mode, rs in results.items()
+    }
+
+    def per_request(r: dict[str, Any]) -> float:
+        return float(r["cpu_seconds"]) / (r["fetched"] + r["dropped"]) * 1e6
+
+    none, builtin = summary.get("none"), summary.get("builtin")
+    print("CPU per request by mode (crawler process, median of the runs by CPU time):")
+    print(
+        f"    {'mode':<21}{'CPU us/req':>11}{'x none':>8}{'x builtin':>10}{'gc s':>7}"
+        f"{'gc2 n':>7}{'gc2 s':>7}{'longest':>9}{'live objects':>13}"
+    )
+    for mode, r in summary.items():
+        us = per_request(r)
+        vs_none = f"{us / per_request(none):.3f}" if none else "-"
+        vs_builtin = f"{us / per_request(builtin):.3f}" if builtin else "-"
+        gc_stats = r.get("gc", {})
+        seconds = gc_stats.get("seconds", [0.0, 0.0, 0.0])
+        print(
+            f"    {LABELS[mode]:<21}{us:>11.0f}{vs_none:>8}{vs_builtin:>10}{sum(seconds):>7.2f}"
+            f"{gc_stats.get('count', [0, 0, 0])[2]:>7}{seconds[2]:>7.2f}"
+            f"{gc_stats.get('longest_full', 0.0) * 1000:>7.0f}ms"
+            f"{gc_stats.get('tracked', 0):>13,}"
+        )
 
 
 def _logs(results: dict[str, list[dict[str, Any]]]) -> None:

@@ -22,7 +22,7 @@ from typing import Any, TypeVar, cast
 from twisted.internet.defer import CancelledError, Deferred
 
 from scrapy_rep.cache.policy import OriginRecord
-from scrapy_rep.cache.storage import CombinedCalls, ForgetLog, Storage
+from scrapy_rep.cache.storage import ForgetLog, Storage, combined_calls
 from scrapy_rep.cache.storage.protocol import Pacing
 from scrapy_rep.crawler.flights import wait
 
@@ -134,16 +134,18 @@ class ThreadedStorage:
 
 
 async def _lock_and_get(storage: Storage, key: str, ttl: float) -> tuple[bool, OriginRecord | None]:
-    if isinstance(storage, CombinedCalls):
-        return await storage.lock_and_get(key, ttl)
+    combined = combined_calls(storage)
+    if combined is not None:
+        return await combined.lock_and_get(key, ttl)
     return await storage.lock(key, ttl), await storage.get(key)
 
 
 async def _put_and_release(
     storage: Storage, key: str, record: OriginRecord, ttl_seconds: float
 ) -> None:
-    if isinstance(storage, CombinedCalls):
-        await storage.put_and_release(key, record, ttl_seconds)
+    combined = combined_calls(storage)
+    if combined is not None:
+        await combined.put_and_release(key, record, ttl_seconds)
         return
     try:
         await storage.put(key, record, ttl_seconds)

@@ -13,6 +13,7 @@ import logging
 from collections.abc import AsyncIterable, Iterable
 from typing import TYPE_CHECKING, Final, NamedTuple, NoReturn
 
+from pydispatch.dispatcher import getAllReceivers  # type: ignore[import-untyped]
 from scrapy import signals as scrapy_signals
 from scrapy.http import Request
 
@@ -32,6 +33,8 @@ logger = logging.getLogger("scrapy_rep.crawler.middleware")  # one logger for th
 
 #: Bound of the sets of origins already announced (cleared when full).
 _MAX_ORIGINS: Final = 100_000
+_DEBUG: Final = logging.DEBUG
+_INFO: Final = logging.INFO
 #: Per-request counts reach the stats this many at a time (``Reporter.count``).
 COUNT_BATCH: Final = 100
 
@@ -51,8 +54,10 @@ class Reporter:
     def __init__(self, crawler: Crawler, default_user_agent: str) -> None:
         self._crawler = crawler
         self._default_user_agent = default_user_agent
-        self._announced: set[Origin] = set()
-        self._sitemaps_sent: set[Origin] = set()
+        # Origins as strings: the collector does not track a set of strings
+        # (nor its strings), nor does it keep the origins themselves alive.
+        self._announced: set[str] = set()
+        self._sitemaps_sent: set[str] = set()
         self._tallies: dict[str, int] = {}  # event -> counted, not yet in the stats
 
     @property
@@ -79,17 +84,19 @@ class Reporter:
         self.stats.inc_value(f"robotstxt/{drop.stat}")
         if early:
             self.stats.inc_value("robotstxt/dropped_early")
-        group = f" (group {drop.agent}, as {'/'.join(drop.tokens) or '*'})" if drop.agent else ""
-        logger.debug(
-            "Dropped %(request)s%(where)s: %(reason)s%(group)s",
-            {
-                "request": request,
-                "where": " before scheduling" if early else "",
-                "reason": error.reason,
-                "group": group,
-            },
-            extra={"spider": spider},
-        )
+        if logs(_DEBUG):
+            tokens = "/".join(drop.tokens) or "*"
+            group = f" (group {drop.agent}, as {tokens})" if drop.agent else ""
+            logger.debug(
+                "Dropped %(request)s%(where)s: %(reason)s%(group)s",
+                {
+                    "request": request,
+                    "where": " before scheduling" if early else "",
+                    "reason": error.reason,
+                    "group": group,
+                },
+                extra={"spider": spider},
+            )
         self._crawler.signals.send_catch_log(
             signal=signals.request_dropped,
             request=request,
@@ -125,6 +132,8 @@ class Reporter:
 
     def fetched(self, origin: Origin, outcomes: list[FetchOutcome], access: Access) -> None:
         """One INFO line per flight of fetches: what they came to, retries included."""
+        if not logs(_INFO):
+            return
         reason = outcomes[-1].reason
         if len(outcomes) > 1:
             earlier = ", ".join(outcome.reason for outcome in outcomes[:-1])
@@ -146,12 +155,13 @@ class Reporter:
         trigger: Request | None,
     ) -> None:
         """An origin's access is set or changed in this process."""
-        if origin not in self._announced:
+        key = str(origin)
+        if key not in self._announced:
             if len(self._announced) >= _MAX_ORIGINS:
                 self._announced.clear()
-            self._announced.add(origin)
+            self._announced.add(key)
             self.stats.inc_value("robotstxt/origins")
-        if fetched is None:
+        if fetched is None and logs(_DEBUG):
             logger.debug(
                 "robots.txt of %(origin)s from the cache: %(reason)s -> %(effect)s",
                 {"origin": origin, "reason": access.reason, "effect": effect(access)},
@@ -164,13 +174,21 @@ class Reporter:
             access=access,
             spider=self._crawler.spider,
         )
-        await self._send_robots_parsed(access, trigger)
+        if self._heard(scrapy_signals.robots_parsed):
+            await self._send_robots_parsed(access, trigger)
         robots = access.robots
-        if robots is not None and robots.sitemaps and origin not in self._sitemaps_sent:
+        if robots is not None and robots.sitemaps and key not in self._sitemaps_sent:
             if len(self._sitemaps_sent) >= _MAX_ORIGINS:
                 self._sitemaps_sent.clear()
-            self._sitemaps_sent.add(origin)
+            self._sitemaps_sent.add(key)
             await self._announce_sitemaps(robots.sitemaps, robots_url(origin))
+
+    def _heard(self, signal: object) -> bool:
+        """Does anyone listen to ``signal``? A send to no one still costs a
+        Deferred per origin (and the parser it would carry)."""
+        for _ in getAllReceivers(self._crawler.signals.sender, signal):
+            return True
+        return False
 
     async def _send_robots_parsed(self, access: Access, request: Request | None) -> None:
         """Scrapy's own signal (new in 2.18, the floor), for code written against the built-in."""
@@ -182,12 +200,13 @@ class Reporter:
     async def _announce_sitemaps(self, sitemaps: tuple[str, ...], robotstxt_url: str) -> None:
         """docs/spec.md §7.2: the signal, and the spider's ``robotstxt_sitemaps`` method if any."""
         spider = self._crawler.spider
-        await self._crawler.signals.send_catch_log_async(
-            signal=signals.sitemaps_found,
-            sitemaps=sitemaps,
-            robotstxt_url=robotstxt_url,
-            spider=spider,
-        )
+        if self._heard(signals.sitemaps_found):
+            await self._crawler.signals.send_catch_log_async(
+                signal=signals.sitemaps_found,
+                sitemaps=sitemaps,
+                robotstxt_url=robotstxt_url,
+                spider=spider,
+            )
         method = getattr(spider, "robotstxt_sitemaps", None)
         if not callable(method):
             return
@@ -202,6 +221,27 @@ class Reporter:
                 robotstxt_url,
                 extra={"spider": spider},
             )
+
+
+def logs(level: int, of: logging.Logger = logger) -> bool:
+    """Would a record at ``level`` reach a handler? Scrapy leaves the loggers
+    at NOTSET and filters in its handler (at LOG_LEVEL), so without this each
+    origin's INFO line and each drop's DEBUG line would be built, with their
+    arguments, only to be thrown away."""
+    if not of.isEnabledFor(level):
+        return False
+    current: logging.Logger | None = of
+    handled = False
+    while current is not None:
+        for handler in current.handlers:
+            handled = True
+            if level >= handler.level:
+                return True
+        if not current.propagate:
+            break
+        current = current.parent
+    last = logging.lastResort
+    return not handled and last is not None and level >= last.level
 
 
 def effect(access: Access) -> str:

@@ -24,7 +24,13 @@ from scrapy_rep.cache.storage.fallback import FallbackStorage
 from scrapy_rep.cache.storage.leases import LOCK_TTL
 from scrapy_rep.cache.storage.memory import MemoryStorage
 from scrapy_rep.cache.storage.parsed import ParsedBodies
-from scrapy_rep.cache.storage.protocol import CombinedCalls, ForgetLog, Forgetting, Storage
+from scrapy_rep.cache.storage.protocol import (
+    CombinedCalls,
+    ForgetLog,
+    Forgetting,
+    Storage,
+    combined_calls,
+)
 
 __all__ = [
     "LOCK_TTL",
@@ -40,6 +46,7 @@ __all__ = [
     "StorageError",
     "StorageOptions",
     "StorageUnavailable",
+    "combined_calls",
     "forget",
     "open_storage",
     "single_flight",
@@ -201,7 +208,7 @@ async def single_flight(
         await storage.put(key, record, ttl_seconds(record))
         return record
 
-    combined = storage if isinstance(storage, CombinedCalls) else None
+    combined = combined_calls(storage)
     since: float | None = None
     while True:
         # The record is read after the lock either way: a winner checks that

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+from typing import Protocol, cast, runtime_checkable
 
 from scrapy_rep.cache.policy import OriginRecord
 
-__all__ = ["CombinedCalls", "ForgetLog", "Forgetting", "Pacing", "Storage"]
+__all__ = ["CombinedCalls", "ForgetLog", "Forgetting", "Pacing", "Storage", "combined_calls"]
 
 
 @runtime_checkable
@@ -50,6 +50,24 @@ class CombinedCalls(Protocol):
     async def lock_and_get(self, key: str, ttl: float) -> tuple[bool, OriginRecord | None]: ...
 
     async def put_and_release(self, key: str, record: OriginRecord, ttl_seconds: float) -> None: ...
+
+
+#: Store class -> has both ``CombinedCalls`` methods.
+_COMBINED: dict[type, bool] = {}
+
+
+def combined_calls(storage: object) -> CombinedCalls | None:
+    """``storage`` as ``CombinedCalls`` if its class has both calls, else None.
+
+    Asked once per class: ``isinstance`` against a runtime Protocol walks its
+    members each time (tens of microseconds), and ``single_flight`` asks for
+    every new origin.
+    """
+    kind = type(storage)
+    combined = _COMBINED.get(kind)
+    if combined is None:
+        combined = _COMBINED[kind] = isinstance(storage, CombinedCalls)
+    return cast(CombinedCalls, storage) if combined else None
 
 
 @runtime_checkable

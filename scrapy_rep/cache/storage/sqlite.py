@@ -3,8 +3,12 @@
 WAL mode lets several crawler processes read and write the file at once. Every
 query runs in one worker thread that owns the connection, so the event loop
 only hands work over and picks results up (benchmarks/storage.py measures
-it). A file that is not a database, or is damaged, is moved aside with one
-warning and a new one is started: a lost cache costs refetches, never a crawl.
+it). Records are written in batches: each put keeps its place in the worker's
+queue, and the first of them to be reached writes every put queued by then
+in one transaction, so a broad crawl's stream of new origins costs a commit
+per batch, not per origin (benchmarks/origins_million.py). A file that is not a database, or
+is damaged, is moved aside with one warning and a new one is started: a lost
+cache costs refetches, never a crawl.
 Fetch locks are rows with their owner's token, renewed while held (``leases``).
 """
 
@@ -17,6 +21,7 @@ import math
 import os
 import sqlite3
 import time
+from collections import deque
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -33,6 +38,21 @@ __all__ = ["SqliteStorage"]
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
+
+#: A record waiting for the next write: key, record, expires_at, now, and the
+#: token of our lock on the key to release with it (None: no lock).
+_Write = tuple[str, OriginRecord, float, float, str | None]
+
+
+class _Queued:
+    """A write waiting in the queue, and how it went once a batch took it."""
+
+    __slots__ = ("done", "error", "write")
+
+    def __init__(self, write: _Write) -> None:
+        self.write = write
+        self.done = False
+        self.error: BaseException | None = None
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS origins (
@@ -90,6 +110,8 @@ class SqliteStorage:
         self._db: sqlite3.Connection | None = None  # used in the worker thread only
         self._leases = Leases(self._extend, sleep=sleep)
         self._puts = 0
+        #: Writes not yet taken by a batch (appended by the loop, taken by the worker).
+        self._queued: deque[_Queued] = deque()
 
     @classmethod
     async def open(
@@ -114,7 +136,7 @@ class SqliteStorage:
 
     async def put(self, key: str, record: OriginRecord, ttl_seconds: float) -> None:
         now = self._clock()
-        await self._run(self._upsert, key, record, now + ttl_seconds, now)
+        await self._write((key, record, now + ttl_seconds, now, None))
 
     async def forget(self, key: str) -> bool:
         """Delete ``key``'s record (not its lock) and log it (``forgotten_since``):
@@ -148,10 +170,10 @@ class SqliteStorage:
         return won, found
 
     async def put_and_release(self, key: str, record: OriginRecord, ttl_seconds: float) -> None:
-        """``put`` then ``release``, in one trip to the worker thread."""
+        """``put`` then ``release``, in one trip to the worker thread (and one transaction)."""
         token = self._leases.drop(key)
         now = self._clock()
-        await self._run(self._upsert_and_release, key, record, now + ttl_seconds, now, token)
+        await self._write((key, record, now + ttl_seconds, now, token))
 
     async def renew(self, key: str, ttl: float) -> bool:
         """Extend our lock on ``key`` by ``ttl``; False if it is not ours (any more)."""
@@ -190,6 +212,15 @@ class SqliteStorage:
 
     async def _extend(self, key: str, token: str, ttl: float) -> bool:
         return await self._run(self._prolong, key, token, self._clock() + ttl)
+
+    async def _write(self, write: _Write) -> None:
+        """Queue ``write`` and return once it is committed, as a put always did:
+        a lock is released, and another process sees the record, only with the
+        record written. Its trip keeps its place among the others (a load
+        queued after it sees it); whichever trip comes first writes the batch."""
+        queued = _Queued(write)
+        self._queued.append(queued)
+        await self._run(self._write_queued, queued)
 
     # --- the worker thread ------------------------------------------------------
 
@@ -367,12 +398,43 @@ class SqliteStorage:
         won, taken_from = self._acquire(key, token, now, ttl)
         return won, taken_from, self._get(key, now)
 
-    def _upsert_and_release(
-        self, key: str, record: OriginRecord, expires_at: float, now: float, token: str | None
-    ) -> None:
-        self._upsert(key, record, expires_at, now)
-        if token is not None:
-            self._release(key, token)
+    def _write_queued(self, queued: _Queued) -> None:
+        """``queued``'s write: done by an earlier trip's batch, or now, with
+        every write queued since, in one transaction."""
+        if not queued.done:
+            batch: list[_Queued] = []
+            while self._queued:  # deque: appends from the loop thread are safe
+                batch.append(self._queued.popleft())
+            writes = [item.write for item in batch]
+            try:
+                try:
+                    self._write_batch(writes)
+                except sqlite3.DatabaseError as exc:
+                    if not _is_corruption(exc):
+                        raise
+                    self._recover(exc)
+                    self._write_batch(writes)
+            except BaseException as exc:
+                for item in batch:
+                    item.error = exc
+            for item in batch:
+                item.done = True
+        if queued.error is not None:
+            raise queued.error
+
+    def _write_batch(self, writes: list[_Write]) -> None:
+        """The queued writes (and the lock releases that go with them), in one transaction."""
+        db = self._conn()
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            for key, record, expires_at, now, token in writes:
+                self._upsert(key, record, expires_at, now)
+                if token is not None:
+                    self._release(key, token)
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
 
     def _pace(
         self,

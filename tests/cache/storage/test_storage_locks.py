@@ -483,7 +483,7 @@ async def test_storage_3_5_sqlite_new_origin_costs_two_trips(
     try:
         fetch = lambda: _now(sample(clock.now))  # noqa: E731
         record = await single_flight(storage, KEY, fetch, lambda _: 3600.0)
-        assert trips == ["_acquire_and_get", "_upsert_and_release"]
+        assert trips == ["_acquire_and_get", "_write_queued"]
         assert await other.get(KEY) == record
         assert await other.lock(KEY, TTL)  # released
         assert storage._leases.token(KEY) is None  # and no renewal left running

@@ -6,6 +6,7 @@ import logging
 import sqlite3
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 from scrapy.utils.defer import deferred_f_from_coro_f
@@ -269,3 +270,72 @@ async def test_storage_sqlite_sweeps_expired_rows_in_bounded_batches(
         )
     assert (old, new) == (50 - 20, 9)
     assert "origins_by_expiry" in plan
+
+
+@deferred_f_from_coro_f
+async def test_storage_sqlite_puts_that_arrive_together_share_one_transaction(
+    tmp_path: Path,
+) -> None:
+    # A broad crawl writes a record per new origin: a transaction each was
+    # part of what grew with the origins (issue 28).
+    import asyncio
+
+    storage = await SqliteStorage.open(tmp_path / "robots.sqlite3")
+    batches: list[int] = []
+    write_batch = storage._write_batch
+
+    def counted(writes: list[Any]) -> None:
+        batches.append(len(writes))
+        write_batch(writes)
+
+    storage._write_batch = counted  # type: ignore[method-assign]
+    keys = [f"https://o{n}.example:443" for n in range(50)]
+    try:
+        await asyncio.gather(*(storage.put(key, sample(), 3600) for key in keys))
+        assert sum(batches) == 50
+        assert len(batches) <= 10, batches
+        assert [await storage.get(key) for key in keys] == [sample()] * 50
+    finally:
+        await storage.close()
+
+
+@deferred_f_from_coro_f
+async def test_storage_sqlite_close_finishes_the_writes_under_way(tmp_path: Path) -> None:
+    import asyncio
+
+    path = tmp_path / "robots.sqlite3"
+    storage = await SqliteStorage.open(path)
+    writes = [
+        asyncio.ensure_future(storage.put(f"https://o{n}.example:443", sample(), 3600))
+        for n in range(20)
+    ]
+    await asyncio.sleep(0)  # under way, not committed
+    await storage.close()
+    await asyncio.gather(*writes)
+    with sqlite3.connect(path) as db:
+        assert db.execute("SELECT count(*) FROM origins").fetchone() == (20,)
+
+
+@deferred_f_from_coro_f
+async def test_storage_sqlite_a_failed_batch_fails_each_of_its_puts(tmp_path: Path) -> None:
+    import asyncio
+
+    storage = await SqliteStorage.open(tmp_path / "robots.sqlite3")
+    write_batch = storage._write_batch
+
+    def broken(writes: list[Any]) -> None:
+        raise sqlite3.OperationalError("disk I/O error")
+
+    storage._write_batch = broken  # type: ignore[method-assign]
+    try:
+        results = await asyncio.gather(
+            *(storage.put(f"https://o{n}.example:443", sample(), 3600) for n in range(5)),
+            return_exceptions=True,
+        )
+        assert [type(result) for result in results] == [sqlite3.OperationalError] * 5
+        storage._write_batch = write_batch  # type: ignore[method-assign]
+        await storage.put("https://after.example:443", sample(), 3600)  # the next batch goes
+        assert await storage.get("https://after.example:443") == sample()
+        assert await storage.get("https://o0.example:443") is None
+    finally:
+        await storage.close()

@@ -1,0 +1,64 @@
+"""What the middleware tells the crawl costs little per origin (issue 28)."""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+from scrapy import Spider
+from scrapy.utils.defer import deferred_f_from_coro_f
+from scrapy.utils.test import get_crawler
+
+from scrapy_rep.cache.outcome import Access, AccessState
+from scrapy_rep.crawler.reporting import Reporter, logs
+from scrapy_rep.engine.origin import origin_of
+
+
+class _Spider(Spider):
+    name = "reporting"
+
+
+def test_logs_says_whether_a_handler_would_take_the_record() -> None:
+    # Scrapy leaves its loggers at NOTSET and filters at its handler: a
+    # record below LOG_LEVEL was built, formatted and thrown away.
+    parent = logging.Logger("parent")
+    parent.addHandler(logging.NullHandler(logging.WARNING))
+    child = logging.Logger("child")
+    child.parent = parent
+    assert not logs(logging.INFO, child)
+    assert not logs(logging.DEBUG, child)
+    assert logs(logging.WARNING, child)
+    child.addHandler(logging.NullHandler(logging.DEBUG))
+    assert logs(logging.DEBUG, child)
+    child.propagate = False
+    child.handlers[0].setLevel(logging.ERROR)
+    assert not logs(logging.WARNING, child)  # the parent's handler is not reached
+    child.setLevel(logging.CRITICAL)
+    assert not logs(logging.ERROR, child)
+    alone = logging.Logger("alone")  # no handler anywhere: Python's last resort, WARNING
+    assert logs(logging.WARNING, alone) and not logs(logging.INFO, alone)
+
+
+@deferred_f_from_coro_f
+async def test_reporter_keeps_no_origin_alive() -> None:
+    # The origins announced were kept, up to 100,000 of them, each an object
+    # the garbage collector walks at every full collection.
+    crawler = get_crawler(_Spider)
+    crawler.spider = crawler._create_spider()
+    crawler.stats.open_spider()
+    reporter = Reporter(crawler, "bot")
+    origin = origin_of("http://one.example/")
+    assert origin is not None
+    before = sys.getrefcount(origin)
+    access = Access(AccessState.ALLOW_ALL, None, "HTTP 404")
+    logging.disable(logging.CRITICAL)  # no captured log record holds it either
+    try:
+        await reporter.resolved(origin, access, None, None)
+        again = origin_of("http://one.example/")
+        assert again is not None and again is not origin
+        await reporter.resolved(again, access, None, None)
+    finally:
+        logging.disable(logging.NOTSET)
+    reporter.flush()
+    assert sys.getrefcount(origin) == before
+    assert crawler.stats.get_value("robotstxt/origins") == 1  # still once per origin
