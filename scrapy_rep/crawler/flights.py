@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Coroutine
-from typing import Any, Generic, TypeVar, cast
+from typing import Any, Generic, TypeVar
 
 from twisted.internet.defer import CancelledError, Deferred
+from twisted.python.failure import Failure
 
-__all__ = ["Flights", "asyncio_running", "sleep", "unless_stopped", "wait"]
+__all__ = ["Flights", "StopSignal", "asyncio_running", "sleep", "unless_stopped", "wait"]
 
 K = TypeVar("K")
 R = TypeVar("R")
@@ -172,41 +173,85 @@ async def _cancelled_as_asyncio(waiter: Deferred[T]) -> T:
         raise asyncio.CancelledError from exc
 
 
-async def unless_stopped(
-    work: Coroutine[Any, Any, T], stopped: Callable[[], bool], poll: float
-) -> T | None:
-    """``work``'s result, or None once ``stopped()`` says so (``work`` is then
-    cancelled). ``stopped`` is asked every ``poll`` seconds while ``work``
-    runs; a result is taken the moment it comes, under either world."""
+class StopSignal:
+    """One look at whether the crawl is stopping, every ``poll`` seconds, for
+    every request that waits: a Deferred per waiter, fired once the crawl
+    stops. A look per waiter would make objects per waiter per tick, which
+    a broad crawl with thousands of requests waiting pays for in the
+    collector (issue 28)."""
+
+    def __init__(self, stopped: Callable[[], bool], poll: float) -> None:
+        self._stopped = stopped
+        self._poll = poll
+        self._waiters: list[Deferred[None]] = []
+        self._looking: Any = None  # the LoopingCall while anyone waits
+
+    def wait(self) -> Deferred[None]:
+        """Fires once the crawl stops; cancel it when no longer interested."""
+        waiter: Deferred[None] = Deferred()
+        waiter.addErrback(_ignore_cancel)
+        self._waiters.append(waiter)
+        if self._looking is None:
+            from twisted.internet.task import LoopingCall
+
+            self._looking = LoopingCall(self._look)
+            self._looking.start(self._poll, now=False)
+        return waiter
+
+    def _look(self) -> None:
+        stopped = self._stopped()
+        waiters, self._waiters = self._waiters, []
+        for waiter in waiters:
+            if waiter.called:
+                continue  # cancelled: its work came first
+            if stopped:
+                waiter.callback(None)
+            else:
+                self._waiters.append(waiter)
+        if not self._waiters and self._looking is not None:
+            self._looking.stop()
+            self._looking = None
+
+
+def _ignore_cancel(failure: Failure) -> Failure | None:
+    """A stop waiter cancelled because its work came first: nothing to report."""
+    return None if isinstance(failure.value, CancelledError) else failure
+
+
+async def unless_stopped(work: Coroutine[Any, Any, T], stop: StopSignal) -> T | None:
+    """``work``'s result, or None once ``stop`` fires (``work`` is then
+    cancelled). A result is taken the moment it comes, under either world."""
+    stopped = stop.wait()
     if asyncio_running():
         task = asyncio.ensure_future(work)
-        while not task.done():
-            await asyncio.wait({task}, timeout=poll)
-            if not task.done() and stopped():
-                task.cancel()
-                return None
-        return task.result()
-    from twisted.internet import reactor
-    from twisted.internet.base import ReactorBase
-
-    clock = cast(ReactorBase, reactor)
+        stop_future = stopped.asFuture(asyncio.get_event_loop())
+        try:
+            first: set[asyncio.Future[Any]] = {task, stop_future}
+            await asyncio.wait(first, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            if not stopped.called:
+                stopped.cancel()
+        if task.done():
+            return task.result()
+        task.cancel()
+        return None
     waiting: Deferred[T] = Deferred.fromCoroutine(work)
-    tick: list[Deferred[None]] = []
+    either: Deferred[None] = Deferred()
 
     def wake(result: object) -> object:
-        if tick and not tick[0].called:
-            tick[0].callback(None)
+        if not either.called:
+            either.callback(None)
         return result
 
     waiting.addBoth(wake)
-    while not waiting.called:
-        tick[:] = [Deferred()]
-        timer = clock.callLater(poll, wake, None)
-        await tick[0]
-        if timer.active():
-            timer.cancel()
-        if not waiting.called and stopped():
-            waiting.addErrback(lambda _: None)
-            waiting.cancel()
-            return None
-    return await _cancelled_as_asyncio(waiting)
+    stopped.addBoth(wake)
+    try:
+        await either
+    finally:
+        if not stopped.called:
+            stopped.cancel()
+    if waiting.called:
+        return await _cancelled_as_asyncio(waiting)
+    waiting.addErrback(lambda _: None)
+    waiting.cancel()
+    return None

@@ -26,7 +26,7 @@ from scrapy.utils.misc import load_object
 from twisted.internet.defer import Deferred
 from twisted.internet.task import LoopingCall
 
-from scrapy_rep.crawler.flights import wait
+from scrapy_rep.crawler.flights import StopSignal, wait
 
 if TYPE_CHECKING:
     from scrapy import Spider
@@ -39,6 +39,8 @@ logger = logging.getLogger("scrapy_rep.crawler.middleware")  # said as the middl
 BUILTIN_ROBOTSTXT: Final = "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware"
 #: Seconds between looks for a free place while robots.txt downloads wait.
 PLACE_POLL: Final = 0.02
+#: Seconds between looks at whether the engine is stopping, while requests wait.
+STOP_POLL: Final = 0.25
 
 
 def builtin_robotstxt_enabled(settings: BaseSettings) -> bool:
@@ -132,6 +134,8 @@ class Parking:
         self._place_waiters: tuple[_Waiters, _Waiters] = (deque(), deque())
         self._reserved = 0
         self._watcher: LoopingCall | None = None
+        #: Fires for every waiting request once the engine stops (one look for all).
+        self.stop_signal = StopSignal(lambda: self.stopping, STOP_POLL)
 
     async def place(self, ahead: bool = False) -> bool:
         """Wait for a free place in CONCURRENT_REQUESTS: a robots.txt download

@@ -55,8 +55,6 @@ __all__ = ["Pace", "pacing"]
 
 logger = logging.getLogger(__name__)
 
-#: Seconds between looks at whether the engine is stopping, while requests wait.
-_STOP_POLL: Final = 0.25
 #: Bound of the per-origin memos (cleared when full, as the middleware's).
 _MAX_REMEMBERED: Final = 100_000
 #: Added to every crawl-delay: the allowance for the time between a turn and
@@ -169,9 +167,7 @@ class Pace:
         lead = _Lead(lambda: self._next_in_line(origin, interval))
         try:
             went = await unless_stopped(
-                self._take_turn(origin, interval, first, lead),
-                lambda: self._parking.stopping,
-                _STOP_POLL,
+                self._take_turn(origin, interval, first, lead), self._parking.stop_signal
             )
             if went is None:
                 if stats is not None:

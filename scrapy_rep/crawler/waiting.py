@@ -9,7 +9,7 @@ it) rather than keep the stop waiting or be downloaded after it (issue 23 §3).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING
 
 from scrapy_rep.crawler.flights import unless_stopped
 from scrapy_rep.crawler.resolver import FetchStopped
@@ -23,9 +23,6 @@ if TYPE_CHECKING:
     from scrapy_rep.engine.origin import Origin
 
 __all__ = ["Check", "Waiting"]
-
-#: Seconds between looks at whether the engine is stopping, while requests wait.
-_STOP_POLL: Final = 0.25
 
 #: Decide a request once its origin's access is known: return to pass, raise to drop.
 Check = Callable[["Request", "Origin", "Access"], None]
@@ -55,7 +52,7 @@ class Waiting:
         self.triggers.setdefault(origin, request)
         try:
             access = await unless_stopped(
-                self._resolver.access(origin, request), lambda: parking.stopping, _STOP_POLL
+                self._resolver.access(origin, request), parking.stop_signal
             )
             if access is None or parking.stopping:
                 return None
