@@ -93,6 +93,8 @@ def _is_corruption(exc: sqlite3.Error) -> bool:
     return isinstance(exc, sqlite3.DatabaseError) and not isinstance(exc, sqlite3.OperationalError)
 
 
+# One class past 250 lines: every step runs on the one worker thread that owns the
+# connection; the calls (records, locks, pace, forget log) share it and its batches.
 class SqliteStorage:
     """``Storage`` in one SQLite file; open it with ``await SqliteStorage.open(path)``."""
 
