@@ -649,7 +649,7 @@ def main() -> None:
     parser.add_argument(
         "--memory-max-origins",
         type=int,
-        help="REP_MEMORY_MAX_ORIGINS for the rep modes (default: the setting's, 10,000)",
+        help="REP_MEMORY_MAX_ORIGINS for the rep modes (default: the setting's, 100,000)",
     )
     parser.add_argument(
         "--named-hosts",

@@ -95,7 +95,7 @@ class Config:
     storage_path: str | None = None
     #: REP_MEMORY_MAX_ORIGINS: origins kept in memory (the memory backend, the
     #: Redis stand-in, and the in-process copy of records), least recent out.
-    memory_max_origins: int = 10_000
+    memory_max_origins: int = 100_000
     #: REP_MEMORY_MAX_BYTES: bytes of robots.txt kept in this process, parsed
     #: and raw: half for parsed bodies, a quarter for the per-origin states,
     #: a quarter for the memory store (or Redis's stand-in).

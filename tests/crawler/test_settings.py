@@ -84,7 +84,7 @@ def test_config_is_frozen() -> None:
 def test_cache_settings_defaults_follow_spec_2_2_and_3() -> None:
     config = Config.from_settings(Settings())
     assert config.storage == "sqlite" and config.storage_path is None
-    assert config.memory_max_origins == 10_000
+    assert config.memory_max_origins == 100_000
     assert config.redis_url is None and config.redis_prefix == "scrapy_rep:"
     policy = config.policy()
     assert (policy.default_ttl, policy.min_ttl, policy.max_ttl) == (86400, 60, 86400)
