@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Coroutine
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, cast
 
 from twisted.internet.defer import CancelledError, Deferred
 from twisted.python.failure import Failure
@@ -178,24 +178,23 @@ class StopSignal:
     every request that waits: a Deferred per waiter, fired once the crawl
     stops. A look per waiter would make objects per waiter per tick, which
     a broad crawl with thousands of requests waiting pays for in the
-    collector (issue 28)."""
+    collector (issue 28). The looks are timed by asyncio's loop when one
+    runs (reactorless mode has no reactor), else by the reactor."""
 
     def __init__(self, stopped: Callable[[], bool], poll: float) -> None:
         self._stopped = stopped
         self._poll = poll
         self._waiters: list[Deferred[None]] = []
-        self._looking: Any = None  # the LoopingCall while anyone waits
+        self._looking = False
 
     def wait(self) -> Deferred[None]:
         """Fires once the crawl stops; cancel it when no longer interested."""
         waiter: Deferred[None] = Deferred()
         waiter.addErrback(_ignore_cancel)
         self._waiters.append(waiter)
-        if self._looking is None:
-            from twisted.internet.task import LoopingCall
-
-            self._looking = LoopingCall(self._look)
-            self._looking.start(self._poll, now=False)
+        if not self._looking:
+            self._looking = True
+            _call_later(self._poll, self._look)
         return waiter
 
     def _look(self) -> None:
@@ -208,9 +207,20 @@ class StopSignal:
                 waiter.callback(None)
             else:
                 self._waiters.append(waiter)
-        if not self._waiters and self._looking is not None:
-            self._looking.stop()
-            self._looking = None
+        if self._waiters:
+            _call_later(self._poll, self._look)
+        else:
+            self._looking = False
+
+
+def _call_later(seconds: float, func: Callable[[], None]) -> None:
+    if asyncio_running():
+        asyncio.get_event_loop().call_later(seconds, func)
+        return
+    from twisted.internet import reactor
+    from twisted.internet.base import ReactorBase
+
+    cast(ReactorBase, reactor).callLater(seconds, func)
 
 
 def _ignore_cancel(failure: Failure) -> Failure | None:
