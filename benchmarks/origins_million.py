@@ -127,7 +127,7 @@ async def run(store: str, origins: int, window: int, lookups: int, directory: st
     crawler.engine = crawler._create_engine()
     crawler.engine.running = True
     middleware = RobotsTxtMiddleware(crawler)
-    await middleware._open_storage()
+    await middleware._life.open_storage()
     assert crawler.stats is not None
     crawler.stats.open_spider()
 

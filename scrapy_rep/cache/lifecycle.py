@@ -81,9 +81,8 @@ logger = logging.getLogger(__name__)
 #: Seconds an answer is reused for the same record: the policy's windows are
 #: hours long, and a busy origin sees many requests a second.
 REUSE: Final = 1.0
-#: What an origin's lifecycle costs besides its bodies: the objects around them.
-_OVERHEAD: Final = 1_024
-LARGEST_SIZE: Final = MAX_BODY_BYTES + _OVERHEAD
+#: The most robots.txt bytes one lifecycle can hold (``size``).
+LARGEST_SIZE: Final = MAX_BODY_BYTES
 
 
 # --- effects: what the driver is to do ----------------------------------------------
@@ -322,11 +321,18 @@ class OriginLifecycle:
 
     @property
     def size(self) -> int:
-        """Bytes this lifecycle keeps alive: the bodies it holds, and some."""
+        """Bytes of robots.txt this lifecycle keeps alive, an equal body once.
+
+        Bodies only (REP_MEMORY_MAX_BYTES's unit): the objects around them are
+        bounded by the origin count. Counting them here too (a kilobyte each,
+        once) capped a broad crawl's live origins near 30,000 whatever the
+        setting, and a breadth-first crawl past that evicted every answer
+        just before its origin's next request (issue 28).
+        """
         body = self.record.good_body if self.record is not None else None
-        size = _OVERHEAD + (len(body) if body else 0)
+        size = len(body) if body else 0
         kept = self.outcome.body if self.outcome is not None else None
-        if kept and kept is not body:
+        if kept and kept is not body and kept != body:
             size += len(kept)
         return size
 

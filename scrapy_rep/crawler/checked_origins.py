@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Final
 
 from scrapy_rep.crawler.fetcher import ROBOTSTXT_FETCH_META_KEY
-from scrapy_rep.engine.origin import Origin, origin_of
+from scrapy_rep.engine.origin import Origin, origin_of_parts
 
 if TYPE_CHECKING:
     from urllib.parse import ParseResult
@@ -40,8 +40,8 @@ class CheckedOrigins:
         self.schemes = schemes
         self._origins: dict[tuple[str, str], Origin | None] = {}
 
-    def origin(self, parts: ParseResult, url: str) -> Origin | None:
-        """The origin ``url`` (parsed: ``parts``) asks; None when it names none."""
+    def origin(self, parts: ParseResult) -> Origin | None:
+        """The origin a URL (parsed: ``parts``) asks; None when it names none."""
         key = (parts.scheme, parts.netloc)
         try:
             return self._origins[key]
@@ -49,7 +49,11 @@ class CheckedOrigins:
             pass
         if len(self._origins) >= _MAX_REMEMBERED:
             self._origins.clear()
-        origin = self._origins[key] = origin_of(url)
+        try:
+            origin = origin_of_parts(parts)
+        except ValueError:  # a bad port
+            origin = None
+        self._origins[key] = origin
         return origin
 
     def known(self, parts: ParseResult) -> Origin | None:

@@ -175,7 +175,7 @@ class RobotsTxtMiddleware:
         checked URL without an origin is dropped (failing closed)."""
         if parts.scheme not in self._origins.schemes:
             return None
-        origin = self._origins.origin(parts, request.url)
+        origin = self._origins.origin(parts)
         if origin is None:
             reason = f"no origin: {request.url} names no host that robots.txt can be asked of"
             self._report.drop(request, RobotsTxtNoOrigin(reason, request.url), "no_origin")
@@ -248,7 +248,7 @@ class RobotsTxtMiddleware:
         parts = urlparse_cached(request)
         if parts.scheme not in self._origins.schemes:
             return None
-        origin = self._origins.origin(parts, request.url)
+        origin = self._origins.origin(parts)
         if origin is None or (parts.path == ROBOTS_PATH and spider_robots.is_robots_path(parts)):
             return None  # the download-time check decides these
         access = self._resolver.peek(origin)

@@ -103,7 +103,7 @@ class OriginStates:
         may be: a crawl's first burst must not fetch ahead what the budget
         cannot hold (the empty states of flights under way weigh nothing yet)."""
         count = len(self._answered)
-        average = self._answered_bytes // count if count else LARGEST_SIZE
+        average = max(self._answered_bytes // count, 1) if count else LARGEST_SIZE
         return max(min(self._limit, self._max_bytes // average) // 2, 1)
 
     def __len__(self) -> int:

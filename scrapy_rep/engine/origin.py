@@ -8,9 +8,17 @@ from __future__ import annotations
 
 import ipaddress
 from typing import Final, NamedTuple
-from urllib.parse import urlsplit
+from urllib.parse import ParseResult, SplitResult, urlsplit
 
-__all__ = ["DEFAULT_PORTS", "ROBOTS_PATH", "Origin", "normalise_host", "origin_of", "robots_url"]
+__all__ = [
+    "DEFAULT_PORTS",
+    "ROBOTS_PATH",
+    "Origin",
+    "normalise_host",
+    "origin_of",
+    "origin_of_parts",
+    "robots_url",
+]
 
 #: docs/spec.md §1.3: a default port is the same origin as no port.
 #: Where an origin's robots.txt is (docs/spec.md §1.2): the one place it is written.
@@ -43,10 +51,17 @@ def origin_of(url: str) -> Origin | None:
     host) have no origin.
     """
     try:
-        parts = urlsplit(url)
-        port = parts.port
+        return origin_of_parts(urlsplit(url))
     except ValueError:
         return None
+
+
+def origin_of_parts(parts: SplitResult | ParseResult) -> Origin | None:
+    """``origin_of`` for a URL already split (``urlparse_cached``'s result).
+
+    Raises ValueError for a bad port, as ``parts.port`` does.
+    """
+    port = parts.port
     scheme = parts.scheme.lower()
     if not scheme or not parts.hostname:
         return None
@@ -69,10 +84,14 @@ def normalise_host(host: str) -> str:
     Returns "" for a name that cannot be encoded.
     """
     host = host.strip().lower()
-    try:
-        return str(ipaddress.ip_address(host))
-    except ValueError:
-        pass
+    # Only an IPv6 literal has a colon, and only an IPv4 one ends in a digit
+    # (a name's last label is never all digits): a name skips the
+    # exception that trying it would raise, most of a host's cost.
+    if ":" in host or host[-1:].isdigit():
+        try:
+            return str(ipaddress.ip_address(host))
+        except ValueError:
+            pass
     if host.isascii():
         return host
     return _to_idna(host)

@@ -189,6 +189,23 @@ async def test_scrapy_prefetch_first_burst_fits_the_byte_budget() -> None:
 
 
 @deferred_f_from_coro_f
+async def test_spec_3_4_the_byte_budget_counts_robots_txt_bytes_only() -> None:
+    """Issue 28: a kilobyte counted per origin besides its body held a 32 MiB
+    budget to ~30,000 origins, and a breadth-first crawl past that evicted each
+    answer just before its origin's second page. 2,000 small answers fit in
+    1 MiB (they did not: about 900 did), and a body kept twice counts once."""
+    clock = ManualClock()
+    server = Server(clock, *[OK] * 2_000)
+    rep = Resolver(server, clock=clock, max_origins=100_000, max_bytes=2**20)
+    origins = [Origin("http", f"o{n}.example", None) for n in range(2_000)]
+    for origin in origins:
+        await rep.access(origin)
+    assert all(rep.peek(origin) is not None for origin in origins)
+    assert rep._states.bytes == 2_000 * len(BODY)
+    assert len(server.calls) == 2_000
+
+
+@deferred_f_from_coro_f
 async def test_status_5xx_streak_drops_at_once_and_retries_in_the_background() -> None:
     """docs/spec.md §2.2: during a streak nobody waits; retries follow the back-off."""
     clock = ManualClock()

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from urllib.parse import urlparse
+
 import pytest
 
-from scrapy_rep.engine.origin import Origin, origin_of, robots_url
+from scrapy_rep.engine.origin import Origin, normalise_host, origin_of, origin_of_parts, robots_url
 
 
 def test_rfc9309_origin_is_scheme_host_port() -> None:
@@ -67,6 +69,31 @@ def test_spec_1_4_idn_equals_its_punycode() -> None:
 def test_spec_1_5_ip_address_is_its_own_origin() -> None:
     assert origin_of("http://127.0.0.1:8080/") == Origin("http", "127.0.0.1", 8080)
     assert origin_of("http://127.0.0.1:8080/") != origin_of("http://localhost:8080/")
+
+
+@pytest.mark.parametrize(
+    ("host", "canonical"),
+    [
+        ("127.000.0.1", "127.000.0.1"),  # leading zeros: not an address, kept as a name
+        ("10.0.0.1", "10.0.0.1"),
+        ("0:0::1", "::1"),
+        ("FE80::1%eth0", "fe80::1%eth0"),
+        ("host1", "host1"),  # ends in a digit, tried as an address, is a name
+        ("1.2.3.4.example", "1.2.3.4.example"),
+        ("o12.broad.test", "o12.broad.test"),
+    ],
+)
+def test_spec_1_5_only_address_literals_are_rewritten(host: str, canonical: str) -> None:
+    """Names skip the address parse (issue 28): whatever ends in a digit or has a
+    colon is still tried as an address, and nothing else can be one."""
+    assert normalise_host(host) == canonical
+
+
+def test_origin_of_parts_agrees_with_origin_of() -> None:
+    for url in ("http://Example.COM:80/a", "https://[::1]:8443/", "ftp://127.0.0.1/x"):
+        assert origin_of_parts(urlparse(url)) == origin_of(url)
+    with pytest.raises(ValueError):
+        origin_of_parts(urlparse("http://example.com:99999/"))
 
 
 def test_spec_1_5_ipv6_stays_bracketed_in_urls() -> None:

@@ -6,14 +6,16 @@ stays; a process that dies (``kill -9``) stops renewing and its lock lapses
 within one TTL. Sooner than that, a lock whose token names a process of this
 machine that is no longer running is taken over at once.
 
-A token is ``host|pid namespace|pid|random``: the random part makes it
-unique, the rest says who holds it. Tokens of another form (older versions)
+A token is ``host|pid namespace|pid|random.serial``: the random part
+(drawn once per process) and the serial make it unique, the rest says who
+holds it. Tokens of another form (older versions)
 are only ever outlived, never judged.
 """
 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 import os
 import socket
@@ -39,23 +41,30 @@ def _pid_space() -> str:
         return ""
 
 
-#: (pid, who this process is): looked up once per process, since a host
-#: name lookup can cost more than the rest of a lock (160 µs seen here),
-#: and again in a fork, whose pid differs.
-_who: tuple[int, tuple[str, str, str]] | None = None
+#: (pid, who this process is, its tokens' prefix): looked up once per
+#: process, since a host name lookup can cost more than the rest of a lock
+#: (160 µs seen here), and again in a fork, whose pid differs. Random bytes
+#: are drawn then too, not per lock: a broad crawl takes a lock per origin.
+_who: tuple[int, tuple[str, str, str], str] | None = None
+_serials = itertools.count()
 
 
 def _me() -> tuple[str, str, str]:
+    return _identity()[1]
+
+
+def _identity() -> tuple[int, tuple[str, str, str], str]:
     global _who
     pid = os.getpid()
     if _who is None or _who[0] != pid:
-        _who = pid, (socket.gethostname().replace("|", "_"), _pid_space(), str(pid))
-    return _who[1]
+        me = (socket.gethostname().replace("|", "_"), _pid_space(), str(pid))
+        _who = pid, me, "|".join((*me, uuid.uuid4().hex))
+    return _who
 
 
 def new_token() -> str:
-    """A lock token naming this process (a fork names itself)."""
-    return "|".join((*_me(), uuid.uuid4().hex))
+    """A lock token naming this process (a fork names itself), unique to this lock."""
+    return f"{_identity()[2]}.{next(_serials)}"
 
 
 def holder_gone(token: str) -> bool:
@@ -99,13 +108,16 @@ class Leases:
 
     ``renew(key, token, ttl)`` extends the lock only if ``token`` still holds
     it; once it says no (another process took over after a stall), renewing
-    stops. The renewals are asyncio tasks on the loop the store runs on.
+    that lock stops. One asyncio task renews them all, every third of the
+    shortest TTL held, while any is held: a broad crawl holds a lock per new
+    origin, and a task each (started, then cancelled) cost more than the lock.
     """
 
     def __init__(self, renew: Renew, *, sleep: Sleep = asyncio.sleep) -> None:
         self._renew = renew
         self._sleep = sleep
-        self._held: dict[str, tuple[str, asyncio.Task[None]]] = {}
+        self._held: dict[str, tuple[str, float]] = {}  # key -> (token, ttl)
+        self._keeper: asyncio.Task[None] | None = None
         self._told = False
 
     def token(self, key: str) -> str | None:
@@ -113,17 +125,18 @@ class Leases:
         return held[0] if held is not None else None
 
     def hold(self, key: str, token: str, ttl: float) -> None:
-        self.drop(key)
-        task = asyncio.get_running_loop().create_task(self._keep(key, token, ttl))
-        self._held[key] = (token, task)
+        """Renew ``key``'s lock (``token``) within ``ttl / 3`` from now, and on."""
+        self._held[key] = (token, ttl)
+        if self._keeper is None:
+            self._keeper = asyncio.get_running_loop().create_task(self._keep())
 
     def drop(self, key: str) -> str | None:
         """Stop renewing ``key``; its token, to release it with."""
         held = self._held.pop(key, None)
-        if held is None:
-            return None
-        held[1].cancel()
-        return held[0]
+        if not self._held and self._keeper is not None:
+            self._keeper.cancel()
+            self._keeper = None
+        return held[0] if held is not None else None
 
     def drop_all(self) -> dict[str, str]:
         held = {key: token for key, (token, _) in self._held.items()}
@@ -143,16 +156,24 @@ class Leases:
             token.split("|")[2],
         )
 
-    async def _keep(self, key: str, token: str, ttl: float) -> None:
-        while True:
-            await self._sleep(ttl / 3)
-            try:
-                kept = await self._renew(key, token, ttl)
-            except Exception as exc:  # the lease may lapse: a duplicate fetch at worst
-                logger.debug("Renewing the robots.txt fetch lock of %s failed: %r", key, exc)
-                continue
-            if not kept:
-                logger.debug("The robots.txt fetch lock of %s was taken over", key)
-                if self.token(key) == token:
-                    del self._held[key]
-                return
+    async def _keep(self) -> None:
+        """Renew every lock held, every third of the shortest TTL, until none is.
+
+        A lock taken since the last round is renewed early: never late."""
+        while self._held:
+            await self._sleep(min(ttl for _, ttl in self._held.values()) / 3)
+            held = list(self._held.items())
+            kept = await asyncio.gather(
+                *(self._renew(key, token, ttl) for key, (token, ttl) in held),
+                return_exceptions=True,
+            )
+            for (key, (token, _)), answer in zip(held, kept):
+                if isinstance(answer, Exception):  # may lapse: a duplicate fetch at worst
+                    logger.debug("Renewing the robots.txt fetch lock of %s failed: %r", key, answer)
+                elif isinstance(answer, BaseException):
+                    raise answer
+                elif not answer:
+                    logger.debug("The robots.txt fetch lock of %s was taken over", key)
+                    if self.token(key) == token:
+                        self.drop(key)
+        self._keeper = None

@@ -2,8 +2,8 @@
 
 WAL mode lets several crawler processes read and write the file at once. Every
 query runs in one worker thread that owns the connection, so the event loop
-only hands work over and picks results up (benchmarks/storage.py measures
-it). Records are written in batches: each put keeps its place in the worker's
+only hands work over and picks results up, the calls queued together in one
+wake-up each way (``worker``; benchmarks/storage.py measures it). Records are written in batches: each put keeps its place in the worker's
 queue, and the first of them to be reached writes every put queued by then
 in one transaction, so a broad crawl's stream of new origins costs a commit
 per batch, not per origin (benchmarks/origins_million.py). A file that is not a database, or
@@ -23,7 +23,6 @@ import sqlite3
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TypeVar
 
@@ -32,6 +31,7 @@ from scrapy_rep.cache.policy import OriginRecord
 from scrapy_rep.cache.storage.errors import UnreadableRecords
 from scrapy_rep.cache.storage.forgotten import FORGOTTEN_BATCH, FORGOTTEN_KEEP, FORGOTTEN_MAX
 from scrapy_rep.cache.storage.leases import Leases, holder_gone, new_token
+from scrapy_rep.cache.storage.worker import Worker
 
 __all__ = ["SqliteStorage"]
 
@@ -53,6 +53,7 @@ class _Queued:
         self.write = write
         self.done = False
         self.error: BaseException | None = None
+
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS origins (
@@ -108,7 +109,7 @@ class SqliteStorage:
         self.path = Path(path)
         self._unreadable = UnreadableRecords(str(self.path))
         self._clock = clock
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="scrapy_rep-sqlite")
+        self._worker = Worker("scrapy_rep-sqlite")
         self._db: sqlite3.Connection | None = None  # used in the worker thread only
         self._leases = Leases(self._extend, sleep=sleep)
         self._puts = 0
@@ -127,7 +128,7 @@ class SqliteStorage:
         try:
             await storage._run(storage._connect)
         except BaseException:
-            storage._executor.shutdown(wait=False)
+            storage._worker.stop()
             raise
         return storage
 
@@ -210,7 +211,7 @@ class SqliteStorage:
                     await self._run(self._release_all, held)
             await self._run(self._disconnect)
         finally:
-            self._executor.shutdown(wait=False)
+            self._worker.stop()
 
     async def _extend(self, key: str, token: str, ttl: float) -> bool:
         return await self._run(self._prolong, key, token, self._clock() + ttl)
@@ -227,8 +228,7 @@ class SqliteStorage:
     # --- the worker thread ------------------------------------------------------
 
     async def _run(self, func: Callable[..., T], *args: object) -> T:
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._executor, self._guarded, func, *args)
+        return await self._worker.call(self._guarded, func, *args)
 
     def _guarded(self, func: Callable[..., T], *args: object) -> T:
         """Run ``func``; on damage, move the file aside once and run it again."""

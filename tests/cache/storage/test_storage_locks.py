@@ -53,6 +53,7 @@ class Ticks:
     def __init__(self, clock: FakeClock | None = None) -> None:
         self.clock = clock
         self.asked: list[float] = []
+        self.released = 0  # sleeps let end so far
         self._go: asyncio.Queue[None] = asyncio.Queue()
         self._waiting = asyncio.Event()
 
@@ -64,13 +65,18 @@ class Ticks:
             self.clock.advance(seconds)
 
     def let_one_end(self) -> None:
+        self.released += 1
         self._go.put_nowait(None)
 
     async def tick(self) -> None:
-        """Let one sleep end, and wait until the renewal ran and sleeps again."""
-        before = len(self.asked)
+        """Let the next sleep end once it is asked, and wait until the renewal
+        ran and sleeps again (however long the renewal's trip takes)."""
+        await self._asked(self.released + 1)
         self.let_one_end()
-        while len(self.asked) == before:
+        await self._asked(self.released + 1)
+
+    async def _asked(self, count: int) -> None:
+        while len(self.asked) < count:
             self._waiting.clear()
             await within(10, self._waiting.wait())
 

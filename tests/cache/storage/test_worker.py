@@ -1,0 +1,105 @@
+"""The SQLite store's thread (issue 28): calls run in order, answered in batches."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from typing import Any
+
+import pytest
+from scrapy.utils.defer import deferred_f_from_coro_f
+
+from scrapy_rep.cache.storage.worker import Worker
+
+
+@deferred_f_from_coro_f
+async def test_calls_run_in_order_in_the_thread_and_errors_reach_the_caller() -> None:
+    seen: list[tuple[int, str]] = []
+
+    def note(n: int) -> int:
+        seen.append((n, threading.current_thread().name))
+        if n == 3:
+            raise KeyError(n)
+        return n * 10
+
+    async def main() -> list[Any]:
+        worker = Worker("test-worker")
+        try:
+            calls = [worker.call(note, n) for n in range(6)]
+            return await asyncio.gather(*calls, return_exceptions=True)
+        finally:
+            worker.stop()
+
+    answers = await main()
+    assert answers[:3] == [0, 10, 20] and answers[4:] == [40, 50]
+    assert isinstance(answers[3], KeyError)
+    assert seen == [(n, "test-worker") for n in range(6)]
+
+
+@deferred_f_from_coro_f
+async def test_calls_queued_together_wake_the_loop_once() -> None:
+    """What an executor does not: fifty calls queued while the thread is busy
+    are answered in one wake-up of the loop, not fifty."""
+    busy = threading.Event()
+
+    async def main() -> tuple[list[int], int]:
+        loop = asyncio.get_running_loop()
+        wakeups = 0
+        original = loop.call_soon_threadsafe
+
+        def counted(*args: Any, **kwargs: Any) -> Any:
+            nonlocal wakeups
+            wakeups += 1
+            return original(*args, **kwargs)
+
+        loop.call_soon_threadsafe = counted  # type: ignore[method-assign]
+        worker = Worker("test-worker")
+        try:
+            first = worker.call(busy.wait, 10)
+            rest = [worker.call(int, n) for n in range(50)]
+            busy.set()
+            await first
+            return list(await asyncio.gather(*rest)), wakeups
+        finally:
+            worker.stop()
+            del loop.call_soon_threadsafe  # the loop's own method again
+
+    answers, wakeups = await main()
+    assert answers == list(range(50))
+    assert wakeups <= 2  # the busy call's own batch, then the fifty
+
+
+@deferred_f_from_coro_f
+async def test_stop_runs_what_is_queued_then_refuses_new_calls() -> None:
+    async def main() -> int:
+        worker = Worker("test-worker")
+        queued = worker.call(int, 7)
+        worker.stop()
+        with pytest.raises(RuntimeError, match="stopped"):
+            worker.call(int, 8)
+        answer = await queued
+        worker._thread.join(5)
+        assert not worker._thread.is_alive()
+        return answer
+
+    assert await main() == 7
+
+
+@deferred_f_from_coro_f
+async def test_a_cancelled_caller_is_skipped() -> None:
+    release = threading.Event()
+
+    async def main() -> int:
+        worker = Worker("test-worker")
+        try:
+            blocked = worker.call(release.wait, 10)
+            cancelled = worker.call(int, 1)
+            cancelled.cancel()
+            after = worker.call(int, 2)
+            release.set()
+            await blocked
+            return await after
+        finally:
+            worker.stop()
+
+    assert await main() == 2
