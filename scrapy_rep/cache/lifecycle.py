@@ -321,7 +321,7 @@ class OriginLifecycle:
 
     @property
     def size(self) -> int:
-        """Bytes of robots.txt this lifecycle keeps alive, an equal body once.
+        """Bytes of robots.txt this lifecycle keeps alive (one object once).
 
         Bodies only (REP_MEMORY_MAX_BYTES's unit): the objects around them are
         bounded by the origin count. Counting them here too (a kilobyte each,
@@ -332,7 +332,7 @@ class OriginLifecycle:
         body = self.record.good_body if self.record is not None else None
         size = len(body) if body else 0
         kept = self.outcome.body if self.outcome is not None else None
-        if kept and kept is not body and kept != body:
+        if kept and kept is not body:
             size += len(kept)
         return size
 

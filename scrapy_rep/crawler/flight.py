@@ -152,7 +152,7 @@ class Driver:
         wait: tuple[float, float] | None,
     ) -> list[Effect]:
         """Fetch, across every process sharing the store unless ``effect`` says
-        here; the lifecycle's effects after it (the save already done by the
+        here or nobody shares it; the lifecycle's effects after it (the save already done by the
         store's single flight). ``wait``: since when requests wait (the
         clock), and until when they may (``time.monotonic``)."""
         told: list[list[Effect]] = []
@@ -170,7 +170,7 @@ class Driver:
             assert isinstance(save, Save)
             return save
 
-        if not effect.shared:
+        if not effect.shared or self._store.in_process:
             await fetch()
             return told[-1]
         known = lifecycle.record

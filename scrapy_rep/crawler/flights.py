@@ -20,11 +20,29 @@ from typing import Any, Generic, TypeVar, cast
 from twisted.internet.defer import CancelledError, Deferred
 from twisted.python.failure import Failure
 
-__all__ = ["Flights", "StopSignal", "asyncio_running", "sleep", "unless_stopped", "wait"]
+__all__ = [
+    "FetchStopped",
+    "Flights",
+    "StopSignal",
+    "asyncio_running",
+    "sleep",
+    "unless_stopped",
+    "wait",
+]
 
 K = TypeVar("K")
 R = TypeVar("R")
 T = TypeVar("T")
+
+
+class FetchStopped(BaseException):
+    """The crawl is stopping: raised by a fetch that did not start, and to a
+    request that was waiting for a flight when the stop came.
+
+    Nothing was fetched, so nothing is recorded or announced: the flight ends
+    and its waiters get this, like a cancellation (hence a BaseException: no
+    ``except Exception`` on the way takes it for an unreachable robots.txt).
+    """
 
 
 class Flights(Generic[K, R]):
@@ -47,9 +65,14 @@ class Flights(Generic[K, R]):
         """Flights under way."""
         return len(self._waiters)
 
-    async def join(self, key: K, fly: Callable[[], Coroutine[Any, Any, R]]) -> R:
-        """The result of ``key``'s flight, starting ``fly()`` if none is under way."""
+    async def join(
+        self, key: K, fly: Callable[[], Coroutine[Any, Any, R]], stop: StopSignal | None = None
+    ) -> R:
+        """The result of ``key``'s flight, starting ``fly()`` if none is under way;
+        ``FetchStopped`` if ``stop`` fires first (the flight goes on)."""
         waiter: Deferred[R] = Deferred()
+        if stop is not None:
+            stop.watch(waiter)
         waiters = self._waiters.get(key)
         if waiters is not None:
             waiters.append(waiter)
@@ -175,38 +198,51 @@ async def _cancelled_as_asyncio(waiter: Deferred[T]) -> T:
 
 class StopSignal:
     """One look at whether the crawl is stopping, every ``poll`` seconds, for
-    every request that waits: a Deferred per waiter, fired once the crawl
-    stops. A look per waiter would make objects per waiter per tick, which
-    a broad crawl with thousands of requests waiting pays for in the
+    every request that waits: its Deferred (a flight's waiter, ``watch``) is
+    failed with ``FetchStopped``, or one of its own (``wait``) fired, once
+    the crawl stops. A look per waiter would make objects per waiter per
+    tick, and a race per waiter (a task, a future, a cancelled Deferred)
+    cost more than the rest of its wait: a broad crawl pays for both in the
     collector (issue 28). The looks are timed by asyncio's loop when one
     runs (reactorless mode has no reactor), else by the reactor."""
 
     def __init__(self, stopped: Callable[[], bool], poll: float) -> None:
         self._stopped = stopped
         self._poll = poll
-        self._waiters: list[Deferred[None]] = []
+        #: (waiter, fail it): fail with FetchStopped, or fire with None.
+        self._waiters: list[tuple[Deferred[Any], bool]] = []
         self._looking = False
 
     def wait(self) -> Deferred[None]:
         """Fires once the crawl stops; cancel it when no longer interested."""
         waiter: Deferred[None] = Deferred()
         waiter.addErrback(_ignore_cancel)
-        self._waiters.append(waiter)
+        self._add(waiter, False)
+        return waiter
+
+    def watch(self, waiter: Deferred[Any]) -> None:
+        """Fail ``waiter`` with ``FetchStopped`` once the crawl stops, unless it
+        has fired by then: nothing to undo when it fires first."""
+        self._add(waiter, True)
+
+    def _add(self, waiter: Deferred[Any], fail: bool) -> None:
+        self._waiters.append((waiter, fail))
         if not self._looking:
             self._looking = True
             _call_later(self._poll, self._look)
-        return waiter
 
     def _look(self) -> None:
         stopped = self._stopped()
         waiters, self._waiters = self._waiters, []
-        for waiter in waiters:
+        for waiter, fail in waiters:
             if waiter.called:
-                continue  # cancelled: its work came first
-            if stopped:
-                waiter.callback(None)
+                continue  # its work came first
+            if not stopped:
+                self._waiters.append((waiter, fail))
+            elif fail:
+                waiter.errback(Failure(FetchStopped()))  # type: ignore[no-untyped-call]
             else:
-                self._waiters.append(waiter)
+                waiter.callback(None)
         if self._waiters:
             _call_later(self._poll, self._look)
         else:

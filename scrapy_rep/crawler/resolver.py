@@ -30,7 +30,7 @@ from scrapy_rep.cache.outcome import Access, AccessState, FetchOutcome
 from scrapy_rep.cache.policy import OriginRecord, PolicyConfig
 from scrapy_rep.cache.storage import MAX_WAIT, MemoryStorage, Storage
 from scrapy_rep.crawler.flight import FETCH, HIT, RETRY, Driver, Fetch, Landed, OnAccess, OnFetched
-from scrapy_rep.crawler.flights import Flights
+from scrapy_rep.crawler.flights import FetchStopped, Flights, StopSignal
 from scrapy_rep.crawler.flights import sleep as reactor_sleep
 from scrapy_rep.crawler.origin_state import OriginStates
 from scrapy_rep.crawler.shared_records import SharedRecords, Sleep
@@ -64,15 +64,6 @@ STREAK_STATES: Final = {
     AccessState.RULES: "cached_copy",
     AccessState.ALLOW_ALL: "allow",
 }
-
-
-class FetchStopped(BaseException):
-    """Raised by a fetch that did not start because the crawl is stopping.
-
-    Nothing was fetched, so nothing is recorded or announced: the flight ends
-    and its waiters get this, like a cancellation (hence a BaseException: no
-    ``except Exception`` on the way takes it for an unreachable robots.txt).
-    """
 
 
 class Resolver:
@@ -179,19 +170,22 @@ class Resolver:
         if self._states.go_ahead(origin, len(self._flights), self._flights.pending):
             self._flights.launch(origin, lambda: self._driver.fly(origin, self._fetch_of(via)))
 
-    async def access(self, origin: Origin, via: object = None) -> Access:
+    async def access(
+        self, origin: Origin, via: object = None, stop: StopSignal | None = None
+    ) -> Access:
         """The access for ``origin``, loading or fetching its robots.txt if needed.
 
         A fetch this starts is made on behalf of ``via`` (``fetch_for``); one
         already under way is joined, whoever started it. Raises
-        ``FetchStopped`` if the fetch it waited for did not start.
+        ``FetchStopped`` if the fetch it waited for did not start, or once
+        ``stop`` fires while it waits.
         """
         self._states.asked_for(origin)
         lifecycle = self._states.get(origin)
         answer = lifecycle.asked(self._clock()) if lifecycle is not None else FETCH_NOW
         if answer is None or isinstance(answer, FetchNow):
             _, how, use = await self._flights.join(
-                origin, lambda: self._driver.fly(origin, self._fetch_of(via), FETCH)
+                origin, lambda: self._driver.fly(origin, self._fetch_of(via), FETCH), stop
             )
             return self._answered(origin, use, how, via)
         use = answer.use if isinstance(answer, Announce) else answer

@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable
 
 from scrapy_rep.cache.lifecycle import Save
 from scrapy_rep.cache.record import OriginRecord
-from scrapy_rep.cache.storage import MAX_WAIT, Storage, single_flight
+from scrapy_rep.cache.storage import MAX_WAIT, MemoryStorage, Storage, single_flight
 from scrapy_rep.crawler.flights import sleep as reactor_sleep
 from scrapy_rep.engine.origin import Origin
 
@@ -48,6 +48,12 @@ class SharedRecords:
         self._poll = poll
         self._warned = False
         self._told_waiting = False
+
+    @property
+    def in_process(self) -> bool:
+        """The store is this process's own (the memory store): no other process
+        shares it, so the in-process single flight is the only one needed."""
+        return type(self.storage) is MemoryStorage
 
     async def load(self, origin: Origin) -> OriginRecord | None:
         try:

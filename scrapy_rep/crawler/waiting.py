@@ -11,8 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from scrapy_rep.crawler.flights import unless_stopped
-from scrapy_rep.crawler.resolver import FetchStopped
+from scrapy_rep.crawler.flights import FetchStopped
 
 if TYPE_CHECKING:
     from scrapy.http import Request
@@ -51,10 +50,8 @@ class Waiting:
             parking.holding += 1
         self.triggers.setdefault(origin, request)
         try:
-            access = await unless_stopped(
-                self._resolver.access(origin, request), parking.stop_signal
-            )
-            if access is None or parking.stopping:
+            access = await self._resolver.access(origin, request, parking.stop_signal)
+            if parking.stopping:
                 return None
             if check is not None:
                 check(request, origin, access)  # a drop needs no place

@@ -8,8 +8,8 @@ too (``ParsedBodies``), so an origin costs a few hundred bytes.
 
 from __future__ import annotations
 
+import itertools
 import time
-import uuid
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import replace
@@ -71,6 +71,7 @@ class MemoryStorage:
         self._bodies = _BodyPool()
         self._locks: dict[str, tuple[str, float]] = {}
         self._held: dict[str, str] = {}
+        self._tokens = itertools.count()
         self._pace: dict[str, pace.Times] = {}
         self._forgotten = ForgottenLog()
         #: Called after each forget: this process's crawl reads the log at once.
@@ -138,7 +139,7 @@ class MemoryStorage:
         held = self._locks.get(key)
         if held is not None and held[1] > now:
             return False
-        token = uuid.uuid4().hex
+        token = str(next(self._tokens))  # in-process: a serial tells holders apart
         self._locks[key] = (token, now + ttl)
         self._held[key] = token
         return True

@@ -1,14 +1,15 @@
 """The default store: one SQLite file shared by every crawl of a project.
 
-WAL mode lets several crawler processes read and write the file at once. Every
-query runs in one worker thread that owns the connection, so the event loop
-only hands work over and picks results up, the calls queued together in one
-wake-up each way (``worker``; benchmarks/storage.py measures it). Records are written in batches: each put keeps its place in the worker's
-queue, and the first of them to be reached writes every put queued by then
-in one transaction, so a broad crawl's stream of new origins costs a commit
-per batch, not per origin (benchmarks/origins_million.py). A file that is not a database, or
-is damaged, is moved aside with one warning and a new one is started: a lost
-cache costs refetches, never a crawl.
+WAL mode lets several crawler processes read and write the file at once.
+Every query runs in one worker thread that owns the connection, so the event
+loop only hands work over and picks results up, the calls queued together in
+one wake-up each way (``worker``; benchmarks/storage.py measures it). Records
+are written in batches: each put keeps its place in the worker's queue, and
+the first of them to be reached writes every put queued by then in one
+transaction, so a broad crawl's stream of new origins costs a commit per
+batch, not per origin (benchmarks/origins_million.py). A file that is not a
+database, or is damaged, is moved aside with one warning and a new one is
+started: a lost cache costs refetches, never a crawl.
 Fetch locks are rows with their owner's token, renewed while held (``leases``).
 """
 

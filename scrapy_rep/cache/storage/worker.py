@@ -1,8 +1,9 @@
 """One thread that runs a store's blocking calls in order, in batches.
 
-The event loop queues a call and awaits its future; the thread runs every
-call queued by the time it wakes, then hands all their results back in one
-wake-up of the loop. An executor costs a loop wake-up (a write to its
+The event loop queues a call and awaits its future; the calls made in one
+turn of the loop wake the thread once, the thread runs every call queued by
+the time it wakes, then hands all their results back in one wake-up of the
+loop. An executor costs a loop wake-up (a write to its
 self-pipe) and a handful of futures per call; a broad crawl makes three calls
 per new origin, a hundred origins at a time, so sharing the hops is most of
 what a store in a thread costs (issue 28: the SQLite store's CPU per origin).
@@ -33,6 +34,7 @@ class Worker:
     def __init__(self, name: str) -> None:
         self._calls: deque[_Call | None] = deque()  # None: stop after the calls before it
         self._wake = threading.Event()
+        self._waking = False  # a wake-up is scheduled on the loop
         self._stopping = False
         self._thread = threading.Thread(target=self._serve, name=name, daemon=True)
         self._thread.start()
@@ -44,8 +46,14 @@ class Worker:
         loop = asyncio.get_running_loop()
         future: asyncio.Future[T] = loop.create_future()
         self._calls.append((loop, future, func, args))
-        self._wake.set()
+        if not self._waking:  # the calls made in this turn of the loop go together
+            self._waking = True
+            loop.call_soon(self._wake_up)
         return future
+
+    def _wake_up(self) -> None:
+        self._waking = False
+        self._wake.set()
 
     def stop(self) -> None:
         """Run what is queued, then end the thread; later calls raise RuntimeError."""
