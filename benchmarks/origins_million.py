@@ -50,22 +50,19 @@ from scrapy.utils.reactor import install_reactor  # noqa: E402
 
 install_reactor("twisted.internet.asyncioreactor.AsyncioSelectorReactor")
 
+# The broad crawl's robots.txt and tokens (that script imports only the standard library).
+from broad_crawl import ROBOTS, ROBOTSTXT_USER_AGENT, USER_AGENT  # noqa: E402
 from scrapy import Request, Spider  # noqa: E402
 from scrapy.http import HtmlResponse  # noqa: E402
 from scrapy.utils.defer import deferred_from_coro  # noqa: E402
 from scrapy.utils.test import get_crawler  # noqa: E402
 from twisted.internet import reactor  # noqa: E402
 
-ROBOTS = (
-    b"User-agent: otherbot\nDisallow: /\n\n"
-    b"User-agent: *\nDisallow: /private/\n"
-    b"Sitemap: http://127.0.0.1/sitemap.xml\n"
-)
 CHECKPOINTS = (10_000, 30_000, 100_000, 300_000, 1_000_000, 3_000_000, 10_000_000)
 SETTINGS = {
     "ROBOTSTXT_OBEY": True,
-    "USER_AGENT": "BroadBot/1.0 (+http://127.0.0.1/)",
-    "ROBOTSTXT_USER_AGENT": "broadbot",
+    "USER_AGENT": USER_AGENT,
+    "ROBOTSTXT_USER_AGENT": ROBOTSTXT_USER_AGENT,
     "LOG_LEVEL": "WARNING",
     "ADDONS": {"scrapy_rep.Addon": 0},
 }

@@ -37,6 +37,8 @@ from scrapy.utils.reactor import install_reactor  # noqa: E402
 
 install_reactor("twisted.internet.asyncioreactor.AsyncioSelectorReactor")
 
+# The broad crawl's robots.txt and tokens (that script imports only the standard library).
+from broad_crawl import ROBOTS, ROBOTSTXT_USER_AGENT, USER_AGENT  # noqa: E402
 from scrapy import Request, Spider  # noqa: E402
 from scrapy.exceptions import IgnoreRequest  # noqa: E402
 from scrapy.http import HtmlResponse  # noqa: E402
@@ -44,16 +46,11 @@ from scrapy.utils.defer import deferred_from_coro  # noqa: E402
 from scrapy.utils.test import get_crawler  # noqa: E402
 from twisted.internet import reactor  # noqa: E402
 
-ROBOTS = (
-    b"User-agent: otherbot\nDisallow: /\n\n"
-    b"User-agent: *\nDisallow: /private/\n"
-    b"Sitemap: http://127.0.0.1/sitemap.xml\n"
-)
 HOSTS = [f"127.1.0.{n}" for n in range(1, 101)]
 SETTINGS = {
     "ROBOTSTXT_OBEY": True,
-    "USER_AGENT": "BroadBot/1.0 (+http://127.0.0.1/)",
-    "ROBOTSTXT_USER_AGENT": "broadbot",
+    "USER_AGENT": USER_AGENT,
+    "ROBOTSTXT_USER_AGENT": ROBOTSTXT_USER_AGENT,
     "LOG_LEVEL": "WARNING",
 }
 

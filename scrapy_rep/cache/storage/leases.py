@@ -175,5 +175,5 @@ class Leases:
                 elif not answer:
                     logger.debug("The robots.txt fetch lock of %s was taken over", key)
                     if self.token(key) == token:
-                        self.drop(key)
+                        del self._held[key]  # the loop ends if it was the last
         self._keeper = None
