@@ -1,10 +1,14 @@
 """The default store: one SQLite file shared by every crawl of a project.
 
 WAL mode lets several crawler processes read and write the file at once.
-Every query runs in one worker thread that owns the connection, so the event
-loop only hands work over and picks results up, the calls queued together in
-one wake-up each way (``worker``; benchmarks/storage.py measures it). Records
-are written in batches: each put keeps its place in the worker's queue, and
+A statement here takes microseconds unless another process holds the write
+lock, so the statements run on the event loop with a busy timeout of zero,
+and the one that finds the file busy moves to a thread that may wait
+(``worker``): the loop never waits for another process, and a crawl does
+not pay a thread hop per statement. Nor does the loop ever sync the disk:
+automatic WAL checkpoints are off, and the thread checkpoints every
+``_CHECKPOINT_EVERY`` rows written. Records
+are written in batches: each put keeps its place in the queue, and
 the first of them to be reached writes every put queued by then in one
 transaction, so a broad crawl's stream of new origins costs a commit per
 batch, not per origin (benchmarks/origins_million.py). A file that is not a
@@ -32,7 +36,7 @@ from scrapy_rep.cache.policy import OriginRecord
 from scrapy_rep.cache.storage.errors import UnreadableRecords
 from scrapy_rep.cache.storage.forgotten import FORGOTTEN_BATCH, FORGOTTEN_KEEP, FORGOTTEN_MAX
 from scrapy_rep.cache.storage.leases import Leases, holder_gone, new_token
-from scrapy_rep.cache.storage.worker import Worker
+from scrapy_rep.cache.storage.worker import Worker, WouldBlock
 
 __all__ = ["SqliteStorage"]
 
@@ -71,7 +75,10 @@ CREATE TABLE IF NOT EXISTS forgotten (
     id INTEGER PRIMARY KEY AUTOINCREMENT, key TEXT NOT NULL, at REAL NOT NULL
 );
 """
-_BUSY_TIMEOUT_MS = 30_000  # other processes' writes are short; wait for them
+_BUSY_TIMEOUT_MS = 30_000  # other processes' writes are short; the thread waits for them
+#: Rows written between two WAL checkpoints (in the thread): a few hundred
+#: new origins, about the thousand pages SQLite's automatic checkpoint allows.
+_CHECKPOINT_EVERY = 1_000
 _OPEN_RETRY_S = 0.01  # between tries to open a file another process is converting
 _PURGE_EVERY = 1_000  # puts between two sweeps of expired rows
 #: Expired rows one sweep deletes at most: twice what the puts between two
@@ -95,6 +102,14 @@ def _is_corruption(exc: sqlite3.Error) -> bool:
     return isinstance(exc, sqlite3.DatabaseError) and not isinstance(exc, sqlite3.OperationalError)
 
 
+def _is_busy(exc: sqlite3.Error) -> bool:
+    """Another connection holds the lock a statement needs (SQLITE_BUSY, SQLITE_LOCKED)."""
+    code = getattr(exc, "sqlite_errorcode", None)  # Python 3.11+
+    if code is not None:
+        return code & 0xFF in (5, 6)
+    return isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc)
+
+
 # One class past 250 lines: every step runs on the one worker thread that owns the
 # connection; the calls (records, locks, pace, forget log) share it and its batches.
 class SqliteStorage:
@@ -111,7 +126,9 @@ class SqliteStorage:
         self._unreadable = UnreadableRecords(str(self.path))
         self._clock = clock
         self._worker = Worker("scrapy_rep-sqlite")
-        self._db: sqlite3.Connection | None = None  # used in the worker thread only
+        self._db: sqlite3.Connection | None = None  # used by one side at a time (``worker``)
+        self._waits = True  # the connection's busy timeout: on in the thread, off on the loop
+        self._checkpoint_at = _CHECKPOINT_EVERY  # the connection's total_changes then
         self._leases = Leases(self._extend, sleep=sleep)
         self._puts = 0
         #: Writes not yet taken by a batch (appended by the loop, taken by the worker).
@@ -127,7 +144,7 @@ class SqliteStorage:
     ) -> SqliteStorage:
         storage = cls(path, clock=clock, sleep=sleep)
         try:
-            await storage._run(storage._connect)
+            await storage._run(storage._connect, here=False)  # opening may wait
         except BaseException:
             storage._worker.stop()
             raise
@@ -226,20 +243,53 @@ class SqliteStorage:
         self._queued.append(queued)
         await self._run(self._write_queued, queued)
 
-    # --- the worker thread ------------------------------------------------------
+    # --- the statements: on the loop, or in the worker thread ------------------
 
-    async def _run(self, func: Callable[..., T], *args: object) -> T:
-        return await self._worker.call(self._guarded, func, *args)
+    async def _run(self, func: Callable[..., T], *args: object, here: bool = True) -> T:
+        return await self._worker.call(self._guarded, func, *args, here=here)
 
     def _guarded(self, func: Callable[..., T], *args: object) -> T:
-        """Run ``func``; on damage, move the file aside once and run it again."""
+        """Run ``func``. On the loop, a busy file or a damaged one sends it to
+        the thread (``WouldBlock``: nothing done yet); there, on damage, the
+        file is moved aside once and ``func`` runs again."""
+        in_thread = self._worker.in_thread()
+        self._wait_for_others(in_thread)
         try:
-            return func(*args)
+            result = func(*args)
         except sqlite3.DatabaseError as exc:
+            if not in_thread and (_is_busy(exc) or _is_corruption(exc)):
+                raise WouldBlock from exc
             if not _is_corruption(exc):
                 raise
             self._recover(exc)
-            return func(*args)
+            result = func(*args)
+        self._checkpoint_when_due(in_thread)
+        return result
+
+    def _wait_for_others(self, waits: bool) -> None:
+        """The busy timeout for this side: the thread waits, the loop never does."""
+        if waits is not self._waits and self._db is not None:
+            self._db.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS if waits else 0}")
+            self._waits = waits
+
+    def _checkpoint_when_due(self, in_thread: bool) -> None:
+        """Copy the WAL into the file every ``_CHECKPOINT_EVERY`` rows, in the
+        thread: a checkpoint syncs the disk, which the loop must not wait for."""
+        db = self._db
+        if db is None or db.total_changes < self._checkpoint_at:
+            return
+        self._checkpoint_at = db.total_changes + _CHECKPOINT_EVERY
+        if in_thread:
+            self._checkpoint()
+        else:
+            self._worker.call(self._guarded, self._checkpoint, here=False).add_done_callback(
+                _checked_point
+            )
+
+    def _checkpoint(self) -> None:
+        """Without waiting for readers or writers (PASSIVE): what is left goes next time."""
+        with contextlib.suppress(sqlite3.OperationalError):
+            self._conn().execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
 
     def _connect(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -265,11 +315,17 @@ class SqliteStorage:
                 time.sleep(_OPEN_RETRY_S)
 
     def _open_db_once(self) -> sqlite3.Connection:
-        db = sqlite3.connect(self.path, timeout=_BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+        db = sqlite3.connect(
+            self.path,
+            timeout=_BUSY_TIMEOUT_MS / 1000,
+            isolation_level=None,
+            check_same_thread=False,  # the loop and the thread take turns (``worker``)
+        )
         try:
             db.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
             db.execute("PRAGMA journal_mode = WAL")
             db.execute("PRAGMA synchronous = NORMAL")
+            db.execute("PRAGMA wal_autocheckpoint = 0")  # the thread checkpoints
             db.executescript(_SCHEMA)
             db.execute("SELECT count(*) FROM origins WHERE key = ''").fetchone()
         except BaseException:
@@ -281,6 +337,7 @@ class SqliteStorage:
         if self._db is not None:
             self._db.close()
             self._db = None
+        self._waits = True
         aside = self.path.with_name(f"{self.path.name}.corrupt-{int(self._clock())}")
         for suffix in ("", "-wal", "-shm"):
             source = Path(f"{self.path}{suffix}")
@@ -377,7 +434,8 @@ class SqliteStorage:
         db.execute("BEGIN IMMEDIATE")
         try:
             row = db.execute("SELECT token, expires_at FROM locks WHERE key = ?", (key,)).fetchone()
-            held = row is not None and _lapses_after(row[1], now)
+            # Our own token: this call ran before and was moved to the thread.
+            held = row is not None and _lapses_after(row[1], now) and row[0] != token
             gone = held and holder_gone(str(row[0]))
             if held and not gone:
                 db.execute(
@@ -410,13 +468,10 @@ class SqliteStorage:
                 batch.append(self._queued.popleft())
             writes = [item.write for item in batch]
             try:
-                try:
-                    self._write_batch(writes)
-                except sqlite3.DatabaseError as exc:
-                    if not _is_corruption(exc):
-                        raise
-                    self._recover(exc)
-                    self._write_batch(writes)
+                self._guarded(self._write_batch, writes)
+            except WouldBlock:  # to the thread, which takes the batch again
+                self._queued.extendleft(reversed(batch))
+                raise
             except BaseException as exc:
                 for item in batch:
                     item.error = exc
@@ -490,3 +545,9 @@ class SqliteStorage:
         if self._db is not None:
             self._db.close()
             self._db = None
+
+
+def _checked_point(future: asyncio.Future[None]) -> None:
+    """A checkpoint nobody awaits: its error is one the next checkpoint meets too."""
+    if not future.cancelled():
+        future.exception()

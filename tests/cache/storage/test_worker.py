@@ -1,4 +1,5 @@
-"""The SQLite store's thread (issue 28): calls run in order, answered in batches."""
+"""The SQLite store's calls (issue 28): in order, on the loop while none would
+block, else in the thread, answered in batches."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any
 import pytest
 from scrapy.utils.defer import deferred_f_from_coro_f
 
-from scrapy_rep.cache.storage.worker import Worker
+from scrapy_rep.cache.storage.worker import Worker, WouldBlock
 
 
 @deferred_f_from_coro_f
@@ -25,7 +26,7 @@ async def test_calls_run_in_order_in_the_thread_and_errors_reach_the_caller() ->
     async def main() -> list[Any]:
         worker = Worker("test-worker")
         try:
-            calls = [worker.call(note, n) for n in range(6)]
+            calls = [worker.call(note, n, here=False) for n in range(6)]
             return await asyncio.gather(*calls, return_exceptions=True)
         finally:
             worker.stop()
@@ -55,7 +56,7 @@ async def test_calls_queued_together_wake_the_loop_once() -> None:
         loop.call_soon_threadsafe = counted  # type: ignore[method-assign]
         worker = Worker("test-worker")
         try:
-            first = worker.call(busy.wait, 10)
+            first = worker.call(busy.wait, 10, here=False)
             rest = [worker.call(int, n) for n in range(50)]
             busy.set()
             await first
@@ -92,7 +93,7 @@ async def test_a_cancelled_caller_is_skipped() -> None:
     async def main() -> int:
         worker = Worker("test-worker")
         try:
-            blocked = worker.call(release.wait, 10)
+            blocked = worker.call(release.wait, 10, here=False)
             cancelled = worker.call(int, 1)
             cancelled.cancel()
             after = worker.call(int, 2)
@@ -103,3 +104,74 @@ async def test_a_cancelled_caller_is_skipped() -> None:
             worker.stop()
 
     assert await main() == 2
+
+
+@deferred_f_from_coro_f
+async def test_calls_run_on_the_loop_while_the_thread_is_idle() -> None:
+    loop_thread = threading.current_thread().name
+
+    async def main() -> list[str]:
+        worker = Worker("test-worker")
+        try:
+            name = lambda: threading.current_thread().name  # noqa: E731
+            return list(await asyncio.gather(*(worker.call(name) for _ in range(3))))
+        finally:
+            worker.stop()
+
+    assert await main() == [loop_thread] * 3
+
+
+@deferred_f_from_coro_f
+async def test_a_call_that_would_block_moves_to_the_thread_with_every_call_after_it() -> None:
+    """Order is kept: the blocked call, the calls after it in its batch, and
+    the calls made before the thread is idle again all run in the thread."""
+    seen: list[tuple[int, str]] = []
+
+    def note(n: int) -> int:
+        here = threading.current_thread().name
+        if n == 1 and here != "test-worker":
+            raise WouldBlock
+        seen.append((n, here))
+        return n
+
+    async def main() -> tuple[list[int], list[int]]:
+        worker = Worker("test-worker")
+        try:
+            first = await asyncio.gather(*(worker.call(note, n) for n in range(3)))
+            second = [worker.call(note, n) for n in range(3, 5)]
+            return list(first), list(await asyncio.gather(*second))
+        finally:
+            worker.stop()
+
+    loop_thread = threading.current_thread().name
+    assert await main() == ([0, 1, 2], [3, 4])
+    assert seen == [
+        (0, loop_thread),
+        (1, "test-worker"),
+        (2, "test-worker"),
+        (3, loop_thread),  # the thread was idle again
+        (4, loop_thread),
+    ]
+
+
+@deferred_f_from_coro_f
+async def test_calls_made_while_the_thread_works_wait_their_turn_there() -> None:
+    release = threading.Event()
+    seen: list[str] = []
+
+    async def main() -> None:
+        worker = Worker("test-worker")
+        try:
+            blocked = worker.call(release.wait, 10, here=False)
+            after = worker.call(lambda: seen.append(threading.current_thread().name))
+            for _ in range(5):
+                await asyncio.sleep(0)
+            assert not after.done()  # not run on the loop past the blocked call
+            release.set()
+            await blocked
+            await after
+        finally:
+            worker.stop()
+
+    await main()
+    assert seen == ["test-worker"]
