@@ -6,12 +6,11 @@ costs more than that, and on a busy core far more: a wake-up each way and the
 interpreter lock changing hands twice (issue 28: the SQLite store cost 15%
 more CPU per request than the memory store with every call in a thread, 4%
 with the calls on the loop). So the calls made in one turn of the loop run
-together at the end of it, on the loop, as long as the thread has nothing to
-do. A call that would have to wait raises ``WouldBlock`` before it has done
-anything; it, the calls after it, and every call made before the thread is
-idle again run in the thread, in order, where waiting is harmless. The thread
-takes every call queued by the time it wakes and hands all their results back
-in one wake-up of the loop.
+together at the end of it, on the loop. A call that would have to wait
+raises ``WouldBlock`` before it has done anything and runs in the thread,
+where waiting is harmless; the calls after it wait for its answer, then run
+on the loop again, in order. The thread takes every call queued by the time
+it wakes and hands all their results back in one wake-up of the loop.
 
 One call runs at a time, on one side or the other, so a store may share one
 connection between the two.
@@ -44,7 +43,9 @@ class Worker:
     """A daemon thread named ``name`` for the calls that may wait; ``call`` runs a function."""
 
     def __init__(self, name: str) -> None:
-        self._here: list[_Call] = []  # to run on the loop at the end of this turn
+        #: Calls not started yet, and whether each may run on the loop.
+        self._pending: deque[tuple[_Call, bool]] = deque()
+        self._scheduled = False  # a run of the pending calls is scheduled on the loop
         self._calls: deque[_Call | None] = deque()  # for the thread; None: stop there
         self._away = 0  # calls handed to the thread and not answered yet
         self._wake = threading.Event()
@@ -55,18 +56,15 @@ class Worker:
 
     def call(self, func: Callable[..., T], *args: Any, here: bool = True) -> asyncio.Future[T]:
         """``func(*args)`` after every call made before it: on the loop unless
-        the thread is busy, ``func`` raises ``WouldBlock`` or ``here`` is False."""
+        ``func`` raises ``WouldBlock`` there or ``here`` is False."""
         if self._stopping:
             raise RuntimeError("cannot schedule new calls after the worker stopped")
         loop = asyncio.get_running_loop()
         future: asyncio.Future[T] = loop.create_future()
-        call = (loop, future, func, args)
-        if here and not self._away:
-            self._here.append(call)
-            if len(self._here) == 1:
-                loop.call_soon(self._run_here)
-        else:
-            self._send(call)
+        self._pending.append(((loop, future, func, args), here))
+        if not self._scheduled and not self._away:
+            self._scheduled = True
+            loop.call_soon(self._run_here)
         return future
 
     def in_thread(self) -> bool:
@@ -81,18 +79,23 @@ class Worker:
             self._wake.set()
 
     def _run_here(self) -> None:
-        calls, self._here = self._here, []
-        for index, (_, future, func, args) in enumerate(calls):
+        """Run the pending calls on the loop until one goes to the thread; the
+        rest wait for the thread's answer, so the thread is idle again soon
+        (were they sent after it, a busy crawl would keep it busy for good)."""
+        self._scheduled = False
+        pending = self._pending
+        while pending and (not self._away or not pending[0][1]):  # thread calls queue on
+            call, here = pending.popleft()
+            _, future, func, args = call
             if future.done():  # cancelled meanwhile
                 continue
+            if not here:
+                self._send(call)
+                continue
             try:
-                if self._away:  # an earlier call sent work to the thread: after it
-                    raise WouldBlock
                 result = func(*args)
             except WouldBlock:
-                for call in calls[index:]:
-                    self._send(call)
-                return
+                self._send(call)
             except Exception as exc:  # handed to the awaiting coroutine
                 future.set_exception(exc)
             else:
@@ -134,8 +137,12 @@ class Worker:
                 return
 
     def _settle(self, outcomes: list[_Done]) -> None:
-        """In the loop: answer each future not cancelled meanwhile."""
+        """In the loop: answer each future not cancelled meanwhile; the thread
+        idle, the calls that waited for it run."""
         self._away -= len(outcomes)
+        if not self._away and self._pending and not self._scheduled:
+            self._scheduled = True
+            asyncio.get_running_loop().call_soon(self._run_here)
         for future, result, error in outcomes:
             if future.done():
                 continue
