@@ -8,9 +8,10 @@ SQLite store cost 1.11x the built-in's CPU per request with every call in a
 thread, 1.02x with the calls on the loop; medians of three runs). So the
 calls made in one turn of the loop run together at the end of it, on the
 loop. A call that would have to wait raises ``WouldBlock`` before it has
-done anything and runs in the thread, where waiting is harmless; the calls after it wait for its answer, then run
-on the loop again, in order. The thread takes every call queued by the time
-it wakes and hands all their results back in one wake-up of the loop.
+done anything and runs in the thread, where waiting is harmless; the calls
+after it wait for its answer, then run on the loop again, in order. The
+thread takes every call queued by the time it wakes and hands all their
+results back in one wake-up of the loop.
 
 One call runs at a time, on one side or the other, so a store may share one
 connection between the two.
