@@ -7,14 +7,14 @@ and the one that finds the file busy moves to a thread that may wait
 (``worker``): the loop never waits for another process, and a crawl does
 not pay a thread hop per statement. Nor does the loop ever sync the disk:
 automatic WAL checkpoints are off, and the thread checkpoints every
-``_CHECKPOINT_EVERY`` rows written. Records
-are written in batches: each put keeps its place in the queue, and
-the first of them to be reached writes every put queued by then in one
-transaction, so a broad crawl's stream of new origins costs a commit per
-batch, not per origin (benchmarks/origins_million.py). A file that is not a
-database, or is damaged, is moved aside with one warning and a new one is
-started: a lost cache costs refetches, never a crawl.
-Fetch locks are rows with their owner's token, renewed while held (``leases``).
+``_CHECKPOINT_EVERY`` rows written. Records are written in batches: each
+put keeps its place in the queue, and the first of them to be reached
+writes every put queued by then in one transaction, so a broad crawl's
+stream of new origins costs a commit per batch, not per origin
+(benchmarks/origins_million.py). A file that is not a database, or is
+damaged, is moved aside with one warning and a new one is started: a lost
+cache costs refetches, never a crawl. Fetch locks are rows with their
+owner's token, renewed while held (``leases``).
 """
 
 from __future__ import annotations
@@ -110,8 +110,8 @@ def _is_busy(exc: sqlite3.Error) -> bool:
     return isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc)
 
 
-# One class past 250 lines: every step runs on the one worker thread that owns the
-# connection; the calls (records, locks, pace, forget log) share it and its batches.
+# One class past 250 lines: the calls (records, locks, pace, forget log) share one
+# connection, its turns between the loop and the thread (``worker``) and its batches.
 class SqliteStorage:
     """``Storage`` in one SQLite file; open it with ``await SqliteStorage.open(path)``."""
 
@@ -338,6 +338,7 @@ class SqliteStorage:
             self._db.close()
             self._db = None
         self._waits = True
+        self._checkpoint_at = _CHECKPOINT_EVERY  # a new connection counts from zero
         aside = self.path.with_name(f"{self.path.name}.corrupt-{int(self._clock())}")
         for suffix in ("", "-wal", "-shm"):
             source = Path(f"{self.path}{suffix}")
