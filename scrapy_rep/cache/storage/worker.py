@@ -2,16 +2,19 @@
 
 A call that cannot block (a SQLite statement that is not kept waiting by
 another process) costs a few microseconds; handing it to a thread and back
-costs more than that, and on a busy core far more: a wake-up each way and the
-interpreter lock changing hands twice (issue 28: at 10,000 origins the
-SQLite store cost 1.11x the built-in's CPU per request with every call in a
-thread, 1.02x with the calls on the loop; medians of three runs). So the
-calls made in one turn of the loop run together at the end of it, on the
-loop. A call that would have to wait raises ``WouldBlock`` before it has
-done anything and runs in the thread, where waiting is harmless; the calls
-after it wait for its answer, then run on the loop again, in order. The
-thread takes every call queued by the time it wakes and hands all their
-results back in one wake-up of the loop.
+costs more than that, and on a busy core far more: a wake-up each way and
+the interpreter lock changing hands twice (issue 28: at 10,000 origins the
+SQLite store cost 1.11x the built-in's CPU per request with every call in
+a thread, 1.02x with the calls on the loop). So a call with none ahead of
+it runs at once, on the loop, and its caller goes on in the same turn:
+held over to a later turn, each caller's objects lived long enough to
+reach the collector's oldest generation, and a crawl of 100,000 origins
+paid twice the full collections (benchmarks/origins_million.py). A call
+that would have to wait raises ``WouldBlock`` before it has done anything
+and runs in the thread, where waiting is harmless; the calls after it wait
+for its answer, then run on the loop again, in order. The thread takes
+every call queued by the time it wakes and hands all their results back in
+one wake-up of the loop.
 
 One call runs at a time, on one side or the other, so a store may share one
 connection between the two.
@@ -52,6 +55,7 @@ class Worker:
         self._wake = threading.Event()
         self._waking = False  # a wake-up of the thread is scheduled on the loop
         self._stopping = False
+        self._ended = False  # the thread was told to end
         self._thread = threading.Thread(target=self._serve, name=name, daemon=True)
         self._thread.start()
 
@@ -62,6 +66,14 @@ class Worker:
             raise RuntimeError("cannot schedule new calls after the worker stopped")
         loop = asyncio.get_running_loop()
         future: asyncio.Future[T] = loop.create_future()
+        if here and not self._pending and not self._away:  # none ahead of it: now
+            try:
+                future.set_result(func(*args))
+            except WouldBlock:
+                self._send((loop, future, func, args))
+            except Exception as exc:  # handed to the awaiting coroutine
+                future.set_exception(exc)
+            return future
         self._pending.append(((loop, future, func, args), here))
         if not self._scheduled and not self._away:
             self._scheduled = True
@@ -74,8 +86,14 @@ class Worker:
 
     def stop(self) -> None:
         """Run what is queued, then end the thread; later calls raise RuntimeError."""
-        if not self._stopping:
-            self._stopping = True
+        self._stopping = True
+        if not self._pending:
+            self._end_thread()
+
+    def _end_thread(self) -> None:
+        """After the last call sent to the thread (once: later ones find it set)."""
+        if not self._ended:
+            self._ended = True
             self._calls.append(None)
             self._wake.set()
 
@@ -101,6 +119,8 @@ class Worker:
                 future.set_exception(exc)
             else:
                 future.set_result(result)
+        if self._stopping and not pending:
+            self._end_thread()
 
     def _send(self, call: _Call) -> None:
         self._away += 1

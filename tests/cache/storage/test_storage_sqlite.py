@@ -329,26 +329,37 @@ async def test_storage_sqlite_sweeps_expired_rows_in_bounded_batches(
 async def test_storage_sqlite_puts_that_arrive_together_share_one_transaction(
     tmp_path: Path,
 ) -> None:
-    # A broad crawl writes a record per new origin: a transaction each was
-    # part of what grew with the origins (issue 28).
+    # A put with none ahead of it commits at once, on the loop (its caller
+    # goes on in the same turn: issue 28). Puts that queue meanwhile, here
+    # behind one waiting in the thread for another process, share one.
     import asyncio
 
-    storage = await SqliteStorage.open(tmp_path / "robots.sqlite3")
+    path = tmp_path / "robots.sqlite3"
+    storage = await SqliteStorage.open(path)
     batches: list[int] = []
     write_batch = storage._write_batch
 
     def counted(writes: list[Any]) -> None:
-        batches.append(len(writes))
         write_batch(writes)
+        batches.append(len(writes))  # committed
 
     storage._write_batch = counted  # type: ignore[method-assign]
     keys = [f"https://o{n}.example:443" for n in range(50)]
+    other = sqlite3.connect(path, isolation_level=None)
     try:
-        await asyncio.gather(*(storage.put(key, sample(), 3600) for key in keys))
-        assert sum(batches) == 50
-        assert len(batches) <= 10, batches
+        await storage.put("https://alone.example:443", sample(), 3600)
+        assert batches == [1]
+        other.execute("BEGIN IMMEDIATE")
+        puts = [asyncio.ensure_future(storage.put(key, sample(), 3600)) for key in keys]
+        for _ in range(5):
+            await asyncio.sleep(0)
+        other.execute("COMMIT")
+        await asyncio.gather(*puts)
+        assert sum(batches) == 51
+        assert len(batches) <= 3, batches
         assert [await storage.get(key) for key in keys] == [sample()] * 50
     finally:
+        other.close()
         await storage.close()
 
 

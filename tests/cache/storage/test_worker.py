@@ -72,18 +72,38 @@ async def test_calls_queued_together_wake_the_loop_once() -> None:
 
 @deferred_f_from_coro_f
 async def test_stop_runs_what_is_queued_then_refuses_new_calls() -> None:
-    async def main() -> int:
+    async def main() -> list[int]:
         worker = Worker("test-worker")
-        queued = worker.call(int, 7)
+        queued = [worker.call(int, 7, here=False), worker.call(int, 8)]  # not sent yet
         worker.stop()
         with pytest.raises(RuntimeError, match="stopped"):
-            worker.call(int, 8)
-        answer = await queued
+            worker.call(int, 9)
+        answers = list(await asyncio.gather(*queued))
         worker._thread.join(5)
         assert not worker._thread.is_alive()
-        return answer
+        return answers
 
-    assert await main() == 7
+    assert await main() == [7, 8]
+
+
+@deferred_f_from_coro_f
+async def test_a_call_with_none_ahead_of_it_is_answered_before_call_returns() -> None:
+    """Its caller goes on in the same turn of the loop (issue 28: held over,
+    every caller's objects lived into the collector's oldest generation)."""
+
+    async def main() -> tuple[bool, bool, bool]:
+        worker = Worker("test-worker")
+        try:
+            first = worker.call(int, 1)
+            blocked = worker.call(threading.Event().wait, 0.2, here=False)
+            behind = worker.call(int, 2)  # waits for the call in the thread
+            done = (first.done(), blocked.done(), behind.done())
+            await asyncio.gather(blocked, behind)
+            return done
+        finally:
+            worker.stop()
+
+    assert await main() == (True, False, False)
 
 
 @deferred_f_from_coro_f
