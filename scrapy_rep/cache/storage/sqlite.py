@@ -7,14 +7,13 @@ and the one that finds the file busy moves to a thread that may wait
 (``worker``): the loop never waits for another process, and a crawl does
 not pay a thread hop per statement. Nor does the loop ever sync the disk:
 automatic WAL checkpoints are off, and the thread checkpoints every
-``_CHECKPOINT_EVERY`` rows written. Records are written in batches: each
-put keeps its place in the queue, and the first of them to be reached
-writes every put queued by then in one transaction, so a broad crawl's
-stream of new origins costs a commit per batch, not per origin
-(benchmarks/origins_million.py). A file that is not a database, or is
-damaged, is moved aside with one warning and a new one is started: a lost
-cache costs refetches, never a crawl. Fetch locks are rows with their
-owner's token, renewed while held (``leases``).
+``_CHECKPOINT_EVERY`` rows written. Each put keeps its place in a queue,
+and the first of them to be reached writes every put queued by then in one
+transaction: a put with none ahead of it commits alone, at once, and the
+puts that queue behind a statement in the thread share a commit. A file
+that is not a database, or is damaged, is moved aside with one warning and
+a new one is started: a lost cache costs refetches, never a crawl. Fetch
+locks are rows with their owner's token, renewed while held (``leases``).
 """
 
 from __future__ import annotations
