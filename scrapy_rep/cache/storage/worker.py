@@ -66,15 +66,11 @@ class Worker:
             raise RuntimeError("cannot schedule new calls after the worker stopped")
         loop = asyncio.get_running_loop()
         future: asyncio.Future[T] = loop.create_future()
+        call = (loop, future, func, args)
         if here and not self._pending and not self._away:  # none ahead of it: now
-            try:
-                future.set_result(func(*args))
-            except WouldBlock:
-                self._send((loop, future, func, args))
-            except Exception as exc:  # handed to the awaiting coroutine
-                future.set_exception(exc)
+            self._run_on_loop(call)
             return future
-        self._pending.append(((loop, future, func, args), here))
+        self._pending.append((call, here))
         if not self._scheduled and not self._away:
             self._scheduled = True
             loop.call_soon(self._run_here)
@@ -105,22 +101,26 @@ class Worker:
         pending = self._pending
         while pending and (not self._away or not pending[0][1]):  # thread calls queue on
             call, here = pending.popleft()
-            _, future, func, args = call
-            if future.done():  # cancelled meanwhile
+            if call[1].done():  # cancelled meanwhile
                 continue
-            if not here:
-                self._send(call)
-                continue
-            try:
-                result = func(*args)
-            except WouldBlock:
-                self._send(call)
-            except Exception as exc:  # handed to the awaiting coroutine
-                future.set_exception(exc)
+            if here:
+                self._run_on_loop(call)
             else:
-                future.set_result(result)
+                self._send(call)
         if self._stopping and not pending:
             self._end_thread()
+
+    def _run_on_loop(self, call: _Call) -> None:
+        """Answer ``call`` here, or send it to the thread if it would block."""
+        _, future, func, args = call
+        try:
+            result = func(*args)
+        except WouldBlock:
+            self._send(call)
+        except Exception as exc:  # handed to the awaiting coroutine
+            future.set_exception(exc)
+        else:
+            future.set_result(result)
 
     def _send(self, call: _Call) -> None:
         self._away += 1
