@@ -74,6 +74,10 @@ CREATE TABLE IF NOT EXISTS forgotten (
     id INTEGER PRIMARY KEY AUTOINCREMENT, key TEXT NOT NULL, at REAL NOT NULL
 );
 """
+#: A lock on a key nobody has a row for: one statement, its own transaction.
+_LOCK_IF_FREE = (
+    "INSERT INTO locks (key, token, expires_at) VALUES (?, ?, ?) ON CONFLICT (key) DO NOTHING"
+)
 _BUSY_TIMEOUT_MS = 30_000  # other processes' writes are short; the thread waits for them
 #: Rows written between two WAL checkpoints (in the thread): a few hundred
 #: new origins, about the thousand pages SQLite's automatic checkpoint allows.
@@ -428,9 +432,13 @@ class SqliteStorage:
         """Take the lock unless a live holder has it: (won, the dead holder taken over).
 
         A lock that would outlive one ``ttl`` (an older version's, a tampered
-        row) is cut down to it: outlived, not stolen.
+        row) is cut down to it: outlived, not stolen. A key without a lock row
+        (a new origin, almost always) takes one statement; the transaction
+        that reads the row first is for a key that has one.
         """
         db = self._conn()
+        if db.execute(_LOCK_IF_FREE, (key, token, now + ttl)).rowcount == 1:
+            return True, None
         db.execute("BEGIN IMMEDIATE")
         try:
             row = db.execute("SELECT token, expires_at FROM locks WHERE key = ?", (key,)).fetchone()

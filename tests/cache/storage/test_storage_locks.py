@@ -503,6 +503,32 @@ async def _now(record: OriginRecord) -> OriginRecord:
 
 
 @deferred_f_from_coro_f
+async def test_storage_3_5_sqlite_free_lock_is_one_statement(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    """A key without a lock row (a broad crawl's new origin) is locked by one
+    statement; a key with one goes through the transaction that reads it."""
+    path = tmp_path / "robots.sqlite3"
+    storage = await SqliteStorage.open(path, clock=clock, sleep=Ticks(clock))
+    other = await SqliteStorage.open(path, clock=clock, sleep=Ticks(clock))
+    statements: list[str] = []
+    for store in (storage, other):
+        store._conn().set_trace_callback(statements.append)
+    try:
+        assert await storage.lock(KEY, TTL)
+        ran = [s for s in statements if not s.startswith("PRAGMA")]
+        assert len(ran) == 1 and ran[0].startswith("INSERT INTO locks")
+        statements.clear()
+        assert not await other.lock(KEY, TTL)  # held: read, then left alone
+        ran = [s for s in statements if not s.startswith("PRAGMA")]
+        assert ran[1] == "BEGIN IMMEDIATE" and ran[-1] == "COMMIT"
+        assert any(s.startswith("SELECT token") for s in ran)
+    finally:
+        await storage.close()
+        await other.close()
+
+
+@deferred_f_from_coro_f
 async def test_storage_3_5_sqlite_combined_calls_keep_the_lock_rules(
     tmp_path: Path, clock: FakeClock
 ) -> None:
