@@ -1,0 +1,138 @@
+"""Two modes of ``broad_crawl.py --preset scale`` crawled at the same time, one per core.
+
+On a shared machine the cost of the same crawl moves by 10-20% from one
+minute to the next (issue 28), more than the differences worth measuring.
+Crawls run one after another meet different minutes; two crawls run at once
+meet the same ones. Each pair runs two servers and two crawler processes:
+both crawlers share the first core, both servers the second, as
+``broad_crawl.py`` places them (a crawler beside the other's server would
+starve it, and the two crawls would drift apart). The figure is the ratio of the two crawls' CPU
+per request within each pair, and its median over the pairs.
+
+    .venv/bin/python benchmarks/paired_crawl.py --origins 30000 --pair builtin,rep-sqlite --runs 3
+
+Every crawl is checked as ``broad_crawl.py`` checks it (one robots.txt per
+origin, no disallowed page fetched, no allowed page lost). The absolute
+figures are dearer than a crawl alone (two crawls share the caches and the
+memory bus), so compare ratios, not microseconds, with ``broad_crawl.py``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import os
+import statistics
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import broad_crawl
+
+
+def _server(args: argparse.Namespace, cpu: int) -> tuple[Any, Any, list[tuple[str, int]]]:
+    control, remote = multiprocessing.Pipe()
+    process = multiprocessing.get_context("spawn").Process(
+        target=broad_crawl.serve,
+        args=(args.origins, 0.0, 0.0, remote, cpu, True),
+        daemon=True,
+    )
+    process.start()
+    return process, control, control.recv()
+
+
+def _options(args: argparse.Namespace, targets: list[tuple[str, int]]) -> dict[str, Any]:
+    preset = broad_crawl.PRESETS["scale"]
+    return {
+        "targets": targets,
+        "pages_per_origin": preset["pages_per_origin"],
+        "disallowed_every": preset["disallowed_every"],
+        "concurrency": preset["concurrency"],
+        "log_level": "WARNING",
+        "named_hosts": True,
+        "memory_max_origins": None,
+        "profile": None,
+    }
+
+
+def _crawl(
+    mode: str, args: argparse.Namespace, cpu: int, server_cpu: int, layout: dict[str, Any]
+) -> dict[str, Any]:
+    """One crawl against its own server, checked; the server stopped after it."""
+    process, control, targets = _server(args, server_cpu)
+    try:
+        control.send("reset")
+        control.recv()
+        result = broad_crawl.run_child(mode, _options(args, targets), cpu)
+        control.send("report")
+        result.update(broad_crawl._served(control.recv(), _scale_args(args), layout))
+        result["problems"] = broad_crawl._check(result, _scale_args(args), layout)
+        control.send("stop")
+    finally:
+        process.join(5)
+    return result
+
+
+def _scale_args(args: argparse.Namespace) -> argparse.Namespace:
+    return argparse.Namespace(**{**broad_crawl.PRESETS["scale"], "origins": args.origins})
+
+
+def _per_request(result: dict[str, Any]) -> float:
+    return float(result["cpu_seconds"]) / (result["fetched"] + result["dropped"]) * 1e6
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    parser.add_argument("--origins", type=int, default=10_000)
+    parser.add_argument("--pair", default="builtin,rep-sqlite", help="two modes: A,B")
+    parser.add_argument("--runs", type=int, default=3, help="pairs, one after another")
+    args = parser.parse_args()
+    pair = tuple(mode.strip() for mode in args.pair.split(","))
+    if len(pair) != 2 or any(mode not in broad_crawl.MODES for mode in pair):
+        parser.error(f"--pair: two of {', '.join(broad_crawl.MODES)}, comma-separated")
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        parser.error("needs two CPUs: one crawler on each")
+    broad_crawl.raise_file_limit()
+    layout = broad_crawl._layout(_scale_args(args))
+    first, second = pair
+    print(
+        f"{args.origins} origins x 2 pages (scale preset), {first} and {second} crawled at "
+        f"once, {args.runs} pair(s); CPU per request of each crawler process, and B / A"
+    )
+    ratios: list[float] = []
+    failed: list[str] = []
+    for run in range(1, args.runs + 1):
+        crawlers, servers = cpus[0], cpus[-1]
+        with ThreadPoolExecutor(2) as pool:
+            a = pool.submit(_crawl, first, args, crawlers, servers, layout)
+            b = pool.submit(_crawl, second, args, crawlers, servers, layout)
+            results = (a.result(), b.result())
+        ratio = _per_request(results[1]) / _per_request(results[0])
+        ratios.append(ratio)
+        for result in results:
+            failed += [f"run {run} {result['mode']}: {p}" for p in result["problems"]]
+        print(
+            f"{run:>3}  {first}: {_per_request(results[0]):6.0f} us/req "
+            f"({results[0]['seconds']:.1f} s, {results[0]['max_rss_mib']:.0f} MiB)   "
+            f"{second}: {_per_request(results[1]):6.0f} us/req "
+            f"({results[1]['seconds']:.1f} s, {results[1]['max_rss_mib']:.0f} MiB)   "
+            f"B / A {ratio:.3f}",
+            flush=True,
+        )
+    print(
+        f"{second} / {first}, CPU per request: median {statistics.median(ratios):.3f} "
+        f"of {', '.join(f'{r:.3f}' for r in ratios)}"
+    )
+    if failed:
+        print("CORRECTNESS VIOLATIONS:\n    " + "\n    ".join(failed))
+        return 1
+    print("all checks passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
