@@ -713,16 +713,7 @@ def benchmark(args: argparse.Namespace, modes: tuple[str, ...]) -> int:
     server.start()
     targets: list[tuple[str, int]] = control.recv()
     layout = _layout(args)
-    options = {
-        "targets": targets,
-        "pages_per_origin": args.pages_per_origin,
-        "disallowed_every": args.disallowed_every,
-        "concurrency": args.concurrency,
-        "log_level": args.log_level,
-        "named_hosts": args.named_hosts,
-        "memory_max_origins": args.memory_max_origins,
-        "profile": str(Path(args.profile).resolve()) if args.profile else None,
-    }
+    options = crawl_options(args, targets)
     if args.profile:
         Path(args.profile).mkdir(parents=True, exist_ok=True)
     print(
@@ -770,6 +761,20 @@ def benchmark(args: argparse.Namespace, modes: tuple[str, ...]) -> int:
         return 1
     print("\nall checks passed")
     return 0
+
+
+def crawl_options(args: argparse.Namespace, targets: list[tuple[str, int]]) -> dict[str, Any]:
+    """What a crawler child is told: its server's targets and the crawl's settings."""
+    return {
+        "targets": targets,
+        "pages_per_origin": args.pages_per_origin,
+        "disallowed_every": args.disallowed_every,
+        "concurrency": args.concurrency,
+        "log_level": args.log_level,
+        "named_hosts": args.named_hosts,
+        "memory_max_origins": args.memory_max_origins,
+        "profile": str(Path(args.profile).resolve()) if args.profile else None,
+    }
 
 
 def _layout(args: argparse.Namespace) -> dict[str, Any]:
@@ -935,6 +940,11 @@ def _table(
                 )
 
 
+def cpu_per_request(r: dict[str, Any]) -> float:
+    """A crawl's CPU per request, in microseconds (every page, fetched or dropped)."""
+    return float(r["cpu_seconds"]) / (r["fetched"] + r["dropped"]) * 1e6
+
+
 def _cpu_table(results: dict[str, list[dict[str, Any]]]) -> None:
     """CPU per request by mode (median of the runs by CPU time): the figure a
     shared machine distorts least, as ratios to the none and builtin crawls of
@@ -943,10 +953,6 @@ def _cpu_table(results: dict[str, list[dict[str, Any]]]) -> None:
         mode: sorted(rs, key=lambda r: r["cpu_seconds"])[(len(rs) - 1) // 2]
         for mode, rs in results.items()
     }
-
-    def per_request(r: dict[str, Any]) -> float:
-        return float(r["cpu_seconds"]) / (r["fetched"] + r["dropped"]) * 1e6
-
     none, builtin = summary.get("none"), summary.get("builtin")
     print("CPU per request by mode (crawler process, median of the runs by CPU time):")
     print(
@@ -954,9 +960,9 @@ def _cpu_table(results: dict[str, list[dict[str, Any]]]) -> None:
         f"{'gc2 n':>7}{'gc2 s':>7}{'longest':>9}{'live objects':>13}"
     )
     for mode, r in summary.items():
-        us = per_request(r)
-        vs_none = f"{us / per_request(none):.3f}" if none else "-"
-        vs_builtin = f"{us / per_request(builtin):.3f}" if builtin else "-"
+        us = cpu_per_request(r)
+        vs_none = f"{us / cpu_per_request(none):.3f}" if none else "-"
+        vs_builtin = f"{us / cpu_per_request(builtin):.3f}" if builtin else "-"
         gc_stats = r.get("gc", {})
         seconds = gc_stats.get("seconds", [0.0, 0.0, 0.0])
         print(

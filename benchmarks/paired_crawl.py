@@ -1,4 +1,4 @@
-"""Two modes of ``broad_crawl.py --preset scale`` crawled at the same time, one per core.
+"""Two modes of ``broad_crawl.py --preset scale`` crawled at the same time, on one core.
 
 On a shared machine the cost of the same crawl moves by 10-20% from one
 minute to the next (issue 28), more than the differences worth measuring.
@@ -6,8 +6,9 @@ Crawls run one after another meet different minutes; two crawls run at once
 meet the same ones. Each pair runs two servers and two crawler processes:
 both crawlers share the first core, both servers the second, as
 ``broad_crawl.py`` places them (a crawler beside the other's server would
-starve it, and the two crawls would drift apart). The figure is the ratio of the two crawls' CPU
-per request within each pair, and its median over the pairs.
+starve it, and the two crawls would drift apart). The figure is the ratio
+of the two crawls' CPU per request within each pair, and its median over
+the pairs.
 
     .venv/bin/python benchmarks/paired_crawl.py --origins 30000 --pair builtin,rep-sqlite --runs 3
 
@@ -33,55 +34,46 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import broad_crawl
 
 
-def _server(args: argparse.Namespace, cpu: int) -> tuple[Any, Any, list[tuple[str, int]]]:
+def _server(scale: argparse.Namespace, cpu: int) -> tuple[Any, Any, list[tuple[str, int]]]:
     control, remote = multiprocessing.Pipe()
     process = multiprocessing.get_context("spawn").Process(
         target=broad_crawl.serve,
-        args=(args.origins, 0.0, 0.0, remote, cpu, True),
+        args=(
+            scale.origins,
+            scale.robots_latency,
+            scale.page_latency,
+            remote,
+            cpu,
+            scale.named_hosts,
+        ),
         daemon=True,
     )
     process.start()
     return process, control, control.recv()
 
 
-def _options(args: argparse.Namespace, targets: list[tuple[str, int]]) -> dict[str, Any]:
-    preset = broad_crawl.PRESETS["scale"]
-    return {
-        "targets": targets,
-        "pages_per_origin": preset["pages_per_origin"],
-        "disallowed_every": preset["disallowed_every"],
-        "concurrency": preset["concurrency"],
-        "log_level": "WARNING",
-        "named_hosts": True,
-        "memory_max_origins": None,
-        "profile": None,
-    }
-
-
 def _crawl(
-    mode: str, args: argparse.Namespace, cpu: int, server_cpu: int, layout: dict[str, Any]
+    mode: str, scale: argparse.Namespace, cpu: int, server_cpu: int, layout: dict[str, Any]
 ) -> dict[str, Any]:
     """One crawl against its own server, checked; the server stopped after it."""
-    process, control, targets = _server(args, server_cpu)
+    process, control, targets = _server(scale, server_cpu)
     try:
         control.send("reset")
         control.recv()
-        result = broad_crawl.run_child(mode, _options(args, targets), cpu)
+        result = broad_crawl.run_child(mode, broad_crawl.crawl_options(scale, targets), cpu)
         control.send("report")
-        result.update(broad_crawl._served(control.recv(), _scale_args(args), layout))
-        result["problems"] = broad_crawl._check(result, _scale_args(args), layout)
+        result.update(broad_crawl._served(control.recv(), scale, layout))
+        result["problems"] = broad_crawl._check(result, scale, layout)
         control.send("stop")
     finally:
         process.join(5)
     return result
 
 
-def _scale_args(args: argparse.Namespace) -> argparse.Namespace:
-    return argparse.Namespace(**{**broad_crawl.PRESETS["scale"], "origins": args.origins})
-
-
-def _per_request(result: dict[str, Any]) -> float:
-    return float(result["cpu_seconds"]) / (result["fetched"] + result["dropped"]) * 1e6
+def _scale_args(origins: int) -> argparse.Namespace:
+    """``broad_crawl.py``'s arguments for the scale preset at ``origins``."""
+    unset = {"log_level": "WARNING", "memory_max_origins": None, "profile": None}
+    return argparse.Namespace(**{**broad_crawl.PRESETS["scale"], "origins": origins, **unset})
 
 
 def main() -> int:
@@ -95,9 +87,11 @@ def main() -> int:
         parser.error(f"--pair: two of {', '.join(broad_crawl.MODES)}, comma-separated")
     cpus = sorted(os.sched_getaffinity(0))
     if len(cpus) < 2:
-        parser.error("needs two CPUs: one crawler on each")
+        parser.error("needs two CPUs: one for the crawlers, one for the servers")
     broad_crawl.raise_file_limit()
-    layout = broad_crawl._layout(_scale_args(args))
+    scale = _scale_args(args.origins)
+    layout = broad_crawl._layout(scale)
+    crawlers, servers = cpus[0], cpus[-1]
     first, second = pair
     print(
         f"{args.origins} origins x 2 pages (scale preset), {first} and {second} crawled at "
@@ -106,19 +100,18 @@ def main() -> int:
     ratios: list[float] = []
     failed: list[str] = []
     for run in range(1, args.runs + 1):
-        crawlers, servers = cpus[0], cpus[-1]
         with ThreadPoolExecutor(2) as pool:
-            a = pool.submit(_crawl, first, args, crawlers, servers, layout)
-            b = pool.submit(_crawl, second, args, crawlers, servers, layout)
+            a = pool.submit(_crawl, first, scale, crawlers, servers, layout)
+            b = pool.submit(_crawl, second, scale, crawlers, servers, layout)
             results = (a.result(), b.result())
-        ratio = _per_request(results[1]) / _per_request(results[0])
+        ratio = broad_crawl.cpu_per_request(results[1]) / broad_crawl.cpu_per_request(results[0])
         ratios.append(ratio)
         for result in results:
             failed += [f"run {run} {result['mode']}: {p}" for p in result["problems"]]
         print(
-            f"{run:>3}  {first}: {_per_request(results[0]):6.0f} us/req "
+            f"{run:>3}  {first}: {broad_crawl.cpu_per_request(results[0]):6.0f} us/req "
             f"({results[0]['seconds']:.1f} s, {results[0]['max_rss_mib']:.0f} MiB)   "
-            f"{second}: {_per_request(results[1]):6.0f} us/req "
+            f"{second}: {broad_crawl.cpu_per_request(results[1]):6.0f} us/req "
             f"({results[1]['seconds']:.1f} s, {results[1]['max_rss_mib']:.0f} MiB)   "
             f"B / A {ratio:.3f}",
             flush=True,
