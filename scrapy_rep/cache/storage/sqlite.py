@@ -63,7 +63,7 @@ _SCHEMA = """
 CREATE TABLE IF NOT EXISTS origins (
     key TEXT PRIMARY KEY, data BLOB NOT NULL, expires_at REAL NOT NULL
 ) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS origins_by_expiry ON origins (expires_at);
+DROP INDEX IF EXISTS origins_by_expiry;
 CREATE TABLE IF NOT EXISTS locks (
     key TEXT PRIMARY KEY, token TEXT NOT NULL, expires_at REAL NOT NULL
 ) WITHOUT ROWID;
@@ -78,15 +78,22 @@ CREATE TABLE IF NOT EXISTS forgotten (
 _LOCK_IF_FREE = (
     "INSERT INTO locks (key, token, expires_at) VALUES (?, ?, ?) ON CONFLICT (key) DO NOTHING"
 )
+#: The same, unless the key has a live record (``_select``'s): a new origin's
+#: lock, and the answer that there is nothing to read, in one statement.
+_LOCK_IF_FREE_AND_UNRECORDED = (
+    "INSERT INTO locks (key, token, expires_at) SELECT ?1, ?2, ?3 WHERE NOT EXISTS "
+    "(SELECT 1 FROM origins WHERE key = ?1 AND expires_at > ?4) ON CONFLICT (key) DO NOTHING"
+)
 _BUSY_TIMEOUT_MS = 30_000  # other processes' writes are short; the thread waits for them
 #: Rows written between two WAL checkpoints (in the thread): a few hundred
 #: new origins, about the thousand pages SQLite's automatic checkpoint allows.
 _CHECKPOINT_EVERY = 1_000
 _OPEN_RETRY_S = 0.01  # between tries to open a file another process is converting
 _PURGE_EVERY = 1_000  # puts between two sweeps of expired rows
-#: Expired rows one sweep deletes at most: twice what the puts between two
-#: sweeps can add, so the file shrinks back, and short enough that a reader
-#: queued behind a sweep of a million expired rows waits milliseconds.
+#: Rows one sweep looks at (the next ones in key order, round the table):
+#: twice what the puts between two sweeps can add, so the file shrinks back,
+#: and short enough that a reader queued behind a sweep waits milliseconds.
+#: No index on expiry: a put writes one B-tree, not two.
 _PURGE_BATCH = 2 * _PURGE_EVERY
 
 
@@ -134,6 +141,7 @@ class SqliteStorage:
         self._checkpoint_at = _CHECKPOINT_EVERY  # the connection's total_changes then
         self._leases = Leases(self._extend, sleep=sleep)
         self._puts = 0
+        self._swept_to = ""  # the last key the previous sweep looked at
         #: Writes not yet taken by a batch (appended by the loop, taken by the worker).
         self._queued: deque[_Queued] = deque()
 
@@ -389,13 +397,27 @@ class SqliteStorage:
         )
         self._puts += 1
         if self._puts % _PURGE_EVERY == 0:
+            self._sweep(db, now)
+
+    def _sweep(self, db: sqlite3.Connection, now: float) -> None:
+        """Delete the expired records among the next ``_PURGE_BATCH`` keys after
+        the last sweep's, starting over at the end; and expired locks and paces."""
+        start = self._swept_to
+        row = db.execute(
+            "SELECT key FROM origins WHERE key > ? ORDER BY key LIMIT 1 OFFSET ?",
+            (start, _PURGE_BATCH - 1),
+        ).fetchone()
+        if row is None:  # the table's end is near: to it, and start over next time
+            self._swept_to = ""
+            db.execute("DELETE FROM origins WHERE key > ? AND expires_at <= ?", (start, now))
+        else:  # a key range, so that SQLite reads those rows only
+            self._swept_to = str(row[0])
             db.execute(
-                "DELETE FROM origins WHERE key IN "
-                "(SELECT key FROM origins WHERE expires_at <= ? LIMIT ?)",
-                (now, _PURGE_BATCH),
+                "DELETE FROM origins WHERE key > ? AND key <= ? AND expires_at <= ?",
+                (start, self._swept_to, now),
             )
-            db.execute("DELETE FROM locks WHERE expires_at <= ?", (now,))
-            db.execute("DELETE FROM pace WHERE next_at <= ? AND paused_until <= ?", (now, now))
+        db.execute("DELETE FROM locks WHERE expires_at <= ?", (now,))
+        db.execute("DELETE FROM pace WHERE next_at <= ? AND paused_until <= ?", (now, now))
 
     def _delete(self, key: str, now: float) -> bool:
         """Delete and log in one transaction: a crawl that reads the entry finds
@@ -464,6 +486,11 @@ class SqliteStorage:
     def _acquire_and_get(
         self, key: str, token: str, now: float, ttl: float
     ) -> tuple[bool, str | None, OriginRecord | None]:
+        """A key with neither lock row nor live record (a new origin) takes one
+        statement and no read; any other, ``_acquire`` then ``_get``."""
+        db = self._conn()
+        if db.execute(_LOCK_IF_FREE_AND_UNRECORDED, (key, token, now + ttl, now)).rowcount == 1:
+            return True, None, None
         won, taken_from = self._acquire(key, token, now, ttl)
         return won, taken_from, self._get(key, now)
 

@@ -529,6 +529,33 @@ async def test_storage_3_5_sqlite_free_lock_is_one_statement(
 
 
 @deferred_f_from_coro_f
+async def test_storage_3_5_sqlite_new_origin_lock_and_get_is_one_statement(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    """A key with neither lock nor live record (a broad crawl's new origin):
+    the lock, and the answer that there is no record, in one statement. A
+    live record is still read and returned with the lock; an expired one is
+    no record."""
+    storage = await SqliteStorage.open(tmp_path / "robots.sqlite3", clock=clock)
+    statements: list[str] = []
+    storage._conn().set_trace_callback(statements.append)
+    try:
+        assert await storage.lock_and_get(KEY, TTL) == (True, None)
+        ran = [s for s in statements if not s.startswith("PRAGMA")]
+        assert len(ran) == 1 and ran[0].startswith("INSERT INTO locks")
+        record = sample(clock.now)
+        await storage.put_and_release(KEY, record, 60.0)
+        assert await storage.lock_and_get(KEY, TTL) == (True, record)
+        await storage.release(KEY)
+        clock.advance(61)  # the record expired: a new fetch, in one statement again
+        statements.clear()
+        assert await storage.lock_and_get(KEY, TTL) == (True, None)
+        assert len([s for s in statements if not s.startswith("PRAGMA")]) == 1
+    finally:
+        await storage.close()
+
+
+@deferred_f_from_coro_f
 async def test_storage_3_5_sqlite_combined_calls_keep_the_lock_rules(
     tmp_path: Path, clock: FakeClock
 ) -> None:
