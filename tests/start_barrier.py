@@ -7,6 +7,7 @@ their path (``sys.path`` in the worker scripts).
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 import time
@@ -25,6 +26,23 @@ def wait_for_the_others() -> None:
     (Path(barrier) / f"ready-{os.getpid()}").touch()
     while not (Path(barrier) / "go").exists():
         time.sleep(0.005)  # a start barrier, not a time rule
+
+
+async def wait_until_all(stage: str, timeout: float) -> bool:
+    """Worker side, mid-crawl: say this worker reached ``stage``, then wait, without
+    blocking the event loop, until every worker of the start barrier has (False: timed out)."""
+    barrier = os.environ.get(BARRIER_ENV)
+    if not barrier:
+        return True
+    folder = Path(barrier)
+    (folder / f"{stage}-{os.getpid()}").touch()
+    workers = len(list(folder.glob("ready-*")))
+    deadline = time.monotonic() + timeout
+    while len(list(folder.glob(f"{stage}-*"))) < workers:
+        if time.monotonic() > deadline:
+            return False
+        await asyncio.sleep(0.01)  # polling a rendezvous, not a time rule
+    return True
 
 
 def release_together(

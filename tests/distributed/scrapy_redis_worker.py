@@ -7,11 +7,13 @@ Usage: ``scrapy_redis_worker.py <redis url>``; prints a JSON report.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from scrapy import signals
 from scrapy.crawler import AsyncCrawlerProcess
@@ -19,9 +21,38 @@ from scrapy.http import Request, Response
 from scrapy_redis.spiders import RedisSpider
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: shared helpers
-from start_barrier import wait_for_the_others
+from start_barrier import wait_for_the_others, wait_until_all
 
 REDIS_KEY = "dist:start_urls"
+#: The pages of the test's origins that their robots.txt allows (it disallows /private).
+PAGES = ("/a", "/b")
+#: Beyond a worker's sleep until the engine's next heartbeat (5 s): only a
+#: worker that never gets a page (sharing broken) waits this long.
+GATE_TIMEOUT = 30.0
+
+
+class EveryWorkerHasAPage:
+    """Hold the pages a worker takes until every worker has taken one.
+
+    Without it the sharing is a race: scrapy_rep parks requests that wait for
+    robots.txt outside CONCURRENT_REQUESTS, so one worker refills from the
+    start list at each idle moment and can hold all 90 URLs within a tenth of
+    a second, while another worker whose first look at the shared queue found
+    it empty and then non-empty (a push in between) is not idle, so gets no
+    ``spider_idle`` and sleeps until Scrapy's 5 s engine heartbeat. Placed
+    before scrapy_rep's middleware, a held page stays in CONCURRENT_REQUESTS:
+    a worker holds at most 8 until the others have theirs, the rest stays in Redis.
+    """
+
+    def __init__(self) -> None:
+        self._gate: asyncio.Future[bool] | None = None
+
+    async def process_request(self, request: Request) -> None:
+        if urlsplit(request.url).path not in PAGES:
+            return  # robots.txt, and /private pages (dropped, never parsed)
+        if self._gate is None:
+            self._gate = asyncio.ensure_future(wait_until_all("page", GATE_TIMEOUT))
+        await self._gate  # on a timeout too: the test's assertion tells
 
 
 class DistributedSpider(RedisSpider):
@@ -46,6 +77,7 @@ def main(redis_url: str) -> None:
         "REDIS_URL": redis_url,
         "MAX_IDLE_TIME_BEFORE_CLOSE": 4,
         "ADDONS": {"scrapy_rep.Addon": 0},
+        "DOWNLOADER_MIDDLEWARES": {EveryWorkerHasAPage: 50},  # before scrapy_rep's (100)
         "ROBOTSTXT_OBEY": True,
         "REP_STORAGE": "redis",  # REDIS_URL is scrapy-redis's setting, read too
         "USER_AGENT": "DistBot/1.0 (+http://127.0.0.1/)",
