@@ -590,8 +590,11 @@ class _GcPauses:
         }
 
 
-def run_child(mode: str, options: dict[str, Any], cpu: int | None) -> dict[str, Any]:
-    command = [sys.executable, __file__, "--child", mode]
+def run_child(
+    mode: str, options: dict[str, Any], cpu: int | None, tree: Path = ROOT
+) -> dict[str, Any]:
+    """One crawl in a new process, with the scrapy_rep of checkout ``tree``."""
+    command = [sys.executable, str(tree / "benchmarks" / "broad_crawl.py"), "--child", mode]
     if cpu is not None:
         command += ["--cpu", str(cpu)]
     with tempfile.TemporaryDirectory(prefix="broad-crawl-cwd-") as cwd:  # no .scrapy/ left here

@@ -11,6 +11,12 @@ of the two crawls' CPU per request within each pair, and its median over
 the pairs.
 
     .venv/bin/python benchmarks/paired_crawl.py --origins 30000 --pair builtin,rep-sqlite --runs 3
+    .venv/bin/python benchmarks/paired_crawl.py --pair rep-sqlite,rep-sqlite --at /tmp/old,.
+
+``--at A,B`` crawls each side with the scrapy_rep of another checkout (a
+``git worktree`` of an earlier commit): a change measured against its
+parent in the same minutes, where a pair against the built-in at one time
+and another pair at another differ by a percent or more.
 
 Every crawl is checked as ``broad_crawl.py`` checks it (one robots.txt per
 origin, no disallowed page fetched, no allowed page lost). The absolute
@@ -53,14 +59,20 @@ def _server(scale: argparse.Namespace, cpu: int) -> tuple[Any, Any, list[tuple[s
 
 
 def _crawl(
-    mode: str, scale: argparse.Namespace, cpu: int, server_cpu: int, layout: dict[str, Any]
+    mode: str,
+    tree: Path,
+    scale: argparse.Namespace,
+    cpu: int,
+    server_cpu: int,
+    layout: dict[str, Any],
 ) -> dict[str, Any]:
     """One crawl against its own server, checked; the server stopped after it."""
     process, control, targets = _server(scale, server_cpu)
     try:
         control.send("reset")
         control.recv()
-        result = broad_crawl.run_child(mode, broad_crawl.crawl_options(scale, targets), cpu)
+        options = broad_crawl.crawl_options(scale, targets)
+        result = broad_crawl.run_child(mode, options, cpu, tree)
         control.send("report")
         result.update(broad_crawl._served(control.recv(), scale, layout))
         result["problems"] = broad_crawl._check(result, scale, layout)
@@ -81,10 +93,16 @@ def main() -> int:
     parser.add_argument("--origins", type=int, default=10_000)
     parser.add_argument("--pair", default="builtin,rep-sqlite", help="two modes: A,B")
     parser.add_argument("--runs", type=int, default=3, help="pairs, one after another")
+    parser.add_argument(
+        "--at", default=".,.", help="the checkouts whose scrapy_rep A and B run: DIR_A,DIR_B"
+    )
     args = parser.parse_args()
     pair = tuple(mode.strip() for mode in args.pair.split(","))
     if len(pair) != 2 or any(mode not in broad_crawl.MODES for mode in pair):
         parser.error(f"--pair: two of {', '.join(broad_crawl.MODES)}, comma-separated")
+    trees = tuple(Path(tree.strip()).resolve() for tree in args.at.split(","))
+    if len(trees) != 2 or not all((t / "benchmarks" / "broad_crawl.py").exists() for t in trees):
+        parser.error("--at: two checkouts of this project, comma-separated")
     cpus = sorted(os.sched_getaffinity(0))
     if len(cpus) < 2:
         parser.error("needs two CPUs: one for the crawlers, one for the servers")
@@ -97,12 +115,14 @@ def main() -> int:
         f"{args.origins} origins x 2 pages (scale preset), {first} and {second} crawled at "
         f"once, {args.runs} pair(s); CPU per request of each crawler process, and B / A"
     )
+    if trees[0] != trees[1]:
+        print(f"A runs the scrapy_rep of {trees[0]}, B that of {trees[1]}")
     ratios: list[float] = []
     failed: list[str] = []
     for run in range(1, args.runs + 1):
         with ThreadPoolExecutor(2) as pool:
-            a = pool.submit(_crawl, first, scale, crawlers, servers, layout)
-            b = pool.submit(_crawl, second, scale, crawlers, servers, layout)
+            a = pool.submit(_crawl, first, trees[0], scale, crawlers, servers, layout)
+            b = pool.submit(_crawl, second, trees[1], scale, crawlers, servers, layout)
             results = (a.result(), b.result())
         ratio = broad_crawl.cpu_per_request(results[1]) / broad_crawl.cpu_per_request(results[0])
         ratios.append(ratio)
