@@ -417,7 +417,11 @@ async def _serve(
     stopped = loop.create_future()
 
     def command() -> None:
-        message = control.recv()
+        try:
+            message = control.recv()
+        except EOFError:  # the benchmark was killed: stop, not spin on a closed pipe
+            message = "stop"
+            loop.remove_reader(control.fileno())
         if message == "report":
             control.send(state.report())
         elif message == "reset":
