@@ -15,8 +15,8 @@ What it prints, and how each figure is taken:
   event-loop thread's CPU per call; then 16 concurrent callers while a 1 ms
   heartbeat measures the longest the loop was kept waiting.
 - purge: the clock moves past every record's expiry; ``_PURGE_EVERY`` puts
-  follow, so the store sweeps once (at most ``_PURGE_BATCH`` expired rows,
-  through the expiry index), while the heartbeat runs and a reader keeps
+  follow, so the store sweeps once (the expired rows among the first
+  ``_PURGE_BATCH`` keys), while the heartbeat runs and a reader keeps
   asking for one origin: the rows that sweep deleted, the slowest put (the
   one that swept), the loop's and the reader's longest wait.
 
