@@ -94,13 +94,14 @@ def main() -> int:
     parser.add_argument("--pair", default="builtin,rep-sqlite", help="two modes: A,B")
     parser.add_argument("--runs", type=int, default=3, help="pairs, one after another")
     parser.add_argument(
-        "--at", default=".,.", help="the checkouts whose scrapy_rep A and B run: DIR_A,DIR_B"
+        "--at", help="the checkouts whose scrapy_rep A and B run: DIR_A,DIR_B (default: this one)"
     )
     args = parser.parse_args()
     pair = tuple(mode.strip() for mode in args.pair.split(","))
     if len(pair) != 2 or any(mode not in broad_crawl.MODES for mode in pair):
         parser.error(f"--pair: two of {', '.join(broad_crawl.MODES)}, comma-separated")
-    trees = tuple(Path(tree.strip()).resolve() for tree in args.at.split(","))
+    at = args.at.split(",") if args.at else [broad_crawl.ROOT, broad_crawl.ROOT]
+    trees = tuple(Path(str(tree).strip()).resolve() for tree in at)
     if len(trees) != 2 or not all((t / "benchmarks" / "broad_crawl.py").exists() for t in trees):
         parser.error("--at: two checkouts of this project, comma-separated")
     cpus = sorted(os.sched_getaffinity(0))
