@@ -292,16 +292,20 @@ async def test_storage_sqlite_open_does_not_retry_other_errors(
     assert tries == [1]
 
 
-@deferred_f_from_coro_f
-async def test_storage_sqlite_sweeps_expired_rows_in_bounded_batches(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # A sweep of a million expired rows in one statement kept every reader
-    # waiting behind it for seconds; a sweep now deletes a bounded batch.
+@pytest.fixture
+def small_sweeps(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A sweep every 10 puts, looking at 20 keys (1,000 and 2,000 in a crawl)."""
     from scrapy_rep.cache.storage import sqlite as backend
 
     monkeypatch.setattr(backend, "_PURGE_EVERY", 10)
     monkeypatch.setattr(backend, "_PURGE_BATCH", 20)
+
+
+@deferred_f_from_coro_f
+@pytest.mark.usefixtures("small_sweeps")
+async def test_storage_sqlite_sweeps_expired_rows_in_bounded_batches(tmp_path: Path) -> None:
+    # A sweep of a million expired rows in one statement kept every reader
+    # waiting behind it for seconds; a sweep now deletes a bounded batch.
     clock = FakeClock()
     path = tmp_path / "robots.sqlite3"
     storage = await SqliteStorage.open(path, clock=clock)
@@ -319,16 +323,15 @@ async def test_storage_sqlite_sweeps_expired_rows_in_bounded_batches(
 
 
 @deferred_f_from_coro_f
+@pytest.mark.usefixtures("small_sweeps")
 async def test_storage_sqlite_sweeps_go_round_the_table_without_an_expiry_index(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
 ) -> None:
     # An index on expiry cost every put a second B-tree to write (a tenth of
     # the store's time). Without it, each sweep looks at the next keys in
     # order and starts over at the end, so every expired row is reached.
     from scrapy_rep.cache.storage import sqlite as backend
 
-    monkeypatch.setattr(backend, "_PURGE_EVERY", 10)
-    monkeypatch.setattr(backend, "_PURGE_BATCH", 20)
     path = tmp_path / "robots.sqlite3"
     with sqlite3.connect(path) as db:  # a file from a version that had the index
         db.executescript(backend._SCHEMA.replace("DROP INDEX IF EXISTS origins_by_expiry;", ""))
@@ -343,7 +346,8 @@ async def test_storage_sqlite_sweeps_go_round_the_table_without_an_expiry_index(
         await storage.put(f"https://z{i:02}.example:443", sample(clock.now), 3_600)
         if i % 10 == 9:  # just swept
             with sqlite3.connect(path) as db:
-                left.append(db.execute("SELECT count(*) FROM origins WHERE key < 'https://z'").fetchone()[0])
+                expired = "SELECT count(*) FROM origins WHERE key < 'https://z'"
+                left.append(db.execute(expired).fetchone()[0])
     await storage.close()
     with sqlite3.connect(path) as db:
         live = db.execute("SELECT count(*) FROM origins WHERE key >= 'https://z'").fetchone()[0]
