@@ -10,7 +10,10 @@ automatic WAL checkpoints are off, and the thread checkpoints every
 ``_CHECKPOINT_EVERY`` rows written. Each put keeps its place in a queue,
 and the first of them to be reached writes every put queued by then in one
 transaction: a put with none ahead of it commits alone, at once, and the
-puts that queue behind a statement in the thread share a commit. A file
+puts that queue behind a statement in the thread share a commit. The record
+a fetch wrote (``put_and_release``) is not waited for: it commits with the
+others of its ``_COMMIT_EVERY``, and a broad crawl pays one commit for many
+new origins. A file
 that is not a database, or is damaged, is moved aside with one warning and
 a new one is started: a lost cache costs refetches, never a crawl. Fetch
 locks are rows with their owner's token, renewed while held (``leases``).
@@ -49,12 +52,14 @@ _Write = tuple[str, OriginRecord, float, float, str | None]
 
 
 class _Queued:
-    """A write waiting in the queue, and how it went once a batch took it."""
+    """A write waiting in the queue, and how it went once a batch took it;
+    ``awaited``: by its caller (``put``), else only logged if it fails."""
 
-    __slots__ = ("done", "error", "write")
+    __slots__ = ("awaited", "done", "error", "write")
 
-    def __init__(self, write: _Write) -> None:
+    def __init__(self, write: _Write, awaited: bool = True) -> None:
         self.write = write
+        self.awaited = awaited
         self.done = False
         self.error: BaseException | None = None
 
@@ -84,6 +89,10 @@ _LOCK_IF_FREE_AND_UNRECORDED = (
     "INSERT INTO locks (key, token, expires_at) SELECT ?1, ?2, ?3 WHERE NOT EXISTS "
     "(SELECT 1 FROM origins WHERE key = ?1 AND expires_at > ?4) ON CONFLICT (key) DO NOTHING"
 )
+#: Seconds between two commits of the records a fetch wrote, while fetches
+#: keep ending: a broad crawl stores a new origin every few milliseconds, and
+#: a commit each cost about 5% of its CPU (docs/benchmarks.md).
+_COMMIT_EVERY = 0.05
 _BUSY_TIMEOUT_MS = 30_000  # other processes' writes are short; the thread waits for them
 #: Rows written between two WAL checkpoints (in the thread): a few hundred
 #: new origins, about the thousand pages SQLite's automatic checkpoint allows.
@@ -144,6 +153,11 @@ class SqliteStorage:
         self._swept_to = ""  # the last key the previous sweep looked at
         #: Writes not yet taken by a batch (appended by the loop, taken by the worker).
         self._queued: deque[_Queued] = deque()
+        #: The commit of the records written after a fetch: one per
+        #: ``_COMMIT_EVERY`` at most, at ``_commit_at`` (``time.monotonic``).
+        self._commit_timer: asyncio.TimerHandle | None = None
+        self._commit_at = 0.0
+        self._told_failed = False
 
     @classmethod
     async def open(
@@ -202,10 +216,32 @@ class SqliteStorage:
         return won, found
 
     async def put_and_release(self, key: str, record: OriginRecord, ttl_seconds: float) -> None:
-        """``put`` then ``release``, in one trip to the worker thread (and one transaction)."""
+        """``put`` then ``release`` in one transaction, without waiting for it:
+        the fetching process has the record already, and the others, waiting
+        on the lock, see the record when the lock goes, with the next commit
+        (within ``_COMMIT_EVERY``). The records of the fetches that end
+        meanwhile share it. A failed commit is logged, and its locks lapse."""
         token = self._leases.drop(key)
         now = self._clock()
-        await self._write((key, record, now + ttl_seconds, now, token))
+        self._queued.append(_Queued((key, record, now + ttl_seconds, now, token), awaited=False))
+        if self._commit_timer is None:
+            wait = max(self._commit_at - time.monotonic(), 0.0)
+            self._commit_timer = asyncio.get_running_loop().call_later(wait, self._commit)
+
+    async def flush(self) -> None:
+        """Commit the records written after fetches now, not with the next
+        commit (``close`` does too)."""
+        if self._commit_timer is not None:
+            self._commit_timer.cancel()
+            self._commit_timer = None
+        if self._queued:
+            await self._run(self._write_queued, None)
+
+    def _commit(self) -> None:
+        self._commit_timer = None
+        if self._queued:  # a failure is logged there; nobody awaits this
+            done = self._worker.call(self._guarded, self._write_queued, None)
+            done.add_done_callback(_checked_point)
 
     async def renew(self, key: str, ttl: float) -> bool:
         """Extend our lock on ``key`` by ``ttl``; False if it is not ours (any more)."""
@@ -235,6 +271,8 @@ class SqliteStorage:
         """Release our locks first: the next process need not wait for them to lapse."""
         held = self._leases.drop_all()
         try:
+            with contextlib.suppress(sqlite3.Error, RuntimeError):  # logged
+                await self.flush()  # the records written after fetches first
             if held:
                 with contextlib.suppress(sqlite3.Error, RuntimeError):  # they lapse anyway
                     await self._run(self._release_all, held)
@@ -494,13 +532,16 @@ class SqliteStorage:
         won, taken_from = self._acquire(key, token, now, ttl)
         return won, taken_from, self._get(key, now)
 
-    def _write_queued(self, queued: _Queued) -> None:
-        """``queued``'s write: done by an earlier trip's batch, or now, with
-        every write queued since, in one transaction."""
-        if not queued.done:
+    def _write_queued(self, queued: _Queued | None) -> None:
+        """``queued``'s write (None: the writes nobody awaits): done by an
+        earlier trip's batch, or now, with every write queued since, in one
+        transaction."""
+        if queued is None or not queued.done:
             batch: list[_Queued] = []
             while self._queued:  # deque: appends from the loop thread are safe
                 batch.append(self._queued.popleft())
+            if not batch:
+                return
             writes = [item.write for item in batch]
             try:
                 self._guarded(self._write_batch, writes)
@@ -510,10 +551,24 @@ class SqliteStorage:
             except BaseException as exc:
                 for item in batch:
                     item.error = exc
+                if not all(item.awaited for item in batch):
+                    self._failed(exc)
             for item in batch:
                 item.done = True
-        if queued.error is not None:
+            self._commit_at = time.monotonic() + _COMMIT_EVERY
+        if queued is not None and queued.error is not None:
             raise queued.error
+
+    def _failed(self, exc: BaseException) -> None:
+        """Say (once, then at debug level) that records written after their fetches were lost."""
+        level = logging.DEBUG if self._told_failed else logging.WARNING
+        self._told_failed = True
+        logger.log(
+            level,
+            "Storing robots.txt records in %s failed (%r): other processes fetch them again",
+            self.path,
+            exc,
+        )
 
     def _write_batch(self, writes: list[_Write]) -> None:
         """The queued writes (and the lock releases that go with them), in one transaction."""
@@ -583,6 +638,7 @@ class SqliteStorage:
 
 
 def _checked_point(future: asyncio.Future[None]) -> None:
-    """A checkpoint nobody awaits: its error is one the next checkpoint meets too."""
+    """A call nobody awaits (a checkpoint, a commit): what it met is dealt with
+    there, or met again by the next one."""
     if not future.cancelled():
         future.exception()

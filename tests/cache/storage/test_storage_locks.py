@@ -489,6 +489,9 @@ async def test_storage_3_5_sqlite_new_origin_costs_two_trips(
     try:
         fetch = lambda: _now(sample(clock.now))  # noqa: E731
         record = await single_flight(storage, KEY, fetch, lambda _: 3600.0)
+        assert trips == ["_acquire_and_get"]  # the write goes with the next commit
+        assert await other.get(KEY) is None and not await other.lock(KEY, TTL)
+        await storage.flush()
         assert trips == ["_acquire_and_get", "_write_queued"]
         assert await other.get(KEY) == record
         assert await other.lock(KEY, TTL)  # released
@@ -545,6 +548,7 @@ async def test_storage_3_5_sqlite_new_origin_lock_and_get_is_one_statement(
         assert len(ran) == 1 and ran[0].startswith("INSERT INTO locks")
         record = sample(clock.now)
         await storage.put_and_release(KEY, record, 60.0)
+        await storage.flush()
         assert await storage.lock_and_get(KEY, TTL) == (True, record)
         await storage.release(KEY)
         clock.advance(61)  # the record expired: a new fetch, in one statement again
@@ -566,9 +570,11 @@ async def test_storage_3_5_sqlite_combined_calls_keep_the_lock_rules(
         assert await holder.lock_and_get(KEY, TTL) == (True, None)
         assert await other.lock_and_get(KEY, TTL) == (False, None)
         await other.put_and_release(KEY, sample(clock.now), 3600.0)  # it holds nothing
+        await other.flush()
         assert not await other.lock(KEY, TTL)  # so the holder's lock stands
         record = sample(clock.now + 1)
         await holder.put_and_release(KEY, record, 3600.0)
+        await holder.flush()
         assert await other.lock_and_get(KEY, TTL) == (True, record)
     finally:
         await holder.close()

@@ -439,3 +439,115 @@ async def test_storage_sqlite_a_failed_batch_fails_each_of_its_puts(tmp_path: Pa
         assert await storage.get("https://o0.example:443") is None
     finally:
         await storage.close()
+
+
+# --- the records a fetch writes share a commit (issue 28) ---------------------------
+
+
+def _transactions(statements: list[str]) -> list[list[str]]:
+    """The statements between each BEGIN and its COMMIT."""
+    found: list[list[str]] = []
+    for statement in statements:
+        if statement.startswith("BEGIN"):
+            found.append([])
+        elif statement != "COMMIT" and found and not statement.startswith("PRAGMA"):
+            found[-1].append(" ".join(statement.split()[:3]))
+    return found
+
+
+@deferred_f_from_coro_f
+async def test_storage_sqlite_a_fetch_record_commits_at_the_next_turn_when_none_did_lately(
+    tmp_path: Path,
+) -> None:
+    """``put_and_release`` does not wait for its commit; with no commit in the
+    last ``_COMMIT_EVERY``, the commit comes at the loop's next turn, and the
+    lock goes with it."""
+    import asyncio
+
+    path = tmp_path / "robots.sqlite3"
+    storage = await SqliteStorage.open(path)
+    other = await SqliteStorage.open(path)
+    try:
+        assert await storage.lock("https://a.example:443", 30)
+        await storage.put_and_release("https://a.example:443", sample(), 3600)
+        assert not await other.lock("https://a.example:443", 30)  # not committed yet
+        for _ in range(3):
+            await asyncio.sleep(0)
+        assert await other.get("https://a.example:443") == sample()
+        assert await other.lock("https://a.example:443", 30)  # released with it
+    finally:
+        await storage.close()
+        await other.close()
+
+
+@deferred_f_from_coro_f
+async def test_storage_sqlite_fetch_records_of_one_interval_share_one_commit(
+    tmp_path: Path,
+) -> None:
+    """After a commit, the records of the fetches that end within
+    ``_COMMIT_EVERY`` wait for the next one, all in one transaction with
+    their locks' releases; ``flush`` commits them at once."""
+    import asyncio
+    import time
+
+    storage = await SqliteStorage.open(tmp_path / "robots.sqlite3")
+    statements: list[str] = []
+    storage._conn().set_trace_callback(statements.append)
+    keys = [f"https://o{n}.example:443" for n in range(3)]
+    try:
+        for key in keys:
+            assert await storage.lock(key, 30)
+        storage._commit_at = time.monotonic() + 3600  # as if one had just been made
+        statements.clear()
+        for key in keys:
+            await storage.put_and_release(key, sample(), 3600)
+        for _ in range(3):
+            await asyncio.sleep(0)
+        assert statements == [] and await storage.get(keys[0]) is None
+        await storage.flush()
+        assert _transactions(statements) == [["INSERT INTO origins", "DELETE FROM locks"] * 3]
+        assert [await storage.get(key) for key in keys] == [sample()] * 3
+    finally:
+        await storage.close()
+
+
+@deferred_f_from_coro_f
+async def test_storage_sqlite_close_commits_the_fetch_records_waiting(tmp_path: Path) -> None:
+    import time
+
+    path = tmp_path / "robots.sqlite3"
+    storage = await SqliteStorage.open(path)
+    storage._commit_at = time.monotonic() + 3600
+    await storage.put_and_release("https://a.example:443", sample(), 3600)
+    await storage.close()
+    with sqlite3.connect(path) as db:
+        assert db.execute("SELECT count(*) FROM origins").fetchone() == (1,)
+
+
+@deferred_f_from_coro_f
+async def test_storage_sqlite_a_failed_commit_of_fetch_records_is_said_once(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Nobody awaits those records: a commit that fails is logged, once at
+    WARNING, and the next one goes on."""
+    storage = await SqliteStorage.open(tmp_path / "robots.sqlite3")
+    write_batch = storage._write_batch
+
+    def broken(writes: list[Any]) -> None:
+        raise sqlite3.OperationalError("disk I/O error")
+
+    storage._write_batch = broken  # type: ignore[method-assign]
+    try:
+        with caplog.at_level(logging.DEBUG, logger="scrapy_rep.cache.storage.sqlite"):
+            for n in range(2):
+                await storage.put_and_release(f"https://o{n}.example:443", sample(), 3600)
+                await storage.flush()
+        failed = [r for r in caplog.records if "failed" in r.getMessage()]
+        assert [r.levelno for r in failed] == [logging.WARNING, logging.DEBUG]
+        assert "disk I/O error" in failed[0].getMessage()
+        storage._write_batch = write_batch  # type: ignore[method-assign]
+        await storage.put_and_release("https://after.example:443", sample(), 3600)
+        await storage.flush()
+        assert await storage.get("https://after.example:443") == sample()
+    finally:
+        await storage.close()
