@@ -416,17 +416,18 @@ async def test_storage_sqlite_close_finishes_the_writes_under_way(tmp_path: Path
         assert db.execute("SELECT count(*) FROM origins").fetchone() == (20,)
 
 
+def _disk_error(writes: list[Any]) -> None:
+    """A ``_write_batch`` on a failing disk."""
+    raise sqlite3.OperationalError("disk I/O error")
+
+
 @deferred_f_from_coro_f
 async def test_storage_sqlite_a_failed_batch_fails_each_of_its_puts(tmp_path: Path) -> None:
     import asyncio
 
     storage = await SqliteStorage.open(tmp_path / "robots.sqlite3")
     write_batch = storage._write_batch
-
-    def broken(writes: list[Any]) -> None:
-        raise sqlite3.OperationalError("disk I/O error")
-
-    storage._write_batch = broken  # type: ignore[method-assign]
+    storage._write_batch = _disk_error  # type: ignore[method-assign]
     try:
         results = await asyncio.gather(
             *(storage.put(f"https://o{n}.example:443", sample(), 3600) for n in range(5)),
@@ -532,11 +533,7 @@ async def test_storage_sqlite_a_failed_commit_of_fetch_records_is_said_once(
     WARNING, and the next one goes on."""
     storage = await SqliteStorage.open(tmp_path / "robots.sqlite3")
     write_batch = storage._write_batch
-
-    def broken(writes: list[Any]) -> None:
-        raise sqlite3.OperationalError("disk I/O error")
-
-    storage._write_batch = broken  # type: ignore[method-assign]
+    storage._write_batch = _disk_error  # type: ignore[method-assign]
     try:
         with caplog.at_level(logging.DEBUG, logger="scrapy_rep.cache.storage.sqlite"):
             for n in range(2):
