@@ -5,17 +5,22 @@ The first crawler's robots.txt request hangs on the test server, so it holds
 the lock when it is killed with SIGKILL (no spider_closed, no release). The
 old lock lived DOWNLOAD_TIMEOUT x (hops + 1) + 30 s (18.5 minutes by
 default); now the next run, on the same store, sends its pages within seconds.
+A crawler alone with the sqlite file holds its lock in memory, so it leaves
+none behind; one that shares the file leaves a row, which the next run takes
+over at once.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +28,8 @@ import pytest
 from crawler.servers import Behaviour, Hang, Reply, SiteServer
 from reactor_choice import REACTOR_ENV, chosen_reactor
 from redis import Redis
+
+from scrapy_rep.cache.storage.presence import Presence
 
 from .conftest import ROOT, WORKER, RedisServer
 
@@ -75,8 +82,11 @@ def finish(process: subprocess.Popen[bytes], timeout: float = 90) -> dict[str, A
     return report
 
 
-def kill_mid_fetch(site: SiteServer, job: dict[str, Any], cwd: Path) -> None:
-    """Start a crawler, wait until its robots.txt request hangs, then SIGKILL it."""
+def kill_mid_fetch(
+    site: SiteServer, job: dict[str, Any], cwd: Path, meanwhile: Callable[[], object]
+) -> None:
+    """Start a crawler, wait until its robots.txt request hangs, call
+    ``meanwhile``, then SIGKILL it."""
     first = start_crawler(job, cwd)
     try:
         deadline = time.monotonic() + 60
@@ -84,6 +94,7 @@ def kill_mid_fetch(site: SiteServer, job: dict[str, Any], cwd: Path) -> None:
             assert first.poll() is None, first.communicate()[1].decode(errors="replace")[-3000:]
             assert time.monotonic() < deadline, "the first crawler never asked for robots.txt"
             time.sleep(0.01)  # waiting for a process to start, not a time rule
+        meanwhile()
     finally:
         first.kill()
         first.communicate()  # reaped, as a shell or a supervisor would
@@ -101,37 +112,64 @@ def next_run(site: SiteServer, job: dict[str, Any], cwd: Path) -> tuple[dict[str
     return report, public[0].at - started
 
 
-def killed_then_next(settings: dict[str, Any], cwd: Path) -> dict[str, Any]:
+def killed_then_next(
+    settings: dict[str, Any], cwd: Path, meanwhile: Callable[[], object] = lambda: None
+) -> list[str]:
+    """The next run's log lines about fetch locks."""
     with SiteServer({"/robots.txt": FirstRobotsHangs()}) as site:
         job = {
             "urls": [site.url("/public"), site.url("/private")],
             # The default timeout: the old lock lived 180 s x (5 hops + 1) + 30 s.
             "settings": {**settings, "DOWNLOAD_TIMEOUT": 180},
         }
-        kill_mid_fetch(site, job, cwd)
+        kill_mid_fetch(site, job, cwd, meanwhile)
         report, delay = next_run(site, job, cwd)
         assert site.count("/robots.txt") == 2  # the killed fetch, then the next run's own
     print(f"next run's first page {delay:.2f} s after its start")
     assert delay < FEW_SECONDS, report["log"][-3000:]
     assert report["stats"]["robotstxt/request_count"] == 1
-    origin = f"http://127.0.0.1:{site.port}"
-    taken = [line for line in report["log"].splitlines() if "fetch lock of" in line]
-    assert len(taken) == 1 and origin in taken[0] and "taken over" in taken[0]
-    return report
+    return [line for line in report["log"].splitlines() if "fetch lock of" in line]
+
+
+def assert_taken_over(said: list[str]) -> None:
+    assert len(said) == 1 and "http://127.0.0.1:" in said[0] and "taken over" in said[0]
 
 
 def test_storage_3_5_sqlite_fetcher_killed_mid_fetch_next_run_within_seconds(
     tmp_path: Path,
 ) -> None:
-    """The default store: the sqlite file in the project's data dir."""
-    killed_then_next({}, tmp_path)
-    assert (tmp_path / ".scrapy" / "robotstxt.sqlite3").is_file()
+    """The default store, the sqlite file in the project's data dir, which
+    another process opens while the fetch hangs: the crawler, alone until
+    then, writes its lock as a row before it lets the newcomer in."""
+    path = tmp_path / ".scrapy" / "robotstxt.sqlite3"
+    newcomer: list[Presence] = []
+
+    def another_process_opens() -> None:
+        newcomer.append(Presence.enter(path))
+        with sqlite3.connect(path) as db:
+            assert db.execute("SELECT count(*) FROM locks").fetchone()[0] == 1
+
+    try:
+        assert_taken_over(killed_then_next({}, tmp_path, another_process_opens))
+    finally:
+        for presence in newcomer:
+            presence.close()
+
+
+def test_storage_3_5_sqlite_fetcher_alone_killed_mid_fetch_leaves_no_lock(
+    tmp_path: Path,
+) -> None:
+    """Alone with the file, the crawler held its lock in memory: nothing to take over."""
+    assert killed_then_next({}, tmp_path) == []
+    with sqlite3.connect(tmp_path / ".scrapy" / "robotstxt.sqlite3") as db:
+        assert db.execute("SELECT count(*) FROM locks").fetchone()[0] == 0
 
 
 def test_storage_3_5_redis_fetcher_killed_mid_fetch_next_run_within_seconds(
     redis_server: RedisServer, tmp_path: Path
 ) -> None:
-    killed_then_next({"REP_STORAGE": "redis", "REDIS_URL": redis_server.url}, tmp_path)
+    said = killed_then_next({"REP_STORAGE": "redis", "REDIS_URL": redis_server.url}, tmp_path)
+    assert_taken_over(said)
 
 
 def test_storage_3_5_redis_lock_of_another_machine_lapses_and_the_wait_is_said_once(

@@ -16,7 +16,10 @@ others of its ``_COMMIT_EVERY``, and a broad crawl pays one commit for many
 new origins. A file
 that is not a database, or is damaged, is moved aside with one warning and
 a new one is started: a lost cache costs refetches, never a crawl. Fetch
-locks are rows with their owner's token, renewed while held (``leases``).
+locks are rows with their owner's token, renewed while held (``leases``),
+once another process has the file open: a process alone with it
+(``presence``) holds its locks in memory, and skips the read of a key it
+knows the file does not have (``key_filter``).
 """
 
 from __future__ import annotations
@@ -37,7 +40,9 @@ from scrapy_rep.cache import pace
 from scrapy_rep.cache.policy import OriginRecord
 from scrapy_rep.cache.storage.errors import UnreadableRecords
 from scrapy_rep.cache.storage.forgotten import FORGOTTEN_BATCH, FORGOTTEN_KEEP, FORGOTTEN_MAX
+from scrapy_rep.cache.storage.key_filter import KeyFilter
 from scrapy_rep.cache.storage.leases import Leases, holder_gone, new_token
+from scrapy_rep.cache.storage.presence import Presence
 from scrapy_rep.cache.storage.worker import Worker, WouldBlock
 
 __all__ = ["SqliteStorage"]
@@ -104,6 +109,10 @@ _PURGE_EVERY = 1_000  # puts between two sweeps of expired rows
 #: and short enough that a reader queued behind a sweep waits milliseconds.
 #: No index on expiry: a put writes one B-tree, not two.
 _PURGE_BATCH = 2 * _PURGE_EVERY
+#: Seconds between two looks, while alone, for a process that opened the
+#: file since (``presence``): what a newcomer waits before it starts.
+_ALONE_CHECK_EVERY = 0.05
+_SCAN_BATCH = 10_000  # keys read per trip to the thread when learning the file's keys
 
 
 def _lapses_after(expires_at: object, now: float) -> bool:
@@ -158,6 +167,15 @@ class SqliteStorage:
         self._commit_timer: asyncio.TimerHandle | None = None
         self._commit_at = 0.0
         self._told_failed = False
+        #: Alone with the file (``presence``): the fetch locks held, in memory
+        #: only (key -> token, ttl); every key the file may hold, once known.
+        self._presence: Presence | None = None
+        self._alone = False
+        self._alone_held: dict[str, tuple[str, float]] = {}
+        self._keys: KeyFilter | None = KeyFilter()
+        self._keys_known = False  # the keys there at open are in ``_keys``
+        self._watch: asyncio.TimerHandle | None = None
+        self._scan: asyncio.Task[None] | None = None
 
     @classmethod
     async def open(
@@ -172,15 +190,26 @@ class SqliteStorage:
             await storage._run(storage._connect, here=False)  # opening may wait
         except BaseException:
             storage._worker.stop()
+            if storage._presence is not None:
+                storage._presence.close()
             raise
+        if storage._presence is not None and storage._presence.alone:
+            storage._alone = True
+            storage._watch_others()
+            storage._scan = asyncio.get_running_loop().create_task(storage._learn_keys())
         return storage
 
     # --- the protocol ---------------------------------------------------------
 
     async def get(self, key: str) -> OriginRecord | None:
+        keys = self._keys
+        if keys is not None and self._keys_known and self._is_alone() and key not in keys:
+            return None  # alone, and the file never had it
         return await self._run(self._get, key, self._clock())
 
     async def put(self, key: str, record: OriginRecord, ttl_seconds: float) -> None:
+        if self._keys is not None:
+            self._keys.add(key)
         now = self._clock()
         await self._write((key, record, now + ttl_seconds, now, None))
 
@@ -196,6 +225,8 @@ class SqliteStorage:
         return str(last), keys
 
     async def lock(self, key: str, ttl: float) -> bool:
+        if self._is_alone():
+            return self._hold_alone(key, ttl)
         token = new_token()
         won, taken_from = await self._run(self._acquire, key, token, self._clock(), ttl)
         if won:
@@ -206,6 +237,9 @@ class SqliteStorage:
 
     async def lock_and_get(self, key: str, ttl: float) -> tuple[bool, OriginRecord | None]:
         """``lock`` then ``get``, in one trip to the worker thread."""
+        if self._is_alone():
+            won = self._hold_alone(key, ttl)
+            return won, await self.get(key)
         token = new_token()
         now = self._clock()
         won, taken_from, found = await self._run(self._acquire_and_get, key, token, now, ttl)
@@ -222,6 +256,9 @@ class SqliteStorage:
         (within ``_COMMIT_EVERY``). The records of the fetches that end
         meanwhile share it. A failed commit is logged, and its locks lapse."""
         token = self._leases.drop(key)
+        self._alone_held.pop(key, None)  # no row to release
+        if self._keys is not None:
+            self._keys.add(key)
         now = self._clock()
         self._queued.append(_Queued((key, record, now + ttl_seconds, now, token), awaited=False))
         if self._commit_timer is None:
@@ -245,10 +282,13 @@ class SqliteStorage:
 
     async def renew(self, key: str, ttl: float) -> bool:
         """Extend our lock on ``key`` by ``ttl``; False if it is not ours (any more)."""
+        if key in self._alone_held:
+            return True
         token = self._leases.token(key)
         return token is not None and await self._extend(key, token, ttl)
 
     async def release(self, key: str) -> None:
+        self._alone_held.pop(key, None)
         token = self._leases.drop(key)
         if token is not None:
             await self._run(self._release, key, token)
@@ -270,6 +310,8 @@ class SqliteStorage:
     async def close(self) -> None:
         """Release our locks first: the next process need not wait for them to lapse."""
         held = self._leases.drop_all()
+        self._stop_alone()
+        self._alone_held.clear()
         try:
             with contextlib.suppress(sqlite3.Error, RuntimeError):  # logged
                 await self.flush()  # the records written after fetches first
@@ -279,6 +321,74 @@ class SqliteStorage:
             await self._run(self._disconnect)
         finally:
             self._worker.stop()
+            if self._presence is not None:
+                self._presence.close()
+
+    # --- alone with the file (``presence``) -------------------------------------
+
+    def _is_alone(self) -> bool:
+        """Alone still: another process that opened the file ends that, for good."""
+        if self._alone and self._presence is not None and self._presence.others_here():
+            self._share()
+        return self._alone
+
+    def _hold_alone(self, key: str, ttl: float) -> bool:
+        """A fetch lock for this process alone: in memory, as a row would be."""
+        if key in self._alone_held:
+            return False
+        self._alone_held[key] = (new_token(), ttl)
+        return True
+
+    def _watch_others(self) -> None:
+        """Look for newcomers every ``_ALONE_CHECK_EVERY`` while alone: they wait for us."""
+        self._watch = None
+        if self._is_alone():
+            self._watch = asyncio.get_running_loop().call_later(
+                _ALONE_CHECK_EVERY, self._watch_others
+            )
+
+    def _share(self) -> None:
+        """Another process opened the file: write the locks held in memory as
+        rows, then let it in (``Presence.let_in``); from now on, rows only."""
+        self._stop_alone()
+        held, self._alone_held = self._alone_held, {}
+        now = self._clock()
+        for key, (token, ttl) in held.items():
+            self._leases.hold(key, token, ttl)
+        presence = self._presence
+        assert presence is not None
+        rows = [(key, token, now + ttl) for key, (token, ttl) in held.items()]
+        written = self._worker.call(self._guarded, self._write_locks, rows)
+        written.add_done_callback(lambda done: _then(done, presence.let_in))
+
+    def _stop_alone(self) -> None:
+        self._alone = False
+        self._keys = None
+        self._keys_known = False
+        if self._watch is not None:
+            self._watch.cancel()
+            self._watch = None
+        if self._scan is not None:
+            self._scan.cancel()
+            self._scan = None
+
+    async def _learn_keys(self) -> None:
+        """Read the keys the file holds, a batch per trip to the thread, into
+        ``_keys``: then a load of any other key is answered without a read."""
+        try:
+            count = await self._run(self._count, here=False)
+            found = KeyFilter(count)
+            after: str | None = ""
+            while after is not None and count:
+                after = await self._run(self._scan_keys, found, after, here=False)
+        except (sqlite3.Error, RuntimeError) as exc:  # every load reads, as before
+            logger.debug("Reading the keys of %s failed: %r", self.path, exc)
+            self._scan = None
+            return
+        if self._keys is not None:
+            self._keys.merge(found)
+            self._keys_known = True
+        self._scan = None
 
     async def _extend(self, key: str, token: str, ttl: float) -> bool:
         return await self._run(self._prolong, key, token, self._clock() + ttl)
@@ -342,6 +452,8 @@ class SqliteStorage:
 
     def _connect(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        if self._presence is None:
+            self._presence = Presence.enter(self.path)
         try:
             self._db = self._open_db()
         except sqlite3.DatabaseError as exc:
@@ -405,6 +517,38 @@ class SqliteStorage:
         if self._db is None:
             raise RuntimeError(f"the robots.txt cache {self.path} is closed")
         return self._db
+
+    def _count(self) -> int:
+        return int(self._conn().execute("SELECT count(*) FROM origins").fetchone()[0])
+
+    def _scan_keys(self, into: KeyFilter, after: str) -> str | None:
+        """Add the ``_SCAN_BATCH`` keys after ``after`` to ``into``: the last one,
+        or None at the table's end."""
+        rows = (
+            self._conn()
+            .execute(
+                "SELECT key FROM origins WHERE key > ? ORDER BY key LIMIT ?", (after, _SCAN_BATCH)
+            )
+            .fetchall()
+        )
+        for (key,) in rows:
+            into.add(str(key))
+        return str(rows[-1][0]) if len(rows) == _SCAN_BATCH else None
+
+    def _write_locks(self, rows: list[tuple[str, str, float]]) -> None:
+        """The locks held while alone, as rows, in one transaction."""
+        if not rows:
+            return
+        db = self._conn()
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            db.executemany(
+                "INSERT OR REPLACE INTO locks (key, token, expires_at) VALUES (?, ?, ?)", rows
+            )
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
 
     def _select(self, key: str, now: float) -> bytes | None:
         row = (
@@ -635,6 +779,12 @@ class SqliteStorage:
         if self._db is not None:
             self._db.close()
             self._db = None
+
+
+def _then(done: asyncio.Future[None], step: Callable[[], None]) -> None:
+    """``step`` after ``done``, however it went (a failure is met again later)."""
+    _checked_point(done)
+    step()
 
 
 def _checked_point(future: asyncio.Future[None]) -> None:

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import sys
 import tempfile
+import time
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 from local_redis import RedisServer as RedisServer  # re-exported
 from local_redis import free_port as free_port
 from start_barrier import BARRIER_ENV, release_together
+
+from scrapy_rep.cache.storage.sqlite import SqliteStorage
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[2]
@@ -28,6 +33,18 @@ class FakeClock:
     def advance(self, seconds: float) -> None:
         self.now += seconds
 
+
+@contextlib.asynccontextmanager
+async def another_process(
+    path: Path, clock: Callable[[], float] = time.time
+) -> AsyncIterator[SqliteStorage]:
+    """A second store open on ``path`` meanwhile, as another process's would
+    be: no store on the file is alone, so fetch locks are rows (``presence``)."""
+    beside = await SqliteStorage.open(path, clock=clock)
+    try:
+        yield beside
+    finally:
+        await beside.close()
 
 
 

@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 from redis import asyncio as aioredis
 from scrapy.utils.defer import deferred_f_from_coro_f
-from storage_helpers import ROOT, WORKER, FakeClock, RedisServer
+from storage_helpers import ROOT, WORKER, FakeClock, RedisServer, another_process
 
 from scrapy_rep.cache.outcome import FetchKind
 from scrapy_rep.cache.policy import OriginRecord
@@ -244,12 +244,13 @@ async def test_storage_3_5_sqlite_lock_row_that_would_never_lapse(
         )
     )
     try:
-        if isinstance(expires, float):
-            assert not await storage.lock(KEY, TTL)
-            clock.advance(TTL - 0.1)
-            assert not await storage.lock(KEY, TTL)
-            clock.advance(0.1)
-        assert await storage.lock(KEY, TTL)
+        async with another_process(storage.path):  # the older version's crawl, still here
+            if isinstance(expires, float):
+                assert not await storage.lock(KEY, TTL)
+                clock.advance(TTL - 0.1)
+                assert not await storage.lock(KEY, TTL)
+                clock.advance(0.1)
+            assert await storage.lock(KEY, TTL)
     finally:
         await storage.close()
 
@@ -340,10 +341,11 @@ async def test_storage_3_5_lock_of_a_killed_process_is_taken_over_at_once(
         where = request.getfixturevalue("redis_server").url
         hold_in_a_process(kind, where, tmp_path)
         storage = await open_storage("redis", redis_url=where, prefix="test:")
-    else:
+    else:  # the holder shares the file (alone, its lock would be in its memory only)
         where = str(tmp_path / "robots.sqlite3")
-        hold_in_a_process(kind, where, tmp_path)
         storage = await open_storage("sqlite", path=where)
+        async with another_process(Path(where)):
+            hold_in_a_process(kind, where, tmp_path)
     try:
         with caplog.at_level(logging.INFO, "scrapy_rep.cache.storage"):
             assert await storage.lock(KEY, TTL)
@@ -535,26 +537,28 @@ async def test_storage_3_5_sqlite_free_lock_is_one_statement(
 async def test_storage_3_5_sqlite_new_origin_lock_and_get_is_one_statement(
     tmp_path: Path, clock: FakeClock
 ) -> None:
-    """A key with neither lock nor live record (a broad crawl's new origin):
-    the lock, and the answer that there is no record, in one statement. A
-    live record is still read and returned with the lock; an expired one is
-    no record."""
+    """A key with neither lock nor live record (a broad crawl's new origin),
+    while another process shares the file: the lock, and the answer that
+    there is no record, in one statement. A live record is still read and
+    returned with the lock; an expired one is no record."""
     storage = await SqliteStorage.open(tmp_path / "robots.sqlite3", clock=clock)
     statements: list[str] = []
     storage._conn().set_trace_callback(statements.append)
     try:
-        assert await storage.lock_and_get(KEY, TTL) == (True, None)
-        ran = [s for s in statements if not s.startswith("PRAGMA")]
-        assert len(ran) == 1 and ran[0].startswith("INSERT INTO locks")
-        record = sample(clock.now)
-        await storage.put_and_release(KEY, record, 60.0)
-        await storage.flush()
-        assert await storage.lock_and_get(KEY, TTL) == (True, record)
-        await storage.release(KEY)
-        clock.advance(61)  # the record expired: a new fetch, in one statement again
-        statements.clear()
-        assert await storage.lock_and_get(KEY, TTL) == (True, None)
-        assert len([s for s in statements if not s.startswith("PRAGMA")]) == 1
+        async with another_process(storage.path):
+            statements.clear()
+            assert await storage.lock_and_get(KEY, TTL) == (True, None)
+            ran = [s for s in statements if not s.startswith("PRAGMA")]
+            assert len(ran) == 1 and ran[0].startswith("INSERT INTO locks")
+            record = sample(clock.now)
+            await storage.put_and_release(KEY, record, 60.0)
+            await storage.flush()
+            assert await storage.lock_and_get(KEY, TTL) == (True, record)
+            await storage.release(KEY)
+            clock.advance(61)  # the record expired: a new fetch, in one statement again
+            statements.clear()
+            assert await storage.lock_and_get(KEY, TTL) == (True, None)
+            assert len([s for s in statements if not s.startswith("PRAGMA")]) == 1
     finally:
         await storage.close()
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from scrapy.utils.defer import deferred_f_from_coro_f
-from storage_helpers import FakeClock, run_workers
+from storage_helpers import FakeClock, another_process, run_workers
 
 from scrapy_rep.cache.outcome import FetchKind
 from scrapy_rep.cache.policy import OriginRecord, PolicyConfig, decide, record_outcome
@@ -81,15 +81,16 @@ async def test_storage_sqlite_the_loop_never_waits_for_another_process(tmp_path:
     loop_thread = threading.current_thread().name
     other = sqlite3.connect(path, isolation_level=None)
     try:
-        assert await storage.get("k") is None
-        other.execute("BEGIN IMMEDIATE")  # another process writes
-        put = asyncio.ensure_future(storage.put("k", sample(), 3600))
-        for _ in range(20):
-            await asyncio.sleep(0)  # the loop turns while the put waits
-        assert not put.done()
-        other.execute("COMMIT")
-        await put
-        assert await storage.get("k") == sample()
+        async with another_process(path):  # whose store holds ``other``
+            assert await storage.get("k") is None
+            other.execute("BEGIN IMMEDIATE")  # another process writes
+            put = asyncio.ensure_future(storage.put("k", sample(), 3600))
+            for _ in range(20):
+                await asyncio.sleep(0)  # the loop turns while the put waits
+            assert not put.done()
+            other.execute("COMMIT")
+            await put
+            assert await storage.get("k") == sample()
     finally:
         other.close()
         await storage.close()
@@ -496,18 +497,19 @@ async def test_storage_sqlite_fetch_records_of_one_interval_share_one_commit(
     storage._conn().set_trace_callback(statements.append)
     keys = [f"https://o{n}.example:443" for n in range(3)]
     try:
-        for key in keys:
-            assert await storage.lock(key, 30)
-        storage._commit_at = time.monotonic() + 3600  # as if one had just been made
-        statements.clear()
-        for key in keys:
-            await storage.put_and_release(key, sample(), 3600)
-        for _ in range(3):
-            await asyncio.sleep(0)
-        assert statements == [] and await storage.get(keys[0]) is None
-        await storage.flush()
-        assert _transactions(statements) == [["INSERT INTO origins", "DELETE FROM locks"] * 3]
-        assert [await storage.get(key) for key in keys] == [sample()] * 3
+        async with another_process(storage.path):  # so the locks are rows
+            for key in keys:
+                assert await storage.lock(key, 30)
+            storage._commit_at = time.monotonic() + 3600  # as if one had just been made
+            statements.clear()
+            for key in keys:
+                await storage.put_and_release(key, sample(), 3600)
+            for _ in range(3):
+                await asyncio.sleep(0)
+            assert statements == [] and await storage.get(keys[0]) is None
+            await storage.flush()
+            assert _transactions(statements) == [["INSERT INTO origins", "DELETE FROM locks"] * 3]
+            assert [await storage.get(key) for key in keys] == [sample()] * 3
     finally:
         await storage.close()
 
