@@ -178,9 +178,21 @@ class Driver:
         record = await self._store.fetch_once(origin, fetch, newer_than)
         if record is None and not told:  # the store failed: fetch here, nothing saved
             await fetch()
+        elif told:
+            await self._keep_marks(origin, lifecycle, told[-1][0])
         if record is None or told:
             return told[-1][1:]
         return [lifecycle.shared(record, self._clock(), waiting())]
+
+    async def _keep_marks(self, origin: Origin, lifecycle: OriginLifecycle, saved: Effect) -> None:
+        """A page that answered while the fetch was saving marked its record
+        after the save was made (``Resolver.site_answered`` leaves it to the
+        fetch): save the marked record too."""
+        now = lifecycle.record
+        if not isinstance(saved, Save) or now is None or now is saved.record:
+            return
+        if now.fetched_at == saved.record.fetched_at:
+            await self._store.save(origin, Save(now, saved.keep))
 
 
 async def _fetch_safely(fetch: Fetch, origin: Origin, clock: Callable[[], float]) -> FetchOutcome:
