@@ -82,6 +82,18 @@ def _crawl(
     return result
 
 
+def _side(result: dict[str, Any]) -> str:
+    """One crawl's CPU per request, wall time, peak RSS and its collector's share."""
+    collector = result.get("gc", {})
+    seconds = collector.get("seconds", [0.0, 0.0, 0.0])
+    return (
+        f"{broad_crawl.cpu_per_request(result):6.0f} us/req "
+        f"({result['seconds']:.1f} s, {result['max_rss_mib']:.0f} MiB, "
+        f"gc {sum(seconds):.1f} s of which {collector.get('count', [0, 0, 0])[2]} full "
+        f"{seconds[2]:.1f} s)"
+    )
+
+
 def _scale_args(origins: int) -> argparse.Namespace:
     """``broad_crawl.py``'s arguments for the scale preset at ``origins``."""
     unset = {"log_level": "WARNING", "memory_max_origins": None, "profile": None}
@@ -130,10 +142,7 @@ def main() -> int:
         for result in results:
             failed += [f"run {run} {result['mode']}: {p}" for p in result["problems"]]
         print(
-            f"{run:>3}  {first}: {broad_crawl.cpu_per_request(results[0]):6.0f} us/req "
-            f"({results[0]['seconds']:.1f} s, {results[0]['max_rss_mib']:.0f} MiB)   "
-            f"{second}: {broad_crawl.cpu_per_request(results[1]):6.0f} us/req "
-            f"({results[1]['seconds']:.1f} s, {results[1]['max_rss_mib']:.0f} MiB)   "
+            f"{run:>3}  {first}: {_side(results[0])}   {second}: {_side(results[1])}   "
             f"B / A {ratio:.3f}",
             flush=True,
         )
