@@ -105,8 +105,11 @@ class Fetcher:
         config: Config,
         clock: Callable[[], float] = time.time,
         stopping: Callable[[], bool] = lambda: False,
+        tally: Callable[[str], None] | None = None,
     ) -> None:
         self._crawler = crawler
+        #: Adds one to a stat; the middleware's counts them in batches (``Reporter.tally``).
+        self._tally = tally if tally is not None else self._inc_value
         self._config = config
         self._clock = clock
         self._stopping = stopping
@@ -122,20 +125,19 @@ class Fetcher:
         is stopping: no robots.txt download starts after a stop.
         """
         start = robots_url(origin)
-        stats = self._crawler.stats
-        assert stats is not None
-        stats.inc_value("robotstxt/request_count")
+        tally = self._tally
+        tally("robotstxt/request_count")
         url, seen = start, {start}
         while True:
             try:
                 response = await self._download(url, route)
             except Exception as exc:
-                stats.inc_value(f"robotstxt/exception_count/{type(exc)}")
+                tally(f"robotstxt/exception_count/{type(exc)}")
                 reason = describe_error(exc)
                 logger.debug("Fetching %s failed: %s (%r)", url, reason, exc)
                 return self._outcome(FetchKind.UNREACHABLE, start, url, reason=reason)
-            stats.inc_value("robotstxt/response_count")
-            stats.inc_value(f"robotstxt/response_status_count/{response.status}")
+            tally("robotstxt/response_count")
+            tally(f"robotstxt/response_status_count/{response.status}")
             try:
                 target = _redirect_target(response, url)
             except ValueError as exc:  # e.g. "http://[::1": the server's fault, not ours
@@ -155,6 +157,11 @@ class Fetcher:
             url = target
             if self._stopping():
                 raise FetchStopped
+
+    def _inc_value(self, stat: str) -> None:
+        stats = self._crawler.stats
+        assert stats is not None
+        stats.inc_value(stat)
 
     async def _download(self, url: str, route: Route) -> Response:
         if url.startswith("ftp:"):  # Scrapy's FTP handler has no byte cap

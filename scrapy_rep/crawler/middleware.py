@@ -90,7 +90,11 @@ class RobotsTxtMiddleware:
         download_timeout = crawler.settings.getfloat("DOWNLOAD_TIMEOUT", 180.0)
         self._parking = Parking(crawler)
         self._fetcher = Fetcher(
-            crawler, config, clock=config.clock, stopping=lambda: self._parking.stopping
+            crawler,
+            config,
+            clock=config.clock,
+            stopping=lambda: self._parking.stopping,
+            tally=self._report.tally,
         )
         self._resolver = Resolver(
             self._fetch,

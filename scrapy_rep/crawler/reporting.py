@@ -35,7 +35,8 @@ logger = logging.getLogger("scrapy_rep.crawler.middleware")  # one logger for th
 _MAX_ORIGINS: Final = 100_000
 _DEBUG: Final = logging.DEBUG
 _INFO: Final = logging.INFO
-#: Per-request counts reach the stats this many at a time (``Reporter.count``).
+#: Per-request and per-origin counts reach the stats this many at a time
+#: (``Reporter.tally``).
 COUNT_BATCH: Final = 100
 
 
@@ -58,7 +59,8 @@ class Reporter:
         # (nor its strings), nor does it keep the origins themselves alive.
         self._announced: set[str] = set()
         self._sitemaps_sent: set[str] = set()
-        self._tallies: dict[str, int] = {}  # event -> counted, not yet in the stats
+        self._tallies: dict[str, int] = {}  # stat -> counted, not yet in the stats
+        self._cache_stats: dict[str, str] = {}  # count's event -> its stat
 
     @property
     def stats(self) -> StatsCollector:
@@ -81,9 +83,9 @@ class Reporter:
         """Count, log and signal a drop; ``early``: before the scheduler."""
         spider = self._crawler.spider
         error = drop.error
-        self.stats.inc_value(f"robotstxt/{drop.stat}")
+        self.tally(f"robotstxt/{drop.stat}")
         if early:
-            self.stats.inc_value("robotstxt/dropped_early")
+            self.tally("robotstxt/dropped_early")
         if logs(_DEBUG):
             tokens = "/".join(drop.tokens) or "*"
             group = f" (group {drop.agent}, as {tokens})" if drop.agent else ""
@@ -106,29 +108,30 @@ class Reporter:
         )
 
     def count(self, event: str) -> None:
-        """robotstxt/cache/<hit|miss|expired|stale_used>, robotstxt/unreachable/<state>.
+        """robotstxt/cache/<hit|miss|expired|stale_used>, robotstxt/unreachable/<state>."""
+        stat = self._cache_stats.get(event)
+        if stat is None:
+            where = "robotstxt/" if event.startswith("unreachable/") else "robotstxt/cache/"
+            stat = self._cache_stats[event] = where + event
+        self.tally(stat)
 
-        Called for every request: tallied here and added to the crawl's stats
-        ``COUNT_BATCH`` at a time (and at ``flush``), since one ``inc_value``
-        costs Scrapy 2.19 more than the rest of a cached request's check.
-        """
-        tally = self._tallies.get(event, 0) + 1
+    def tally(self, stat: str) -> None:
+        """Add one to ``stat``, in the crawl's stats ``COUNT_BATCH`` at a time (and
+        at ``flush``): one ``inc_value`` costs Scrapy 2.19 more than the rest of
+        a cached request's check, and a drop or a new origin would make three."""
+        tally = self._tallies.get(stat, 0) + 1
         if tally < COUNT_BATCH:
-            self._tallies[event] = tally
+            self._tallies[stat] = tally
         else:
-            self._tallies[event] = 0
-            self._add(event, tally)
+            self._tallies[stat] = 0
+            self.stats.inc_value(stat, tally)
 
     def flush(self) -> None:
-        """Add what ``count`` tallied to the stats: before anyone reads them."""
-        for event, tally in self._tallies.items():
+        """Add what ``tally`` counted to the stats: before anyone reads them."""
+        for stat, tally in self._tallies.items():
             if tally:
-                self._add(event, tally)
+                self.stats.inc_value(stat, tally)
         self._tallies.clear()
-
-    def _add(self, event: str, tally: int) -> None:
-        where = "robotstxt/" if event.startswith("unreachable/") else "robotstxt/cache/"
-        self.stats.inc_value(where + event, tally)
 
     def fetched(self, origin: Origin, outcomes: list[FetchOutcome], access: Access) -> None:
         """One INFO line per flight of fetches: what they came to, retries included."""
@@ -160,7 +163,7 @@ class Reporter:
             if len(self._announced) >= _MAX_ORIGINS:
                 self._announced.clear()
             self._announced.add(key)
-            self.stats.inc_value("robotstxt/origins")
+            self.tally("robotstxt/origins")
         if fetched is None and logs(_DEBUG):
             logger.debug(
                 "robots.txt of %(origin)s from the cache: %(reason)s -> %(effect)s",
