@@ -70,6 +70,8 @@ class RobotsTxtSpiderMiddleware:
             drop = self._early(item) if isinstance(item, Request) else None
             if drop is None:
                 yield item
+            elif item.errback is None:  # nothing takes its place: no generator for it
+                self._announce(drop, item)
             else:
                 async for produced in self._dropped(drop, item):
                     yield produced
@@ -91,7 +93,7 @@ class RobotsTxtSpiderMiddleware:
                     logger.exception("The errback of %s failed", item)
 
     async def _dropped(self, drop: Drop, request: Request) -> AsyncIterator[Any]:
-        """A dropped request: announced; what its errback gives takes its place."""
+        """A dropped request with an errback: announced; what the errback gives takes its place."""
         self._announce(drop, request)
         if request.errback is None:
             return

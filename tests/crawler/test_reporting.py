@@ -62,3 +62,42 @@ async def test_reporter_keeps_no_origin_alive() -> None:
     reporter.flush()
     assert sys.getrefcount(origin) == before
     assert crawler.stats.get_value("robotstxt/origins") == 1  # still once per origin
+
+
+def test_heard_agrees_with_the_receivers_a_send_would_call() -> None:
+    # A send to no one is skipped: ``_heard`` must never say no where
+    # PyDispatcher would call someone (this sender or any, this signal or any).
+    from pydispatch import dispatcher
+
+    from scrapy_rep import signals
+
+    crawler = get_crawler(_Spider)
+    reporter = Reporter(crawler, "bot")
+    sender = crawler.signals.sender
+
+    def called(**_: object) -> None:
+        pass
+
+    def heard_by_pydispatch(signal: object) -> bool:
+        return any(True for _ in dispatcher.getAllReceivers(sender, signal))
+
+    arrangements = [
+        (sender, signals.request_dropped),
+        (sender, dispatcher.Any),
+        (dispatcher.Any, signals.request_dropped),
+        (dispatcher.Any, dispatcher.Any),
+    ]
+    assert not reporter._heard(signals.request_dropped)
+    for connected_sender, connected_signal in arrangements:
+        dispatcher.connect(called, signal=connected_signal, sender=connected_sender)
+        try:
+            for signal in (signals.request_dropped, signals.robotstxt_resolved):
+                assert reporter._heard(signal) == heard_by_pydispatch(signal), (
+                    connected_sender,
+                    connected_signal,
+                    signal,
+                )
+            assert reporter._heard(signals.request_dropped)
+        finally:
+            dispatcher.disconnect(called, signal=connected_signal, sender=connected_sender)
+        assert not reporter._heard(signals.request_dropped)
