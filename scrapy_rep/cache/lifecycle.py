@@ -216,7 +216,9 @@ class OriginLifecycle:
         self.outcome: FetchOutcome | None = None
         self.outcome_record: OriginRecord | None = None
         self._unannounced: FetchOutcome | None = None  # a fetch not yet announced
-        self._fetches: list[FetchOutcome] = []  # this flight's, for ``Announce.outcomes``
+        #: This flight's, for ``Announce.outcomes``; a tuple, so that an origin
+        #: at rest keeps no object of it for the collector to walk.
+        self._fetches: tuple[FetchOutcome, ...] = ()
 
     # --- events -----------------------------------------------------------------
 
@@ -255,7 +257,7 @@ class OriginLifecycle:
         """
         record = self._recorded(outcome, now)
         self._adopt(record, outcome)
-        self._fetches.append(outcome)
+        self._fetches += (outcome,)
         save = Save(record, retention(record, now, self._rules.config))
         return [save, self._after_fetch(now, waiting)]
 
@@ -316,7 +318,7 @@ class OriginLifecycle:
             status=record.status,
             body=record.good_body or b"",
             reason=record.reason,
-            headers={"content-type": ["text/plain"]},
+            headers={"content-type": ("text/plain",)},
         )
 
     @property
@@ -354,7 +356,7 @@ class OriginLifecycle:
         """The answer right after a load or a flight: a record the policy
         already wants fetched again (a TTL of 0, a no-store body) applies as
         it is, this once."""
-        outcomes, self._fetches = tuple(self._fetches), []
+        outcomes, self._fetches = self._fetches, ()
         decision = decide(self.record, now, self._rules.config)
         if decision.action is Action.USE:
             return self._reused(self._answer(decision, outcomes), now)

@@ -47,7 +47,9 @@ class FetchOutcome:
     cache_control: str | None = None  # the final response's Cache-Control header
     retry_after: str | None = None  # the final response's Retry-After header
     final_url: str | None = None  # where the redirects ended, if any
-    headers: dict[str, list[str]] = field(default_factory=dict)
+    #: Names in lower case. Values in tuples, which the garbage collector stops
+    #: tracking: a broad crawl keeps each origin's last outcome (issue 28).
+    headers: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 class AccessState(str, Enum):

@@ -237,7 +237,7 @@ class Fetcher:
             reason += f", inflated to its first {limit} bytes"
         body = response.body[:limit] if kind is FetchKind.SUCCESS else b""
         headers = {
-            key.decode("latin-1").lower(): [value.decode("latin-1") for value in values]
+            key.decode("latin-1").lower(): tuple(value.decode("latin-1") for value in values)
             for key, values in response.headers.items()
         }
         return FetchOutcome(
@@ -375,7 +375,7 @@ def answered_for_another(
     return target, replace(outcome, url=robots_url(target), final_url=None)
 
 
-def first_header(headers: dict[str, list[str]], name: str) -> str | None:
+def first_header(headers: dict[str, tuple[str, ...]], name: str) -> str | None:
     """The first value of a header (names lower-case), if it was sent."""
     values = headers.get(name)
     return values[0] if values else None

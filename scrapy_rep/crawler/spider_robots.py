@@ -58,7 +58,7 @@ def outcome_of(
         return None
     kind = kind_of_status(response.status)
     headers = {
-        key.decode("latin-1").lower(): [value.decode("latin-1") for value in values]
+        key.decode("latin-1").lower(): tuple(value.decode("latin-1") for value in values)
         for key, values in response.headers.items()
     }
     return FetchOutcome(
