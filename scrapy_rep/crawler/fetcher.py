@@ -103,13 +103,13 @@ class Fetcher:
         self,
         crawler: Crawler,
         config: Config,
+        tally: Callable[[str], None],
         clock: Callable[[], float] = time.time,
         stopping: Callable[[], bool] = lambda: False,
-        tally: Callable[[str], None] | None = None,
     ) -> None:
         self._crawler = crawler
-        #: Adds one to a stat; the middleware's counts them in batches (``Reporter.tally``).
-        self._tally = tally if tally is not None else self._inc_value
+        #: Adds one to a stat, in batches (``Reporter.tally``).
+        self._tally = tally
         self._config = config
         self._clock = clock
         self._stopping = stopping
@@ -157,11 +157,6 @@ class Fetcher:
             url = target
             if self._stopping():
                 raise FetchStopped
-
-    def _inc_value(self, stat: str) -> None:
-        stats = self._crawler.stats
-        assert stats is not None
-        stats.inc_value(stat)
 
     async def _download(self, url: str, route: Route) -> Response:
         if url.startswith("ftp:"):  # Scrapy's FTP handler has no byte cap

@@ -92,9 +92,9 @@ class RobotsTxtMiddleware:
         self._fetcher = Fetcher(
             crawler,
             config,
+            self._report.tally,
             clock=config.clock,
             stopping=lambda: self._parking.stopping,
-            tally=self._report.tally,
         )
         self._resolver = Resolver(
             self._fetch,

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import inspect
 import logging
-from collections.abc import AsyncIterator, Iterable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from scrapy.downloadermiddlewares.offsite import OffsiteMiddleware
@@ -70,10 +70,10 @@ class RobotsTxtSpiderMiddleware:
             drop = self._early(item) if isinstance(item, Request) else None
             if drop is None:
                 yield item
-            elif item.errback is None:  # nothing takes its place: no generator for it
-                self._announce(drop, item)
-            else:
-                async for produced in self._dropped(drop, item):
+                continue
+            self._announce(drop, item)
+            if item.errback is not None:  # what it gives takes the request's place
+                async for produced in _errback_outputs(drop, item, item.errback):
                     yield produced
 
     def process_spider_output(self, response: Response, result: Iterable[Any]) -> Iterator[Any]:
@@ -91,17 +91,6 @@ class RobotsTxtSpiderMiddleware:
                     yield from _sync_outputs(errback(_failure(drop, item)))
                 except Exception:
                     logger.exception("The errback of %s failed", item)
-
-    async def _dropped(self, drop: Drop, request: Request) -> AsyncIterator[Any]:
-        """A dropped request with an errback: announced; what the errback gives takes its place."""
-        self._announce(drop, request)
-        if request.errback is None:
-            return
-        try:
-            async for produced in _outputs(request.errback(_failure(drop, request))):
-                yield produced
-        except Exception:
-            logger.exception("The errback of %s failed", request)
 
     def _announce(self, drop: Drop, request: Request) -> None:
         middleware = self._middleware()
@@ -132,6 +121,17 @@ class RobotsTxtSpiderMiddleware:
         if type(offsite) is OffsiteMiddleware and not getattr(spider, "allowed_domains", None):
             return False  # Scrapy's own filter follows everything then: skip its URL parsing
         return not offsite.should_follow(request, spider)
+
+
+async def _errback_outputs(
+    drop: Drop, request: Request, errback: Callable[[Failure], Any]
+) -> AsyncIterator[Any]:
+    """What a dropped request's errback gives (a failing errback is logged)."""
+    try:
+        async for produced in _outputs(errback(_failure(drop, request))):
+            yield produced
+    except Exception:
+        logger.exception("The errback of %s failed", request)
 
 
 def _failure(drop: Drop, request: Request) -> Failure:
