@@ -947,6 +947,13 @@ def _table(
                 )
 
 
+def collector(r: dict[str, Any]) -> tuple[float, int, float]:
+    """A crawl's collector: seconds in all generations, full collections, their seconds."""
+    figures = r.get("gc", {})
+    seconds = figures.get("seconds", [0.0, 0.0, 0.0])
+    return sum(seconds), figures.get("count", [0, 0, 0])[2], seconds[2]
+
+
 def cpu_per_request(r: dict[str, Any]) -> float:
     """A crawl's CPU per request, in microseconds (every page, fetched or dropped)."""
     return float(r["cpu_seconds"]) / (r["fetched"] + r["dropped"]) * 1e6
@@ -971,10 +978,10 @@ def _cpu_table(results: dict[str, list[dict[str, Any]]]) -> None:
         vs_none = f"{us / cpu_per_request(none):.3f}" if none else "-"
         vs_builtin = f"{us / cpu_per_request(builtin):.3f}" if builtin else "-"
         gc_stats = r.get("gc", {})
-        seconds = gc_stats.get("seconds", [0.0, 0.0, 0.0])
+        gc_seconds, full, full_seconds = collector(r)
         print(
-            f"    {LABELS[mode]:<21}{us:>11.0f}{vs_none:>8}{vs_builtin:>10}{sum(seconds):>7.2f}"
-            f"{gc_stats.get('count', [0, 0, 0])[2]:>7}{seconds[2]:>7.2f}"
+            f"    {LABELS[mode]:<21}{us:>11.0f}{vs_none:>8}{vs_builtin:>10}{gc_seconds:>7.2f}"
+            f"{full:>7}{full_seconds:>7.2f}"
             f"{gc_stats.get('longest_full', 0.0) * 1000:>7.0f}ms"
             f"{gc_stats.get('tracked', 0):>13,}"
         )

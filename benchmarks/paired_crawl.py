@@ -84,13 +84,11 @@ def _crawl(
 
 def _side(result: dict[str, Any]) -> str:
     """One crawl's CPU per request, wall time, peak RSS and its collector's share."""
-    collector = result.get("gc", {})
-    seconds = collector.get("seconds", [0.0, 0.0, 0.0])
+    gc_seconds, full, full_seconds = broad_crawl.collector(result)
     return (
         f"{broad_crawl.cpu_per_request(result):6.0f} us/req "
         f"({result['seconds']:.1f} s, {result['max_rss_mib']:.0f} MiB, "
-        f"gc {sum(seconds):.1f} s of which {collector.get('count', [0, 0, 0])[2]} full "
-        f"{seconds[2]:.1f} s)"
+        f"gc {gc_seconds:.1f} s of which {full} full {full_seconds:.1f} s)"
     )
 
 
