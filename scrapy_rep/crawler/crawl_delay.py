@@ -27,7 +27,7 @@ from scrapy_rep import signals
 from scrapy_rep.crawler.middleware import RobotsTxtMiddleware
 from scrapy_rep.crawler.pace import pacing
 from scrapy_rep.crawler.settings import Config, CrawlDelayConfig
-from scrapy_rep.engine.agents import user_agent_token
+from scrapy_rep.crawler.tokens import RequestTokens
 from scrapy_rep.engine.origin import Origin, origin_of
 
 if TYPE_CHECKING:
@@ -71,7 +71,7 @@ class CrawlDelay:
             raise NotConfigured  # the warning above says why
         self._crawler = crawler
         self._max = config.max_delay
-        self._fallback_tokens = rep.user_agent_tokens or _tokens_of(rep.default_user_agent)
+        self._own_tokens = RequestTokens(rep)  # when the middleware is not there
         self._robots: dict[Origin, RobotsTxt] = {}  # only those with a crawl-delay
         self._delays: dict[Origin, dict[tuple[str, ...], float | None]] = {}
         # The tokens an origin's requests last came with, while they have a delay.
@@ -120,7 +120,7 @@ class CrawlDelay:
         """The tokens the middleware matches this request with."""
         middleware = self._crawler.get_downloader_middleware(RobotsTxtMiddleware)
         if middleware is None:
-            return self._fallback_tokens
+            return self._own_tokens(request)
         return middleware.tokens_for(request)
 
     def _delay(self, origin: Origin, tokens: tuple[str, ...]) -> float | None:
@@ -155,8 +155,3 @@ class CrawlDelay:
 def _has_delay(robots: RobotsTxt) -> bool:
     """Whether any group paces requests: most robots.txt do not, and are not kept."""
     return any(pacing(robots, (agent,)) is not None for agent in robots.agents)
-
-
-def _tokens_of(user_agent: str) -> tuple[str, ...]:
-    token = user_agent_token(user_agent)
-    return (token,) if token else ()

@@ -87,6 +87,7 @@ class CrawlLife:
         except SettingError as error:
             logger.error("%s; the spider is closed without crawling", error)
             raise CloseSpider(SETTING_CLOSE_REASON) from error
+        logger.info("%s", self._tokens.describe(), extra={"spider": spider})
         await self.open_storage()
         if self.storage_error is not None:
             raise CloseSpider(STORAGE_CLOSE_REASON)

@@ -135,10 +135,15 @@ class RobotsTxtMiddleware:
     def tokens_for(self, request: Request) -> tuple[str, ...]:
         """The user-agent tokens ``request`` is matched with, in preference order.
 
-        ROBOTSTXT_USER_AGENT, else the crawler named in the request's
+        ROBOTSTXT_USER_AGENT, else the crawler's names in the request's
         User-Agent header, else in USER_AGENT; () means only ``*`` applies.
         """
         return self._tokens(request)
+
+    @property
+    def tokens_source(self) -> str:
+        """Where the tokens come from: a setting's or a spider attribute's name."""
+        return self._tokens.source
 
     # --- the data's path -------------------------------------------------------------
 

@@ -17,7 +17,7 @@ from importlib import import_module
 from typing import Any, Final, TypeVar
 
 from scrapy_rep.cache.storage import STORAGE_KINDS
-from scrapy_rep.engine.agents import configured_token, is_user_agent_string, user_agent_token
+from scrapy_rep.engine.agents import agent_tokens, is_user_agent_string, product_token
 from scrapy_rep.engine.usage import LABELS
 
 __all__ = [
@@ -210,12 +210,12 @@ def _token_items(value: object) -> tuple[object, ...]:
 
 def to_tokens(value: object) -> tuple[str, ...]:
     """One string (a token or a full User-Agent) or a list of tokens (docs/spec.md §5.7),
-    as the lower-cased tokens they stand for (``configured_token``)."""
+    as the lower-cased tokens they stand for (``agent_tokens``), each once."""
     items = _token_items(value)
-    tokens = tuple(configured_token(item) for item in items if isinstance(item, str))
-    if not tokens or len(tokens) != len(items) or not all(tokens):
+    read = [agent_tokens(item) if isinstance(item, str) else () for item in items]
+    if not items or not all(read):
         raise Rejected(_TOKENS_ACCEPTED)
-    return tokens
+    return tuple(dict.fromkeys(token for tokens in read for token in tokens))
 
 
 def token_notes(name: str, value: object) -> list[str]:
@@ -226,10 +226,10 @@ def token_notes(name: str, value: object) -> list[str]:
     """
     notes = []
     for item in _token_items(value):
-        if not isinstance(item, str):
+        if not isinstance(item, str) or is_user_agent_string(item):
             continue
-        token = configured_token(item)
-        if token and token != item.strip().lower() and not is_user_agent_string(item):
+        token = product_token(item)
+        if token and token != item.strip().lower():
             notes.append(
                 f"{name}={item!r} is not a valid RFC 9309 product token (letters, '-' and "
                 f"'_' only); robots.txt groups are matched as {token!r}"
@@ -239,7 +239,7 @@ def token_notes(name: str, value: object) -> list[str]:
 
 def user_agent_notes(user_agent: str) -> list[str]:
     """USER_AGENT gives the token when ROBOTSTXT_USER_AGENT is unset: say if it names no crawler."""
-    if not user_agent or user_agent_token(user_agent):
+    if not user_agent or agent_tokens(user_agent):
         return []
     return [
         f"USER_AGENT={user_agent!r} names no crawler (only browser and platform names), "

@@ -1,8 +1,8 @@
 """Which user-agent tokens a request is matched with (docs/spec.md §5.7, §8.4).
 
 ``ROBOTSTXT_USER_AGENT`` (or the spider's ``robotstxt_user_agent``), else the
-crawler named in the request's User-Agent header, else the one named in
-``USER_AGENT``: never a browser's name (``agents.user_agent_token``).
+crawler's names in the request's User-Agent header, else those in
+``USER_AGENT``: never a browser's name (``engine.user_agent``).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Final
 
 from scrapy_rep.crawler.setting_values import parse_tokens, token_notes
 from scrapy_rep.crawler.settings import Config
-from scrapy_rep.engine.agents import user_agent_token
+from scrapy_rep.engine.agents import agent_tokens
 
 if TYPE_CHECKING:
     from scrapy import Spider
@@ -31,6 +31,7 @@ class RequestTokens:
 
     def __init__(self, config: Config) -> None:
         self.configured = config.user_agent_tokens
+        self.source = "ROBOTSTXT_USER_AGENT" if self.configured else "USER_AGENT"
         self._default_user_agent = config.default_user_agent
         self._by_header: dict[bytes, tuple[str, ...]] = {}
 
@@ -40,26 +41,40 @@ class RequestTokens:
         header = request.headers.get(b"User-Agent") or b""
         tokens = self._by_header.get(header)
         if tokens is None:
-            tokens = ()  # only the * group can apply
-            for candidate in (header.decode("latin-1"), self._default_user_agent):
-                token = user_agent_token(candidate)
-                if token:
-                    tokens = (token,)
-                    break
+            tokens = agent_tokens(header.decode("latin-1")) or agent_tokens(
+                self._default_user_agent
+            )  # () when neither names a crawler: only the * group can apply
             if len(self._by_header) >= _MAX_REMEMBERED:
                 self._by_header.clear()
             self._by_header[header] = tokens
         return tokens
 
     def read_spider(self, spider: Spider) -> None:
-        """A ``robotstxt_user_agent`` spider attribute beats the setting.
+        """A ``robotstxt_user_agent`` spider attribute beats the setting, and a
+        ``user_agent`` one (which Scrapy sends instead of USER_AGENT) beats USER_AGENT.
 
         Raises ``SettingError`` naming the attribute for an unusable value.
         """
+        sent = getattr(spider, "user_agent", None)
+        if isinstance(sent, str) and sent and not self.configured:
+            self._default_user_agent = sent
+            self.source = f"{type(spider).__name__}.user_agent"
+            self._by_header.clear()
         value = getattr(spider, "robotstxt_user_agent", None)
         if value is None:
             return
         name = f"{type(spider).__name__}.robotstxt_user_agent"
         self.configured = parse_tokens(name, value)
+        self.source = name
         for note in token_notes(name, value):
             logger.warning(note, extra={"spider": spider})
+
+    def describe(self) -> str:
+        """The start-up line: which tokens, and where they came from."""
+        tokens = self.configured or agent_tokens(self._default_user_agent)
+        if not tokens:
+            return f"robots.txt token: none in {self.source}, so only '*' groups apply"
+        if len(tokens) == 1:
+            return f"robots.txt token {tokens[0]!r} from {self.source}"
+        shown = ", ".join(repr(token) for token in tokens)
+        return f"robots.txt tokens {shown} from {self.source} (the first with a group decides)"

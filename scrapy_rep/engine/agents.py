@@ -6,6 +6,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Final, TypeVar
 
+from scrapy_rep.engine.user_agent import user_agent_names
+
 GLOBAL: Final = "*"
 
 _LEADING_TOKEN: Final = re.compile(r"[A-Za-z_-]*")
@@ -22,58 +24,19 @@ def product_token(value: str) -> str:
     return match.group(0).lower() if match else ""
 
 
-#: A name in a User-Agent string, at the start or after a space, ``(``, ``;``
-#: or ``,``: a product (``Name/version``) or a bare item of a comment
-#: (``(compatible; Name; ...)``); a bare item with digits (``Win64``) is not one.
-_UA_NAME: Final = re.compile(
-    r"(?:^|(?<=[\s(;,]))(?:([A-Za-z_-][\w-]*)(?=/)|([A-Za-z_-]+)(?=\s*[;),]|\s*$))"
-)
-#: One word, no separators: a token as written (``bot2`` is cut to ``bot``).
-_WORD: Final = re.compile(r"[^\s/();,]+")
-#: Language tags in old browser strings (``en``, ``en-US``): never a crawler.
-_LANGUAGE: Final = re.compile(r"[A-Za-z]{2}(?:-[A-Za-z]{2})?")
+def agent_tokens(value: str) -> tuple[str, ...]:
+    """The tokens a token or a User-Agent string stands for, lower-cased, in order.
 
-#: Browser, engine and platform names that crawlers put before their own in
-#: the "compatible" form (``Mozilla/5.0 (compatible; Foobot/1.0; +url)``):
-#: never the crawler's token while a crawler name is present.
-GENERIC_NAMES: Final = frozenset(
-    {
-        "mozilla", "applewebkit", "khtml", "like", "gecko", "chrome", "chromium",
-        "headlesschrome", "safari", "version", "mobile", "compatible", "firefox", "edge",
-        "edg", "opr", "opera", "msie", "trident", "windows", "win", "linux", "android",
-        "iphone", "ipad", "ipod", "macintosh", "intel", "mac", "cpu", "os", "x", "u", "wow",
-        "ubuntu", "fedora", "build", "samsungbrowser", "crios", "fxios", "yabrowser",
-        "vivaldi", "brave", "webview", "wv", "silk", "kaios", "cros", "tablet", "touch",
-    }
-)  # fmt: skip
-
-
-def user_agent_token(value: str) -> str:
-    """The crawler's own product token in a token or a User-Agent string, lower-cased.
-
-    ``Mozilla/5.0 (compatible; Foobot/1.0; +https://example.com/bot)`` ->
-    ``foobot``: the first name that is not a browser, engine or platform name
-    (docs/spec.md §5.7). ``""`` when the string names no crawler, so that only the
-    ``*`` group applies rather than a browser's.
+    A full User-Agent string gives the crawler's names in it
+    (``user_agent_names``: ``shop (+http://example.com)`` -> ``("shop",)``,
+    a browser's string -> ``()``, docs/spec.md §5.7); anything else is read as
+    RFC 9309 reads a ``user-agent`` line, by its leading token (``bot2`` ->
+    ``bot``, ``my bot`` -> ``my``).
     """
-    value = value.strip()
-    if _WORD.fullmatch(value):
-        return product_token(value)  # a bare token, however generic it looks
-    for product, item in _UA_NAME.findall(value):
-        name = product or item
-        token = product_token(name)
-        if token and token not in GENERIC_NAMES and not _LANGUAGE.fullmatch(name):
-            return token
-    return ""
-
-
-def configured_token(value: str) -> str:
-    """The token a configured value (``ROBOTSTXT_USER_AGENT``, a spider attribute) stands for.
-
-    A User-Agent string gives its crawler's token; anything else its leading
-    token, as RFC 9309 reads a ``user-agent`` line (``bot2`` -> ``bot``).
-    """
-    return user_agent_token(value) if is_user_agent_string(value) else product_token(value)
+    if is_user_agent_string(value):
+        return user_agent_names(value)
+    token = product_token(value)
+    return (token,) if token else ()
 
 
 def is_user_agent_string(value: str) -> bool:
@@ -98,7 +61,7 @@ def crawler_tokens(user_agent: str | Sequence[str], google_quirks: bool) -> tupl
     """The crawler's tokens in preference order, lower-cased.
 
     A string is one token or a full User-Agent header; by default the
-    crawler's own token in it is used (``user_agent_token``, docs/spec.md §5.7).
+    crawler's own names in it are used (``agent_tokens``, docs/spec.md §5.7).
     Google's library compares the string verbatim instead, so ``FooBot/1.2``
     names no group there.
     """
@@ -109,7 +72,7 @@ def crawler_tokens(user_agent: str | Sequence[str], google_quirks: bool) -> tupl
     if google_quirks:
         tokens = tuple(name.lower() for name in names)
     else:
-        tokens = tuple(token for token in map(user_agent_token, names) if token)
+        tokens = tuple(dict.fromkeys(t for name in names for t in agent_tokens(name)))
     if isinstance(user_agent, str) and len(memo) < _MEMO_SIZE:
         memo[user_agent] = tokens
     return tokens

@@ -281,7 +281,7 @@ class Probe:
         request = Request(self.url, dont_filter=True)
         self.tokens = middleware.tokens_for(request)
         if not self.agent_source:
-            self.agent_source = "ROBOTSTXT_USER_AGENT" if config.user_agent_tokens else "USER_AGENT"
+            self.agent_source = middleware.tokens_source
         if urlsplit(self.url).scheme not in config.checked_schemes:
             self.checked = False
             return

@@ -257,9 +257,13 @@ async def test_spec_8_1_stats_signals_and_logs(caplog: pytest.LogCaptureFixture)
     assert "/private/a" in drop_lines[0].getMessage()
     assert "rule /private at line 3" in drop_lines[0].getMessage()
     info_lines = [
-        r for r in caplog.records if r.name.startswith("scrapy_rep") and r.levelno == logging.INFO
+        r.getMessage()
+        for r in caplog.records
+        if r.name.startswith("scrapy_rep") and r.levelno == logging.INFO
     ]
-    assert len(info_lines) == 1 and "HTTP 200" in info_lines[0].getMessage()
+    # The start-up line naming the token, then one line for the origin's fetch.
+    assert info_lines[0] == "robots.txt token 'testbot' from USER_AGENT"
+    assert len(info_lines) == 2 and "HTTP 200" in info_lines[1]
 
 
 @deferred_f_from_coro_f

@@ -16,7 +16,7 @@ from scrapy.utils.defer import deferred_f_from_coro_f
 from scrapy_rep import RobotsTxt
 from scrapy_rep.crawler.robot_parser import RepRobotParser
 
-from .conftest import crawl, spider_of
+from .conftest import RecordingSpider, crawl, spider_of
 from .servers import Reply, SiteServer
 
 FOOBOT_ROBOTS = b"User-agent: foobot\nDisallow: /private\n\nUser-agent: *\nDisallow:\n"
@@ -125,3 +125,62 @@ def test_robotstxt_allowed_accepts_a_compatible_user_agent_string() -> None:
     assert not robots.allowed("/private", COMPATIBLE)
     assert robots.explain("/private", COMPATIBLE).agent == "foobot"
     assert robots.explain("/private", BROWSER).agent == "*"
+
+
+# --- the User-Agent forms crawlers are configured with (docs/spec.md §5.7) ------------
+
+#: What ``scrapy startproject shop`` writes into settings.py.
+STARTPROJECT = "shop (+http://www.yourdomain.com)"
+OWN_GROUP_ONLY = "User-agent: {}\nDisallow: /\n\nUser-agent: *\nAllow: /\n"
+
+
+@pytest.mark.parametrize(
+    ("user_agent", "token", "said"),
+    [
+        (STARTPROJECT, "shop", "token 'shop'"),
+        ("AcmeBot (contact: ops@acme.example)", "acmebot", "token 'acmebot'"),
+        ("acme-crawler (+https://acme.example/bot.html)", "acme-crawler", "token 'acme-crawler'"),
+        (
+            "Acme Research Crawler (+https://acme.example/crawler)",
+            "acme",
+            "tokens 'acme', 'research', 'crawler'",
+        ),
+    ],
+)
+@deferred_f_from_coro_f
+async def test_scrapy_5_7_a_name_before_a_comment_obeys_its_own_group(
+    user_agent: str, token: str, said: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    robots = OWN_GROUP_ONLY.format(token).encode()
+    with SiteServer({"/robots.txt": Reply(200, robots)}) as site:
+        urls = [site.url("/page"), site.url("/other")]
+        crawler = await crawl(urls, {"USER_AGENT": user_agent})
+    spider = spider_of(crawler)
+    assert spider.got == []
+    assert sorted(spider.dropped) == sorted(urls)
+    assert site.paths() == ["/robots.txt"]
+    messages = [record.getMessage() for record in caplog.records]
+    assert any(message.startswith(f"robots.txt {said} from USER_AGENT") for message in messages)
+    assert not any("names no crawler" in message for message in messages)
+
+
+class NamedSpider(RecordingSpider):
+    user_agent = "NewsHound/2.0 (+https://example.com/hound)"
+
+
+@pytest.mark.filterwarnings("ignore:The 'user_agent' spider attribute is deprecated")
+@deferred_f_from_coro_f
+async def test_scrapy_5_7_the_spiders_user_agent_attribute_gives_the_token(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Scrapy sends a spider's ``user_agent`` (deprecated in 2.19, still sent)
+    instead of USER_AGENT: so it is matched with."""
+    robots = OWN_GROUP_ONLY.format("newshound").encode()
+    with SiteServer({"/robots.txt": Reply(200, robots)}) as site:
+        crawler = await crawl([site.url("/page")], {"USER_AGENT": STARTPROJECT}, NamedSpider)
+    assert list(spider_of(crawler).dropped) == [site.url("/page")]
+    # What reached the site (robots.txt alone) came with the spider's string.
+    assert [(hit.path, hit.user_agent) for hit in site.hits] == [
+        ("/robots.txt", NamedSpider.user_agent)
+    ]
+    assert "robots.txt token 'newshound' from NamedSpider.user_agent" in caplog.text

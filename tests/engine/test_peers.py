@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from scrapy_rep import RobotsTxt
-from scrapy_rep.engine.agents import configured_token, user_agent_token
+from scrapy_rep.engine.agents import agent_tokens
 
 
 @pytest.mark.parametrize(
@@ -44,7 +44,7 @@ from scrapy_rep.engine.agents import configured_token, user_agent_token
     ],
 )
 def test_scrapy_5_7_user_agent_string_gives_the_crawlers_token(user_agent: str, token: str) -> None:
-    assert user_agent_token(user_agent) == token
+    assert agent_tokens(user_agent)[:1] == ((token,) if token else ())
 
 
 @pytest.mark.parametrize(
@@ -52,7 +52,7 @@ def test_scrapy_5_7_user_agent_string_gives_the_crawlers_token(user_agent: str, 
     [("bot2", "bot"), ("my bot", "my"), ("MyBot", "mybot"), ("MyBot/1.0", "mybot")],
 )
 def test_rfc9309_5_6_configured_token_is_the_leading_token(value: str, token: str) -> None:
-    assert configured_token(value) == token
+    assert agent_tokens(value) == (token,)
 
 
 PACED = (

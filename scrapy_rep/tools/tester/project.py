@@ -13,7 +13,7 @@ from scrapy.settings import BaseSettings
 from scrapy.utils.project import data_path
 
 from scrapy_rep.crawler.settings import DEFAULT_STORAGE_FILE, Config
-from scrapy_rep.engine.agents import crawler_tokens
+from scrapy_rep.engine.agents import agent_tokens
 from scrapy_rep.tools.store_view import StoreName
 from scrapy_rep.tools.tester.server import TesterConfig
 
@@ -25,9 +25,7 @@ def tester_config(
 ) -> TesterConfig:
     """The tester configured as this project's crawl is."""
     config = Config.from_settings(settings)
-    tokens = config.user_agent_tokens or crawler_tokens(
-        config.default_user_agent, config.google_quirks
-    )
+    tokens = config.user_agent_tokens or agent_tokens(config.default_user_agent)  # as the crawl
     store = None
     if config.storage == "sqlite":
         store = StoreName(data_path(config.storage_path or DEFAULT_STORAGE_FILE, createdir=True))
