@@ -7,8 +7,11 @@ applies to a request. Pure data, no Scrapy.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import Final
 
 from scrapy_rep.engine.robotstxt import RobotsTxt
 
@@ -32,6 +35,27 @@ def kind_of_status(status: int) -> FetchKind:
     # 1xx, or a 3xx the fetcher could not follow (no Location): an invalid
     # response, which RFC 9309 counts as unreachable.
     return FetchKind.UNREACHABLE
+
+
+#: RFC 9209 Proxy-Status: an intermediary names the error that made it answer.
+_PROXY_ERROR: Final = re.compile(r";\s*error\s*=\s*\"?([A-Za-z0-9_.-]+)")
+
+
+def proxy_answer(status: int, headers: Mapping[str, tuple[str, ...]]) -> str:
+    """Why an answer came from a proxy, not the site: "" when it is the site's.
+
+    A 407 asks for the proxy's own credentials (RFC 9110 §15.5.8), and a
+    ``Proxy-Status`` with an ``error`` (RFC 9209) says an intermediary failed
+    to get the site's answer. Neither says anything about the site's
+    robots.txt, so either is a failed fetch (docs/proxies.md).
+    """
+    if status == 407:
+        return "Proxy Authentication Required"
+    for value in headers.get("proxy-status", ()):
+        error = _PROXY_ERROR.search(value)
+        if error:
+            return f"Proxy-Status error {error.group(1)}"
+    return ""
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ from scrapy.http import Request, Response
 from scrapy.http.request import NO_CALLBACK
 from w3lib.url import safe_url_string
 
-from scrapy_rep.cache.outcome import FetchKind, FetchOutcome, kind_of_status
+from scrapy_rep.cache.outcome import FetchKind, FetchOutcome, kind_of_status, proxy_answer
 from scrapy_rep.crawler.ftp import download_ftp
 from scrapy_rep.crawler.resolver import FetchStopped
 from scrapy_rep.crawler.settings import Config
@@ -113,6 +113,8 @@ class Fetcher:
         self._config = config
         self._clock = clock
         self._stopping = stopping
+        #: A proxy has answered for a site once: said at WARNING, then DEBUG.
+        self._proxy_answered = False
         #: robots.txt downloads under way: the two signal handlers are
         #: connected only meanwhile, as every page's signals would call them.
         self._downloading = 0
@@ -219,6 +221,15 @@ class Fetcher:
     def _final(self, response: Response, start: str, url: str, hops: int) -> FetchOutcome:
         kind = kind_of_status(response.status)
         reason = f"HTTP {response.status}"
+        headers = {
+            key.decode("latin-1").lower(): tuple(value.decode("latin-1") for value in values)
+            for key, values in response.headers.items()
+        }
+        proxied = proxy_answer(response.status, headers)
+        if proxied:  # not the site's answer: a failed fetch, never a copy
+            kind = FetchKind.UNREACHABLE
+            reason += f" from the proxy ({proxied}), not the site"
+            self._say_proxy_answer(start, reason)
         if _UNDECODABLE in response.flags:  # an invalid response (RFC 9309 §2.3.1.4)
             kind = FetchKind.UNREACHABLE
             reason += " with a body that does not decode as its Content-Encoding says"
@@ -231,10 +242,6 @@ class Fetcher:
         if inflated and len(response.body) >= limit:
             reason += f", inflated to its first {limit} bytes"
         body = response.body[:limit] if kind is FetchKind.SUCCESS else b""
-        headers = {
-            key.decode("latin-1").lower(): tuple(value.decode("latin-1") for value in values)
-            for key, values in response.headers.items()
-        }
         return FetchOutcome(
             kind,
             start,
@@ -246,6 +253,20 @@ class Fetcher:
             retry_after=first_header(headers, "retry-after"),
             final_url=url if url != start else None,
             headers=headers,
+        )
+
+    def _say_proxy_answer(self, url: str, reason: str) -> None:
+        """A WARNING the first time (the proxy's credentials or setup need a
+        look), then DEBUG: a rotating pool may answer so for many origins."""
+        level = logging.DEBUG if self._proxy_answered else logging.WARNING
+        self._proxy_answered = True
+        logger.log(
+            level,
+            "robots.txt %s: %s; counted as a failed fetch (the origin is closed, or its "
+            "last good copy applies) and not kept",
+            url,
+            reason,
+            extra={"spider": self._crawler.spider},
         )
 
     def _outcome(self, kind: FetchKind, start: str, url: str, *, reason: str) -> FetchOutcome:

@@ -6,10 +6,14 @@ setup and add-on."""
 
 from __future__ import annotations
 
+import logging
+import subprocess
+import sys
 import threading
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -36,6 +40,8 @@ class Proxy:
     absolute URL asked and its Proxy-Authorization header."""
 
     failures: int = 0
+    #: The proxy's own answer to every robots.txt ask (status, headers), if any.
+    own_answer: tuple[int, dict[str, str]] | None = None
     #: absolute URL -> where the proxy's answer redirects it
     redirects: dict[str, str] = field(default_factory=dict)
     asked: list[tuple[str, str | None]] = field(default_factory=list)
@@ -59,8 +65,13 @@ def proxy() -> Iterator[Proxy]:
                 if failing:
                     state.failures -= 1
             status, body = (503, b"busy") if failing else (200, ROBOTS if robots else b"page")
+            own = state.own_answer if robots else None
+            if own is not None:
+                status, body = own[0], b"the proxy's own page"
             location = state.redirects.get(self.path)
             self.send_response(301 if location else status)
+            for name, value in (own[1] if own else {}).items():
+                self.send_header(name, value)
             if location:
                 self.send_header("Location", location)
             self.send_header("Content-Length", str(len(body)))
@@ -92,9 +103,7 @@ def forbidding_direct_visitors() -> SiteServer:
 
 @pytest.mark.parametrize("setup", SETUPS)
 @deferred_f_from_coro_f
-async def test_scrapy_quick_retries_go_through_the_requests_proxy(
-    setup: str, proxy: Proxy
-) -> None:
+async def test_scrapy_quick_retries_go_through_the_requests_proxy(setup: str, proxy: Proxy) -> None:
     """Finding 1: the proxy answers 503 twice; both quick retries go through
     it with the credentials, never direct (where the site's 403 would have
     meant allow-all), so its Disallow: /private holds."""
@@ -167,9 +176,7 @@ async def test_scrapy_background_retry_goes_through_the_requests_proxy(
 
 @pytest.mark.parametrize("setup", SETUPS)
 @deferred_f_from_coro_f
-async def test_scrapy_redirect_hops_go_through_the_requests_proxy(
-    setup: str, proxy: Proxy
-) -> None:
+async def test_scrapy_redirect_hops_go_through_the_requests_proxy(setup: str, proxy: Proxy) -> None:
     """A robots.txt that redirects: the next hop is asked of the proxy too."""
     with SiteServer() as other, forbidding_direct_visitors() as site:
         requests = [
@@ -284,3 +291,49 @@ async def test_scrapy_the_request_that_starts_the_fetch_names_its_proxy(
     assert direct == ["/robots.txt", "/a"]
     assert [url for url, _ in proxy.asked] == [site.url("/b")]
     assert spider_of(crawler).got == [site.url("/a"), site.url("/b")]
+
+
+@pytest.mark.parametrize(
+    ("status", "headers", "said"),
+    [
+        (407, {"Proxy-Authenticate": 'Basic realm="pool"'}, "Proxy Authentication Required"),
+        (403, {"Proxy-Status": "pool; error=destination_ip_prohibited"}, "Proxy-Status error"),
+    ],
+    ids=["407", "proxy-status"],
+)
+@deferred_f_from_coro_f
+async def test_scrapy_a_proxys_own_answer_is_not_the_sites(
+    status: int,
+    headers: dict[str, str],
+    said: str,
+    proxy: Proxy,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """docs/proxies.md: the proxy that carried robots.txt answered for itself.
+    Not the site's 4xx (which would allow everything for 24 h): a failed
+    fetch, so the origin is closed, nothing is kept as a copy, and the log
+    says why."""
+    proxy.own_answer = (status, headers)
+    store = tmp_path / "robots.sqlite"
+    with SiteServer() as site:
+        requests = [
+            Request(site.url(path), meta={"proxy": proxy.url}) for path in ("/private/a", "/b")
+        ]
+        settings = {"REP_STORAGE": "sqlite", "REP_STORAGE_PATH": str(store)}
+        crawler = await crawl(requests, settings)
+    asked = [url for url, _ in proxy.asked]
+    assert asked == [site.url("/robots.txt")]  # no page went: the origin is closed
+    assert sorted(spider_of(crawler).dropped) == sorted(r.url for r in requests)
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len([w for w in warnings if said in w and "not the site" in w]) == 1
+    show = ["cache", "show", site.url("/"), "--store", str(store)]
+    shown = subprocess.run(
+        [sys.executable, "-m", "scrapy_rep.tools.cli", *show],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    ).stdout
+    assert "good copy   never" in shown
+    assert "outcome     unreachable" in shown
