@@ -40,6 +40,7 @@ from scrapy_rep.crawler.settings_table import (
     MIN_REDIRECTS,
     SETTINGS,
     Setting,
+    unknown_setting_notes,
 )
 from scrapy_rep.engine.page_directives import MAX_HTML_BYTES
 
@@ -195,6 +196,7 @@ class Config:
             if written_tokens is not None
             else user_agent_notes(values["default_user_agent"])
         )
+        notes.extend(unknown_setting_notes(settings))
         max_redirects = values["max_redirects"]
         if max_redirects < MIN_REDIRECTS:
             notes.append(

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import pytest
 from scrapy.settings import Settings
+from scrapy.utils.defer import deferred_f_from_coro_f
 
 from scrapy_rep.crawler.settings import Config, SettingError
+
+from .conftest import crawl
+from .servers import Reply, SiteServer
 
 
 def test_scrapy_defaults_from_scrapy_settings() -> None:
@@ -157,3 +162,29 @@ def test_cache_bad_setting_fails_naming_setting_value_and_accepted(
 def test_cache_redis_storage_needs_a_url() -> None:
     with pytest.raises(SettingError, match=r"REP_REDIS_URL.*REDIS_URL"):
         Config.from_settings({"REP_STORAGE": "redis"})
+
+
+@deferred_f_from_coro_f
+async def test_scrapy_a_misspelt_setting_is_named_with_the_closest_one(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """``REP_CRAWL_DELAYS`` crawled with no crawl-delay and no word; now the
+    start-up says so, once, with the setting meant."""
+    robots = b"User-agent: *\nCrawl-delay: 1\n"
+    with SiteServer({"/robots.txt": Reply(200, robots)}) as site:
+        settings = {"REP_CRAWL_DELAYS": "obey", "ROBOTSTXT_USERAGENT": "mybot", "REP_ZZZ": 1}
+        await crawl([site.url("/page")], settings)
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert [w for w in warnings if "not a setting scrapy_rep reads" in w] == [
+        "REP_CRAWL_DELAYS is not a setting scrapy_rep reads, so it does nothing; "
+        "did you mean REP_CRAWL_DELAY?",
+        "REP_ZZZ is not a setting scrapy_rep reads, so it does nothing; "
+        "the settings are in docs/settings.md",
+        "ROBOTSTXT_USERAGENT is not a setting scrapy_rep reads, so it does nothing; "
+        "did you mean ROBOTSTXT_USER_AGENT?",
+    ]
+
+
+def test_scrapy_known_settings_and_the_testing_hook_get_no_note() -> None:
+    settings = {"REP_CRAWL_DELAY": "obey", "REP_CLOCK": "time.time", "ROBOTSTXT_PARSER": "x"}
+    assert Config.from_settings(settings).notes == ()
