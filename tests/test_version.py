@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from importlib.metadata import version
 from pathlib import Path
 
@@ -27,3 +29,16 @@ def test_version_has_its_changelog_entry() -> None:
     changelog = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
     assert f"\n## {scrapy_rep.__version__} - " in changelog
     assert "\n## Unreleased\n" in changelog
+
+
+def test_version_is_what_the_command_line_says() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "scrapy_rep.tools.cli", "--version"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        cwd=ROOT,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(f"scrapy-rep {scrapy_rep.__version__} (Scrapy ")

@@ -55,6 +55,12 @@ DIRECTIVES_PRIORITY: Final = 950
 class Addon:
     """Switches a project to scrapy_rep; this module's docstring lists each change."""
 
+    def __repr__(self) -> str:
+        """Scrapy's start-up log lists enabled add-ons by their repr."""
+        from scrapy_rep import __version__
+
+        return f"scrapy_rep.Addon ({__version__})"
+
     def update_settings(self, settings: BaseSettings) -> None:
         # Scrapy's replace_in_component_priority_dict() raises KeyError for the
         # built-in, which lives only in DOWNLOADER_MIDDLEWARES_BASE, so both

@@ -203,6 +203,14 @@ _CHECK_EXIT: Final = "exit codes: 0 every URL allowed, 1 some URL disallowed, 2 
 _LINT_EXIT: Final = "exit codes: 0 no error (warnings allowed), 1 errors, 2 usage/fetch error"
 
 
+def _version() -> str:
+    import scrapy
+
+    from scrapy_rep import __version__
+
+    return f"scrapy-rep {__version__} (Scrapy {scrapy.__version__})"
+
+
 def _parsers() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
     parser = argparse.ArgumentParser(
         prog="scrapy-rep",
@@ -210,6 +218,7 @@ def _parsers() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentPars
         "show or forget what a crawl's store keeps, serve the robots.txt Tester, "
         "or run the local demo.",
     )
+    parser.add_argument("--version", action="version", version=_version())
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     check = commands.add_parser(
         "check",

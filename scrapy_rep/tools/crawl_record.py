@@ -70,11 +70,15 @@ class Recorder:
         self.states: dict[str, str] = {}  # site -> what applied to its requests
         self.sitemaps: dict[str, set[str]] = defaultdict(set)
         self.refusals: list[tuple[str, str]] = []  # (spider, the drop's reason)
+        self.max_body_bytes = 0  # the crawl's REP_MAX_BODY_BYTES, once connected
 
     def connect(self, crawler: Crawler) -> None:
         from scrapy import signals as scrapy_signals
 
         from scrapy_rep import signals
+        from scrapy_rep.crawler.settings import Config
+
+        self.max_body_bytes = Config.from_settings(crawler.settings).max_body_bytes
 
         connect = crawler.signals.connect
         connect(self._reached, signal=scrapy_signals.request_reached_downloader)
@@ -120,7 +124,7 @@ class Recorder:
             fetch += f" after {hops} redirect{'s' if hops > 1 else ''}"
         if "download_stopped" in response.flags:
             declared = (response.headers.get(b"Content-Length") or b"?").decode("latin-1")
-            fetch += f", stopped at {len(response.body)} of {declared} bytes"
+            fetch += f", first {self.max_body_bytes} of {declared} bytes read"
         self.fetches.setdefault(site.name, fetch)
 
     def _resolved(self, robotstxt_url: str, access: Access, **_: Any) -> None:

@@ -258,6 +258,29 @@ _HEADER: Final = (
 )
 
 
+#: What each column counts, printed under the table (docs/demo.md).
+LEGEND: Final = (
+    f"  {ALLOWED}: passed the check and reached the downloader",
+    f"  {FORBIDDEN}: dropped by a rule of the group for the spider's token",
+    f"  {REFUSED}: crawlable, but robots.txt refuses the spider's declared purpose "
+    "(REP_PURPOSES)",
+    f"  {UNREACHABLE}: dropped because robots.txt could not be fetched (5xx, 429, "
+    "network): the origin is closed",
+    f"  {OPTED_OUT}: sent with meta['dont_obey_robotstxt'] = True, so not checked",
+    "  sitemaps: Sitemap: lines handed to the spider",
+    "  check: ok when the site showed the behaviour it is there for",
+)
+NEXT_STEPS: Final = (
+    "Next:",
+    "  in your project:      ADDONS = {'scrapy_rep.Addon': 0} and ROBOTSTXT_OBEY = True "
+    "(docs/getting-started.md)",
+    "  ask about one URL:    scrapy robots URL   (in a project) or "
+    "scrapy-rep check ROBOTS_URL URL",
+    "  edit and test a file: scrapy-rep tester   (a local page in your browser)",
+    "  a request dropped?    docs/troubleshooting.md",
+)
+
+
 def table(rows: Sequence[SiteReport], failures: dict[str, str | None]) -> str:
     cells = [_HEADER] + [
         (
@@ -331,6 +354,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     rows = reports(sites, recorder)
     failures = {row.site.name: check(row) for row in rows}
     print(f"\n{table(rows, failures)}\n")
+    print("Columns:\n" + "\n".join(LEGEND) + "\n")
     if recorder.refusals:
         print("Refused for a declared purpose (robots.txt usage preferences):")
         for spider, why in recorder.refusals:
@@ -345,7 +369,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if failed or errors.messages:
         print(f"Demo FAILED in {took:.1f} s: {len(failed)} of {len(rows)} behaviours not shown.")
         return 1
-    print(f"All {len(rows)} behaviours shown in {took:.1f} s.")
+    print(f"All {len(rows)} behaviours shown in {took:.1f} s.\n")
+    print("\n".join(NEXT_STEPS))
     return 0
 
 

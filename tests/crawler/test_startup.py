@@ -20,6 +20,7 @@ from local_redis import free_port
 from scrapy.http import Request
 from scrapy.utils.defer import deferred_f_from_coro_f
 
+from scrapy_rep import __version__
 from scrapy_rep.crawler.errors import SETTING_CLOSE_REASON, STORAGE_CLOSE_REASON
 
 from .conftest import RecordingSpider, crawl, spider_of, stats
@@ -87,3 +88,16 @@ async def test_scrapy_bad_robotstxt_user_agent_attribute_stops_before_any_reques
     assert_nothing_taken(spider_of(crawler), crawl_stats)
     errors = [r.getMessage() for r in caplog.records if r.name == MIDDLEWARE_LOG]
     assert len(errors) == 1 and "BadTokens.robotstxt_user_agent" in errors[0]
+
+
+@deferred_f_from_coro_f
+async def test_scrapy_the_addon_has_a_readable_name_in_the_start_up_log(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO, logger="scrapy.addons")
+    with SiteServer({"/robots.txt": Reply(200, b"User-agent: *\nDisallow:\n")}) as site:
+        settings = {"ADDONS": {"scrapy_rep.Addon": 0}, "DOWNLOADER_MIDDLEWARES": {}}
+        await crawl([site.url("/page")], settings)
+    enabled = next(r.getMessage() for r in caplog.records if "Enabled addons" in r.getMessage())
+    assert f"scrapy_rep.Addon ({__version__})" in enabled
+    assert "object at 0x" not in enabled

@@ -102,6 +102,16 @@ def test_scrapy_demo_exits_0_quickly_with_every_site_checked(
     assert "ERROR" not in demo.stdout
 
 
+def test_scrapy_demo_explains_every_column_and_ends_with_next_steps(demo: Demo) -> None:
+    after_header = demo.stdout.split("\nsite ", 1)[1]
+    header = "site " + after_header.split("\n", 1)[0]
+    columns = re.split(r"\s{2,}", header.strip())[3:]  # after site, origin, robots.txt
+    explained = re.findall(r"^  ([a-z ]+): ", after_header.split("\n\n")[1], re.M)
+    assert columns == explained
+    assert demo.stdout.rstrip().splitlines()[-5] == "Next:"
+    assert "docs/troubleshooting.md" in demo.stdout.rstrip().splitlines()[-1]
+
+
 def test_scrapy_demo_shows_progress_per_spider_and_site(demo: Demo, rows: dict[str, Row]) -> None:
     progress = demo.stdout.split("Crawling", 1)[1].split("\nsite ", 1)[0]
     for spider in SPIDERS:
@@ -153,7 +163,7 @@ def test_spec_2_1_redirect_chain_rules_found_at_its_end_apply(rows: dict[str, Ro
 
 def test_spec_4_3_rules_after_500_kib_ignored(rows: dict[str, Row]) -> None:
     huge = rows["huge"]
-    assert re.search(r"stopped at \d+ of 2000000 bytes", huge.robots), huge.robots
+    assert "first 512000 of 2000000 bytes read" in huge.robots, huge.robots
     assert (huge.forbidden, huge.allowed) == (3, 12)  # /early/ forbidden, /late/ not
 
 
