@@ -12,6 +12,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "_ext"))
 
+from scrapy_inventory import SCRAPY_DOCS, write_inventory  # noqa: E402
+
 project = "scrapy_rep"
 author = "scrapy_rep developers"
 copyright = "scrapy_rep developers"
@@ -21,6 +23,7 @@ version = release
 extensions = [
     "myst_parser",
     "sphinx.ext.autodoc",
+    "sphinx.ext.intersphinx",
     "rep_settings",
     "rep_api",
 ]
@@ -30,6 +33,10 @@ exclude_patterns = ["_build", "snippets", "README.md"]
 
 myst_heading_anchors = 3
 myst_enable_extensions = ["deflist"]
+
+#: Links into Scrapy's documentation, from an inventory written here (offline).
+intersphinx_mapping = {"scrapy": (SCRAPY_DOCS, write_inventory())}
+intersphinx_disabled_reftypes = ["*"]  # only explicit inv: links go to Scrapy
 
 autodoc_member_order = "bysource"
 autodoc_typehints = "description"

@@ -1,9 +1,11 @@
 """Sphinx extension: the settings reference, generated from the code's table.
 
 ``{rep-settings}`` (a directive without arguments) renders
-``scrapy_rep.crawler.settings_table.SETTINGS`` as a table: name, default, accepted
-values, what it does. Defaults come from ``Config``'s fields unless an entry
-words its own, so the page cannot drift from what the crawler reads.
+``scrapy_rep.crawler.settings_table.SETTINGS`` grouped by task (``GROUPS``:
+a title, a sentence, an example, the settings), each group a table: name,
+default, accepted values, what it does. Defaults come from ``Config``'s
+fields unless an entry words its own, so the page cannot drift from what the
+crawler reads; a setting in no group, or in two, is a build error.
 
 The extension also warns (an error under ``-W``) when a page names a
 ``REP_*`` setting the table does not hold: a renamed or removed setting
@@ -13,7 +15,7 @@ breaks the docs build instead of lingering in prose.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, NamedTuple
 
 from docutils import nodes
 from docutils.parsers.rst import Directive
@@ -32,6 +34,74 @@ MIB = 1024 * 1024
 #: variables of the test suite.
 NOT_SETTINGS = {"REP_CLOCK", "REP_TEST_REACTOR", "REP_FUZZ_SECONDS", "REP_TESTER_SCREENSHOTS"}
 _CODE = re.compile(r"`([^`]+)`")
+
+
+class Group(NamedTuple):
+    title: str
+    about: str
+    example: str
+    names: tuple[str, ...]
+
+
+GROUPS: tuple[Group, ...] = (
+    Group(
+        "Enable",
+        "Whether requests are checked, which, and how robots.txt is read.",
+        'ADDONS = {"scrapy_rep.Addon": 0}\nROBOTSTXT_OBEY = True',
+        ("ROBOTSTXT_OBEY", "REP_CHECKED_SCHEMES", "REP_FOLLOW_REDIRECTS", "REP_MAX_BODY_BYTES",
+         "REP_GOOGLE_QUIRKS"),
+    ),
+    Group(
+        "Tokens",
+        "Which robots.txt group applies: the crawler's tokens, most specific first.",
+        'ROBOTSTXT_USER_AGENT = ["mybot-news", "mybot"]',
+        ("ROBOTSTXT_USER_AGENT", "USER_AGENT"),
+    ),
+    Group(
+        "Caching and outages",
+        "How long a robots.txt holds, and what applies while it cannot be fetched.",
+        "REP_CACHE_TTL = 6 * 3600          # refetch every 6 hours\n"
+        "REP_UNREACHABLE_DISALLOW = 3600   # closed for 1 h, then the last good copy",
+        ("REP_CACHE_TTL", "REP_CACHE_MIN_TTL", "REP_CACHE_MAX_TTL", "REP_CACHE_KEEP",
+         "REP_OUTAGE_RULES", "REP_UNREACHABLE_DISALLOW", "REP_UNREACHABLE_MAX_AGE",
+         "REP_LONG_OUTAGE", "REP_SITE_REACHABLE_WINDOW", "REP_UNREACHABLE_WAIT",
+         "REP_RETRY_INITIAL", "REP_RETRY_MAX", "REP_RETRY_BUSY_INITIAL", "REP_RETRY_BUSY_MAX",
+         "REP_RETRY_FACTOR", "REP_RETRY_JITTER"),
+    ),
+    Group(
+        "Storage",
+        "Where records are kept, and shared between processes.",
+        'REP_STORAGE = "redis"\nREP_REDIS_URL = "redis://localhost:6379/0"',
+        ("REP_STORAGE", "REP_STORAGE_PATH", "REP_MEMORY_MAX_ORIGINS", "REP_MEMORY_MAX_BYTES",
+         "REP_REDIS_URL", "REP_REDIS_PREFIX", "REP_REDIS_RETRY_INTERVAL",
+         "REP_FORGET_POLL_INTERVAL"),
+    ),
+    Group(
+        "Politeness",
+        "Crawl-delay and Retry-After, per origin, for every process sharing the store.",
+        'REP_CRAWL_DELAY = "obey"\nREP_CRAWL_DELAY_MAX = 10',
+        ("REP_CRAWL_DELAY", "REP_CRAWL_DELAY_MAX", "REP_RETRY_AFTER", "REP_RETRY_AFTER_MIN",
+         "REP_RETRY_AFTER_MAX"),
+    ),
+    Group(
+        "Usage preferences",
+        "What the crawl's output is used for, checked against Content-Usage and Content-Signal.",
+        'REP_PURPOSES = ["train-ai"]\nREP_USAGE_ACTION = "tag"',
+        ("REP_PURPOSES", "REP_USAGE_ACTION"),
+    ),
+    Group(
+        "Page rules",
+        "X-Robots-Tag and robots meta tags.",
+        "REP_PAGE_DIRECTIVES = True",
+        ("REP_PAGE_DIRECTIVES", "REP_PAGE_DIRECTIVES_MAX_BYTES"),
+    ),
+    Group(
+        "Sitemaps",
+        "Following the sitemaps robots.txt lists.",
+        'REP_FOLLOW_SITEMAPS = True\nREP_SITEMAP_CALLBACK = "parse_sitemap"',
+        ("REP_FOLLOW_SITEMAPS", "REP_FOLLOW_SITEMAPS_MAX", "REP_SITEMAP_CALLBACK"),
+    ),
+)  # fmt: skip
 _REP_NAME = re.compile(r"\bREP_[A-Z][A-Z0-9_]*\b")
 
 
@@ -82,37 +152,55 @@ def _row(cells: list[nodes.Node]) -> nodes.row:
 
 
 class SettingsTable(Directive):
-    """Render SETTINGS as a four-column table, one row and anchor per setting."""
+    """Render SETTINGS by group: a rubric, a sentence, an example, a four-column
+    table with one row and anchor per setting."""
 
     has_content = False
 
     def run(self) -> list[nodes.Node]:
-        table = nodes.table(classes=["rep-settings", "colwidths-given"])
-        group = nodes.tgroup(cols=4)
-        table += group
-        for width in (22, 14, 20, 44):
-            group += nodes.colspec(colwidth=width)
-        head = nodes.thead()
-        head += _row(
-            [_inline(title) for title in ("setting", "default", "accepted", "what it does")]
+        by_name = {setting.name: setting for setting in SETTINGS}
+        grouped = [name for group in GROUPS for name in group.names]
+        for name in sorted(set(by_name) ^ set(grouped)) + _twice(grouped):
+            logger.warning("settings: %s is not in exactly one of GROUPS (docs/_ext)", name)
+        out: list[nodes.Node] = []
+        for group in GROUPS:
+            rubric = nodes.rubric(group.title, group.title)
+            rubric["ids"].append(nodes.make_id("settings " + group.title))
+            example = nodes.literal_block(group.example, group.example, language="python")
+            out += [rubric, _inline(group.about), example]
+            out.append(_table([by_name[name] for name in group.names if name in by_name]))
+        return out
+
+
+def _twice(names: list[str]) -> list[str]:
+    return sorted({name for name in names if names.count(name) > 1})
+
+
+def _table(settings: list[Setting]) -> nodes.table:
+    table = nodes.table(classes=["rep-settings", "colwidths-given"])
+    group = nodes.tgroup(cols=4)
+    table += group
+    for width in (22, 14, 20, 44):
+        group += nodes.colspec(colwidth=width)
+    head = nodes.thead()
+    head += _row([_inline(title) for title in ("setting", "default", "accepted", "what it does")])
+    group += head
+    body = nodes.tbody()
+    for setting in settings:
+        name = nodes.paragraph()
+        name += nodes.literal(setting.name, setting.name)
+        row = _row(
+            [
+                name,
+                _inline(shown_default(setting)),
+                _inline(setting.accepted),
+                _inline(setting.doc),
+            ]
         )
-        group += head
-        body = nodes.tbody()
-        for setting in SETTINGS:
-            name = nodes.paragraph()
-            name += nodes.literal(setting.name, setting.name)
-            row = _row(
-                [
-                    name,
-                    _inline(shown_default(setting)),
-                    _inline(setting.accepted),
-                    _inline(setting.doc),
-                ]
-            )
-            row["ids"].append(nodes.make_id(setting.name))
-            body += row
-        group += body
-        return [table]
+        row["ids"].append(nodes.make_id(setting.name))
+        body += row
+    group += body
+    return table
 
 
 def _check_names(app: Sphinx, docname: str, source: list[str]) -> None:
