@@ -72,6 +72,7 @@ EXIT_USAGE: Final = 2  # bad arguments, unreadable file, unreachable robots.txt
 #: The token of Scrapy's default USER_AGENT ("Scrapy/2.x (+https://scrapy.org)").
 DEFAULT_AGENT: Final = "scrapy"
 DEFAULT_TIMEOUT: Final = 10.0
+DEFAULT_WAIT: Final = 10.0  # cache --wait; sqlite_once.DEFAULT_WAIT too (not imported: sqlite3)
 
 
 # --- check ------------------------------------------------------------------------
@@ -142,7 +143,7 @@ def run_cache(args: argparse.Namespace) -> int:
         read_origin,
     )
 
-    store = StoreName(args.store, args.redis_prefix)
+    store = StoreName(args.store, args.redis_prefix, args.wait)
     try:
         if args.action == "forget":
             key, found = forget_origin(store, args.url)
@@ -264,6 +265,14 @@ def _parsers() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentPars
     cache.add_argument("url", metavar="URL", help="any absolute URL of the origin")
     _store_options(cache, required=True)
     cache.add_argument("--json", action="store_true", help="print JSON instead of text")
+    cache.add_argument(
+        "--wait",
+        type=_positive,
+        default=DEFAULT_WAIT,
+        metavar="SECONDS",
+        help="how long to wait for another process holding the SQLite file's lock, then "
+        f"give up with exit code 2 (default: {DEFAULT_WAIT:g})",
+    )
     cache.set_defaults(func=run_cache)
     tester = commands.add_parser(
         "tester",
