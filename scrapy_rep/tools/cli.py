@@ -174,6 +174,7 @@ def run_tester(args: argparse.Namespace) -> int:
         google_quirks=args.google_quirks,
         store=StoreName(args.store, args.redis_prefix) if args.store else None,
         timeout=args.timeout,
+        allowed_hosts=tuple(args.allow_host or ()),
     )
     return serve(config, args.host, args.port)
 
@@ -287,6 +288,13 @@ def _parsers() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentPars
         help="address to listen on (default: 127.0.0.1; anything else is reachable by others)",
     )
     tester.add_argument("--port", type=int, default=8765, help="port (default: 8765; 0: any)")
+    tester.add_argument(
+        "--allow-host",
+        action="append",
+        metavar="NAME",
+        help="a Host name to answer besides 127.0.0.1, localhost and the --host address "
+        "(repeatable): the name others use to reach a tester listening beyond loopback",
+    )
     tester.add_argument(
         "--agent",
         "-a",
