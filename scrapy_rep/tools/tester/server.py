@@ -15,8 +15,8 @@ API (JSON in and out; header ``X-Tester-Token`` on every call):
 
 - ``POST /api/test`` ``{robots, urls, agents, purposes, compare, access,
   access_reason}`` -> ``{rows, lines, errors, warnings, diff}``
-- ``GET /api/live?url=U`` -> the live fetch: kind, status, message,
-  headers, body, final_url, hops
+- ``GET /api/live?url=U`` -> the live fetch of U's origin's robots.txt
+  (``url``): kind, status, message, headers, body, final_url, hops
 - ``GET /api/stored?url=U`` -> what the store keeps for U's origin
 - ``POST /api/forget`` ``{url}`` -> ``{origin, forgotten, at}``
 """
@@ -39,6 +39,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from scrapy_rep.cache.policy import PolicyConfig
 from scrapy_rep.cache.storage import StorageError
+from scrapy_rep.engine.origin import origin_of, robots_url
 from scrapy_rep.engine.usage import LABELS
 from scrapy_rep.tools.live_fetch import DEFAULT_USER_AGENT, fetch_live, is_web_url
 from scrapy_rep.tools.store_view import StoreName, describe, forget_origin, read_origin
@@ -205,11 +206,16 @@ class TesterHandler(BaseHTTPRequestHandler):
         return answer
 
     def _live(self, url: str) -> dict[str, Any]:
+        """The robots.txt of ``url``'s origin, never ``url`` itself: a link
+        naming an internal page must not make the Tester send that GET."""
         config = self.server.config
         if not is_web_url(url):
             raise Refused(400, f"only http(s) URLs are fetched, not {url!r}")
+        origin = origin_of(url)
+        if origin is None:
+            raise Refused(400, f"not an absolute http(s) URL with a host: {url!r}")
         got = fetch_live(
-            url,
+            robots_url(origin),
             config.timeout,
             user_agent=config.user_agent,
             max_bytes=config.max_bytes,

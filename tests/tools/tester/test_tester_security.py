@@ -1,8 +1,10 @@
 """The Tester against the attacks docs/tester.md's "Safety" section lists.
 
-Each test plays one attack on a Tester the test starts on loopback, with
-raw sockets where an attacker would use curl (another Host, bad body
-framing, idle and slow connections, many connections at once). The time limits are the Tester's
+Each test plays one attack on a Tester the test starts on loopback: a hostile
+page served from another loopback port that redirects, frames, fetches or
+links into the Tester (in headless Chromium), and raw sockets where an
+attacker would use curl (another Host, bad body framing, idle and slow
+connections, many connections at once). The time limits are the Tester's
 own parameters (``Limits``), made small here; nothing sleeps.
 """
 
@@ -18,15 +20,135 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import closing, contextmanager
 from pathlib import Path
+from typing import Any
+from urllib.parse import quote, urlencode
 
 import pytest
+from crawler.servers import Redirect, Reply, SiteServer
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
 
-from .conftest import Running
+from .conftest import Running, wait_ready
 
 ROOT = Path(__file__).resolve().parents[3]
+ROBOTS = b"User-agent: *\nDisallow: /admin\n"
 #: How long a test waits for an answer the Tester should give at once: only a
 #: bound on a failing test, never a time the Tester is held to.
 PATIENCE = 10.0
+
+
+def internal_site() -> SiteServer:
+    """A service on the user's side of the firewall, with a dangerous GET."""
+    return SiteServer(
+        {
+            "/admin/delete-everything": Reply(200, b"everything deleted"),
+            "/robots.txt": Reply(200, ROBOTS, {"Content-Type": "text/plain"}),
+        }
+    )
+
+
+def link_to(tester: Running, **query: Any) -> str:
+    return tester.url + "?" + urlencode(query, doseq=True)
+
+
+def html(body: str) -> Reply:
+    return Reply(200, f"<!DOCTYPE html><html><body>{body}</body></html>".encode(), _HTML)
+
+
+_HTML = {"Content-Type": "text/html"}
+
+
+# --- loading a URL never fetches -------------------------------------------------------
+
+
+def test_a_hostile_page_that_redirects_frames_or_fetches_makes_no_fetch(
+    browser: Any, start_tester: Callable[..., Running]
+) -> None:
+    """A page on another port sends the browser to a Tester link naming an
+    internal URL (by a redirect, a meta refresh, an iframe, fetches and an
+    image): the Tester's page opens (or is blocked) and nothing is fetched."""
+    tester = start_tester()
+    with internal_site() as internal:
+        target = internal.url("/admin/delete-everything?confirm=1")
+        link = link_to(tester, robots_url=target, url=["/x"])
+        live = f"{tester.url}api/live?url={quote(target, safe='')}"
+        hostile = {
+            "/redirect": Redirect(link, 302),
+            "/refresh": html(f'<meta http-equiv="refresh" content="0;url={link}">'),
+            "/frame": html(f'<iframe src="{link}" onload="document.title=\'framed\'"></iframe>'),
+            "/fetch": html(
+                "<script>"
+                f'new Image().src = "{live}";'
+                f'Promise.allSettled([fetch("{link}", {{mode: "no-cors"}}),'
+                f' fetch("{live}", {{mode: "no-cors"}}),'
+                f' fetch("{live}", {{headers: {{"X-Tester-Token": "guess"}}}})])'
+                '.then(() => { document.title = "sent"; });</script>'
+            ),
+        }
+        with SiteServer(hostile) as evil:
+            for path in ("/redirect", "/refresh"):
+                browser.get(evil.url(path))
+                WebDriverWait(browser, PATIENCE).until(
+                    lambda d: d.current_url.startswith(tester.url)
+                )
+                wait_ready(browser)  # the page has started: it fetched then, or never
+                field = browser.find_element(By.ID, "robots-url").get_attribute("value")
+                assert (path, field) == (path, target)  # the link filled the form...
+                assert (path, internal.paths()) == (path, [])  # ...and fetched nothing
+            browser.get(evil.url("/frame"))
+            WebDriverWait(browser, PATIENCE).until(lambda d: d.title == "framed")
+            browser.get(evil.url("/fetch"))
+            WebDriverWait(browser, PATIENCE).until(lambda d: d.title == "sent")
+        assert internal.paths() == []
+
+
+def test_a_link_fills_the_form_and_the_button_fetches_only_robots_txt(
+    browser: Any, start_tester: Callable[..., Running]
+) -> None:
+    """A link clicked on a hostile page opens the Tester with the URL filled
+    in; only the page's own Fetch live fetches, and what it asks for is the
+    robots.txt of the URL's origin, never the path the link named."""
+    tester = start_tester()
+    with internal_site() as internal:
+        target = internal.url("/admin/delete-everything?confirm=1")
+        link = link_to(tester, robots_url=target)
+        with SiteServer({"/link": html(f'<a id="go" href="{link}">a robots.txt</a>')}) as evil:
+            browser.get(evil.url("/link"))
+            browser.find_element(By.ID, "go").click()
+            wait_ready(browser)
+            assert browser.find_element(By.ID, "robots-url").get_attribute("value") == target
+            assert internal.paths() == []
+            browser.find_element(By.ID, "fetch-live").click()
+            WebDriverWait(browser, PATIENCE).until(
+                lambda d: "HTTP 200" in d.find_element(By.ID, "fetch-info").text
+            )
+            wait_ready(browser, runs=2)
+            shown = browser.find_element(By.ID, "robots").get_attribute("value")
+            field = browser.find_element(By.ID, "robots-url").get_attribute("value")
+    assert internal.paths() == ["/robots.txt"]
+    assert shown == ROBOTS.decode()
+    assert field == internal.url("/robots.txt")  # what was fetched, shown
+
+
+def test_the_live_call_asks_for_the_origins_robots_txt_whatever_url_it_is_given(
+    start_tester: Callable[..., Running],
+) -> None:
+    """docs/spec.md §1.2: any URL typed becomes its origin's robots.txt URL,
+    as the crawl makes it: path, query, fragment and credentials dropped."""
+    tester = start_tester()
+    with internal_site() as internal:
+        port = internal.port
+        given = [
+            internal.url("/admin/delete-everything?confirm=1"),
+            f"http://user:secret@127.0.0.1:{port}/admin/delete-everything#x",
+            f"HTTP://127.0.0.1:{port}",
+        ]
+        answers = [tester.call(f"/api/live?url={quote(url, safe='')}") for url in given]
+        bad = tester.call(f"/api/live?url={quote('http:///robots.txt', safe='')}")
+    assert [status for status, _ in answers] == [200, 200, 200]
+    assert {answer["url"] for _, answer in answers} == {internal.url("/robots.txt")}
+    assert internal.paths() == ["/robots.txt"] * 3
+    assert bad[0] == 400
 
 
 # --- the Host check, on every address -----------------------------------------------
