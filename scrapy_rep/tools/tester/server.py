@@ -156,7 +156,10 @@ class TesterHandler(BaseHTTPRequestHandler):
     def _check_host(self) -> None:
         """Only the names it was started for: a page whose name rebinds to
         the Tester's address sends its own Host, and is refused."""
-        check_host(self.headers.get("Host"), self.server.hosts, self.server.server_address[1])
+        given = self.headers.get_all("Host") or []
+        if len(given) != 1 or not self.path.startswith("/"):  # no second name, no proxy form
+            raise Refused(421, "one Host header, and a path (not an absolute URL), please")
+        check_host(given[0], self.server.hosts, self.server.server_address[1])
 
     def _check_token(self) -> None:
         given = self.headers.get("X-Tester-Token", "")

@@ -202,6 +202,10 @@ def test_a_rebound_name_is_refused_on_every_bind_address(
     assert status_of(live) == 421
     for host in (None, f"127.0.0.1:{port + 1 if port < 65535 else 1}", f"127.0.0.1.evil:{port}"):
         assert (host, status_of(get(port, "/", host))) == (host, 421)
+    twice = f"GET / HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nHost: evil.example:{port}\r\n\r\n"
+    proxied = f"GET http://evil.example:{port}/ HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n"
+    assert status_of(exchange(port, twice.encode())) == 421
+    assert status_of(exchange(port, proxied.encode())) == 421
     for host in (f"127.0.0.1:{port}", f"localhost:{port}", f"LocalHost:{port}", f"{bind}:{port}"):
         answer = get(port, "/", host)
         assert (host, status_of(answer)) == (host, 200)
