@@ -72,6 +72,7 @@ EXIT_USAGE: Final = 2  # bad arguments, unreadable file, unreachable robots.txt
 #: The token of Scrapy's default USER_AGENT ("Scrapy/2.x (+https://scrapy.org)").
 DEFAULT_AGENT: Final = "scrapy"
 DEFAULT_TIMEOUT: Final = 10.0
+DEFAULT_WAIT: Final = 10.0  # cache --wait; sqlite_once.DEFAULT_WAIT too (not imported: sqlite3)
 
 
 # --- check ------------------------------------------------------------------------
@@ -142,7 +143,7 @@ def run_cache(args: argparse.Namespace) -> int:
         read_origin,
     )
 
-    store = StoreName(args.store, args.redis_prefix)
+    store = StoreName(args.store, args.redis_prefix, args.wait)
     try:
         if args.action == "forget":
             key, found = forget_origin(store, args.url)
@@ -173,6 +174,7 @@ def run_tester(args: argparse.Namespace) -> int:
         google_quirks=args.google_quirks,
         store=StoreName(args.store, args.redis_prefix) if args.store else None,
         timeout=args.timeout,
+        allowed_hosts=tuple(args.allow_host or ()),
     )
     return serve(config, args.host, args.port)
 
@@ -273,6 +275,7 @@ def _parsers() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentPars
     cache.add_argument("url", metavar="URL", help="any absolute URL of the origin")
     _store_options(cache, required=True)
     cache.add_argument("--json", action="store_true", help="print JSON instead of text")
+    _wait_option(cache)
     cache.set_defaults(func=run_cache)
     tester = commands.add_parser(
         "tester",
@@ -287,6 +290,7 @@ def _parsers() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentPars
         help="address to listen on (default: 127.0.0.1; anything else is reachable by others)",
     )
     tester.add_argument("--port", type=int, default=8765, help="port (default: 8765; 0: any)")
+    _allow_host_option(tester)
     tester.add_argument(
         "--agent",
         "-a",
@@ -333,6 +337,28 @@ def _parsers() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentPars
         )
         sub.set_defaults(func=func)
     return parser, {"check": check, "lint": lint_parser, "cache": cache, "tester": tester}
+
+
+def _wait_option(cache: argparse.ArgumentParser) -> None:
+    cache.add_argument(
+        "--wait",
+        type=_positive,
+        default=DEFAULT_WAIT,
+        metavar="SECONDS",
+        help="how long to wait for another process holding the SQLite file's lock, then "
+        f"give up with exit code 2 (default: {DEFAULT_WAIT:g})",
+    )
+
+
+def _allow_host_option(tester: argparse.ArgumentParser) -> None:
+    """docs/tester.md, "Safety": the Host check holds on every address."""
+    tester.add_argument(
+        "--allow-host",
+        action="append",
+        metavar="NAME",
+        help="a Host name to answer besides 127.0.0.1, localhost and the --host address "
+        "(repeatable): the name others use to reach a tester listening beyond loopback",
+    )
 
 
 def _store_options(parser: argparse.ArgumentParser, required: bool) -> None:

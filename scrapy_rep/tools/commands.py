@@ -24,7 +24,7 @@ error or the check could not run.
 from __future__ import annotations
 
 import argparse
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, ClassVar, Final
 from urllib.parse import urljoin, urlsplit
 
@@ -60,7 +60,7 @@ class RobotsCommand(ScrapyCommand):
     default_settings: ClassVar[dict[str, Any]] = {"LOG_LEVEL": "WARNING"}
 
     def syntax(self) -> str:
-        return "[options] <url> | --serve [--host H] [--port N]"
+        return "[options] <url> | --serve [--host H] [--port N] [--allow-host NAME]"
 
     def short_desc(self) -> str:
         return "Explain whether robots.txt lets this project crawl a URL"
@@ -105,6 +105,13 @@ class RobotsCommand(ScrapyCommand):
         )
         parser.add_argument(
             "--port", type=int, default=8765, help="--serve: port (default: 8765; 0: any)"
+        )
+        parser.add_argument(
+            "--allow-host",
+            action="append",
+            default=[],
+            metavar="NAME",
+            help="--serve: a Host name to answer besides 127.0.0.1, localhost and --host",
         )
 
     def run(self, args: list[str], opts: argparse.Namespace) -> None:
@@ -155,6 +162,7 @@ class RobotsCommand(ScrapyCommand):
                 raise UsageError(f"no spider named {opts.spider!r}", print_help=False) from None
             settings.setdict(dict(spidercls.custom_settings or {}), priority="spider")
         config = tester_config(settings, agents=opts.agent, purposes=opts.purpose)
+        config = replace(config, allowed_hosts=tuple(opts.allow_host))
         return serve(config, opts.host, opts.port)
 
 

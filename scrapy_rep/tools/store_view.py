@@ -4,7 +4,10 @@
 A store is named as the crawl names it: a SQLite file (``REP_STORAGE_PATH``)
 or a Redis URL (``REP_REDIS_URL``) with its key prefix. Each call opens the
 store, does one thing and closes it: these are people's actions, not a
-crawl's hot path. No Scrapy here.
+crawl's hot path. A SQLite file is not opened as a crawl opens it
+(``sqlite_once``): a look never writes, and neither call moves a damaged
+file aside or waits more than ``StoreName.wait`` for another process
+(docs/tester.md, "Safety"). No Scrapy here.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from typing import Any, TypeVar
 from scrapy_rep.cache.outcome import AccessState
 from scrapy_rep.cache.policy import OriginRecord, PolicyConfig, decide_settled
 from scrapy_rep.cache.storage import Storage, StorageError, forget, open_storage
+from scrapy_rep.cache.storage.sqlite_once import DEFAULT_WAIT, forget_record, read_record
 from scrapy_rep.engine.origin import origin_of
 
 __all__ = ["StoreName", "describe", "forget_origin", "format_record", "read_origin"]
@@ -33,6 +37,8 @@ class StoreName:
 
     where: str
     redis_prefix: str = "scrapy_rep:"
+    #: Seconds to wait for another process holding a SQLite file's lock.
+    wait: float = DEFAULT_WAIT
 
     @property
     def kind(self) -> str:
@@ -51,13 +57,16 @@ class StoreName:
         return self.where
 
     async def open(self) -> Storage:
-        if self.kind == "redis":
-            return await open_storage(
-                "redis", redis_url=self.where, prefix=self.redis_prefix, redis_retry_interval=0
-            )
-        if not os.path.isfile(self.where):  # a look never creates a store
+        """The Redis store (a SQLite file is read and written by ``sqlite_once``)."""
+        return await open_storage(
+            "redis", redis_url=self.where, prefix=self.redis_prefix, redis_retry_interval=0
+        )
+
+    def file(self) -> str:
+        """The SQLite file, which must be there: a command never creates a store."""
+        if not os.path.isfile(self.where):
             raise StorageError(f"no such store file: {self.where!r}")
-        return await open_storage("sqlite", path=self.where)
+        return self.where
 
 
 def _key(url: str) -> str:
@@ -90,12 +99,18 @@ def _run(coroutine: Coroutine[Any, Any, T]) -> T:
 
 def read_origin(store: StoreName, url: str) -> tuple[str, OriginRecord | None]:
     """The origin key of ``url`` and its record in ``store`` (None: none kept)."""
+    if store.kind == "sqlite":
+        key = _key(url)
+        return key, read_record(store.file(), key, time.time(), store.wait)
     return _run(_with_store(store, url, forgetting=False))
 
 
 def forget_origin(store: StoreName, url: str) -> tuple[str, bool]:
     """Delete the record of ``url``'s origin: every worker sharing the store
     fetches robots.txt again when it next loads the origin. True if one was kept."""
+    if store.kind == "sqlite":
+        key = _key(url)
+        return key, forget_record(store.file(), key, time.time(), store.wait)
     key, found = _run(_with_store(store, url, forgetting=True))
     return key, bool(found)
 

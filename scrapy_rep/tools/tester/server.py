@@ -1,28 +1,35 @@
 """The tester's HTTP server: the page, its static files and a small JSON API.
 
-Standard library only (``http.server``), one thread per request. Safe by
-construction: it listens on loopback unless told otherwise; every API call
-needs the per-run token the page carries (so no other site can drive it,
-Refetch included), and only answers a Host header naming the address it
-serves (no DNS rebinding); the page runs under a Content-Security-Policy
-that allows its own script only, and its script writes text, never markup.
+Standard library only (``http.server``), one thread per connection, at
+most ``Limits.max_connections`` of them. Safe by construction
+(docs/tester.md, "Safety"): it listens on loopback unless told otherwise;
+``guard`` refuses, before any work, a Host header that names anything but
+the names it was started for (no DNS rebinding, on any address), a body
+without a valid length or over the cap, and a request slower than its
+deadline; every API call needs the per-run token the page carries (so no
+other site can drive it, Refetch included); the page runs under a
+Content-Security-Policy that allows its own script only, and its script
+writes text, never markup.
 
 API (JSON in and out; header ``X-Tester-Token`` on every call):
 
 - ``POST /api/test`` ``{robots, urls, agents, purposes, compare, access,
   access_reason}`` -> ``{rows, lines, errors, warnings, diff}``
-- ``GET /api/live?url=U`` -> the live fetch: kind, status, message,
-  headers, body, final_url, hops
+- ``GET /api/live?url=U`` -> the live fetch of U's origin's robots.txt
+  (``url``): kind, status, message, headers, body, final_url, hops
 - ``GET /api/stored?url=U`` -> what the store keeps for U's origin
 - ``POST /api/forget`` ``{url}`` -> ``{origin, forgotten, at}``
 """
 
 from __future__ import annotations
 
+import io
 import ipaddress
 import json
 import secrets
+import socket
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -32,15 +39,22 @@ from urllib.parse import parse_qs, urlsplit
 
 from scrapy_rep.cache.policy import PolicyConfig
 from scrapy_rep.cache.storage import StorageError
+from scrapy_rep.engine.origin import origin_of, robots_url
 from scrapy_rep.engine.usage import LABELS
 from scrapy_rep.tools.live_fetch import DEFAULT_USER_AGENT, fetch_live, is_web_url
 from scrapy_rep.tools.store_view import StoreName, describe, forget_origin, read_origin
 from scrapy_rep.tools.tester.answers import diff_lines, line_report, verdicts
+from scrapy_rep.tools.tester.guard import (
+    DeadlineReader,
+    Limits,
+    Refused,
+    check_host,
+    host_names,
+    read_body,
+)
 
-__all__ = ["TesterConfig", "make_server", "serve"]
+__all__ = ["Limits", "TesterConfig", "make_server", "serve"]
 
-#: The most a request body may be: a robots.txt at the parse limit, and room.
-MAX_REQUEST_BYTES: Final = 2_000_000
 _STATIC: Final = {
     "/static/tester.js": "application/javascript; charset=utf-8",
     "/static/tester.css": "text/css; charset=utf-8",
@@ -65,12 +79,9 @@ class TesterConfig:
     max_redirects: int = 5
     policy: PolicyConfig = field(default_factory=PolicyConfig)
     token: str = field(default_factory=lambda: secrets.token_urlsafe(24))
-
-
-class _Refused(Exception):
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
+    #: Host names answered beside 127.0.0.1, localhost and the bound address.
+    allowed_hosts: tuple[str, ...] = ()
+    limits: Limits = field(default_factory=Limits)
 
 
 def _static(name: str) -> bytes:
@@ -85,6 +96,14 @@ class TesterHandler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:  # quiet: a local tool
         return
 
+    def setup(self) -> None:
+        """Every read of this connection's request within one deadline."""
+        super().setup()
+        self.rfile.close()  # the socket's own reader, replaced by one with a deadline
+        timeout = self.server.config.limits.request_timeout
+        deadline = time.monotonic() + timeout
+        self.rfile = io.BufferedReader(DeadlineReader(self.connection, deadline))
+
     # --- routing -------------------------------------------------------------
 
     def do_GET(self) -> None:
@@ -97,7 +116,7 @@ class TesterHandler(BaseHTTPRequestHandler):
         try:
             self._check_host()
             route(urlsplit(self.path))
-        except _Refused as refused:
+        except Refused as refused:
             self._json({"error": str(refused)}, refused.status)
         except Exception as exc:  # a bug must not kill the server thread silently
             self._json({"error": f"{type(exc).__name__}: {exc}"}, 500)
@@ -120,7 +139,7 @@ class TesterHandler(BaseHTTPRequestHandler):
             self._check_token()
             self._json(self._stored(_one(parts.query, "url")))
         else:
-            raise _Refused(404, "no such page")
+            raise Refused(404, "no such page")
 
     def _post(self, parts: Any) -> None:
         self._check_token()
@@ -130,34 +149,33 @@ class TesterHandler(BaseHTTPRequestHandler):
         elif parts.path == "/api/forget":
             self._json(self._forget(data))
         else:
-            raise _Refused(404, "no such call")
+            raise Refused(404, "no such call")
 
     # --- guards --------------------------------------------------------------
 
     def _check_host(self) -> None:
-        """Only the names of the address served: a page whose name rebinds to
-        127.0.0.1 sends its own Host, and is refused."""
-        host = self.headers.get("Host", "")
-        if self.server.hosts is not None and host not in self.server.hosts:
-            raise _Refused(421, f"this tester answers to {self.server.url} only")
+        """Only the names it was started for: a page whose name rebinds to
+        the Tester's address sends its own Host, and is refused."""
+        given = self.headers.get_all("Host") or []
+        if len(given) != 1 or not self.path.startswith("/"):  # no second name, no proxy form
+            raise Refused(421, "one Host header, and a path (not an absolute URL), please")
+        check_host(given[0], self.server.hosts, self.server.server_address[1])
 
     def _check_token(self) -> None:
         given = self.headers.get("X-Tester-Token", "")
         if not secrets.compare_digest(given.encode(), self.server.config.token.encode()):
-            raise _Refused(403, "missing or wrong X-Tester-Token: reload the tester's page")
+            raise Refused(403, "missing or wrong X-Tester-Token: reload the tester's page")
 
     def _read_json(self) -> dict[str, Any]:
         if self.headers.get_content_type() != "application/json":
-            raise _Refused(415, "send application/json")
-        length = int(self.headers.get("Content-Length") or 0)
-        if length > MAX_REQUEST_BYTES:
-            raise _Refused(413, f"at most {MAX_REQUEST_BYTES} bytes")
+            raise Refused(415, "send application/json")
+        body = read_body(self.headers, self.rfile, self.server.config.limits.max_body)
         try:
-            data = json.loads(self.rfile.read(length) or b"{}")
+            data = json.loads(body or b"{}")
         except ValueError as exc:
-            raise _Refused(400, f"not JSON: {exc}") from None
+            raise Refused(400, f"not JSON: {exc}") from None
         if not isinstance(data, dict):
-            raise _Refused(400, "send a JSON object")
+            raise Refused(400, "send a JSON object")
         return data
 
     # --- the calls -------------------------------------------------------------
@@ -191,11 +209,16 @@ class TesterHandler(BaseHTTPRequestHandler):
         return answer
 
     def _live(self, url: str) -> dict[str, Any]:
+        """The robots.txt of ``url``'s origin, never ``url`` itself: a link
+        naming an internal page must not make the Tester send that GET."""
         config = self.server.config
         if not is_web_url(url):
-            raise _Refused(400, f"only http(s) URLs are fetched, not {url!r}")
+            raise Refused(400, f"only http(s) URLs are fetched, not {url!r}")
+        origin = origin_of(url)
+        if origin is None:
+            raise Refused(400, f"not an absolute http(s) URL with a host: {url!r}")
         got = fetch_live(
-            url,
+            robots_url(origin),
             config.timeout,
             user_agent=config.user_agent,
             max_bytes=config.max_bytes,
@@ -216,7 +239,7 @@ class TesterHandler(BaseHTTPRequestHandler):
     def _store(self) -> StoreName:
         store = self.server.config.store
         if store is None:
-            raise _Refused(409, "no store: start the tester with --store (or from a project)")
+            raise Refused(409, "no store: start the tester with --store (or from a project)")
         return store
 
     def _stored(self, url: str) -> dict[str, Any]:
@@ -224,9 +247,9 @@ class TesterHandler(BaseHTTPRequestHandler):
         try:
             key, record = read_origin(store, url)
         except ValueError as exc:
-            raise _Refused(400, str(exc)) from None
+            raise Refused(400, str(exc)) from None
         except StorageError as exc:
-            raise _Refused(503, str(exc)) from None
+            raise Refused(503, str(exc)) from None
         answer = describe(record, policy=self.server.config.policy)
         answer.update(origin=key, store=store.shown(), now=time.time())
         return answer
@@ -236,14 +259,15 @@ class TesterHandler(BaseHTTPRequestHandler):
         try:
             key, found = forget_origin(store, _text(data.get("url"), "url"))
         except ValueError as exc:
-            raise _Refused(400, str(exc)) from None
+            raise Refused(400, str(exc)) from None
         except StorageError as exc:
-            raise _Refused(503, str(exc)) from None
+            raise Refused(503, str(exc)) from None
         return {"origin": key, "forgotten": found, "at": time.time(), "store": store.shown()}
 
     # --- answers ---------------------------------------------------------------
 
     def _send(self, body: bytes, content_type: str, status: int = 200) -> None:
+        self.connection.settimeout(self.server.config.limits.request_timeout)  # a slow reader
         self.send_response(status)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(body)))
@@ -262,7 +286,7 @@ class TesterHandler(BaseHTTPRequestHandler):
 def _one(query: str, name: str) -> str:
     values = parse_qs(query).get(name)
     if not values:
-        raise _Refused(400, f"missing {name}=")
+        raise Refused(400, f"missing {name}=")
     return values[0]
 
 
@@ -270,7 +294,7 @@ def _text(value: object, name: str) -> str:
     if value is None:
         return ""
     if not isinstance(value, str):
-        raise _Refused(400, f"{name} must be a string")
+        raise Refused(400, f"{name} must be a string")
     return value
 
 
@@ -278,7 +302,7 @@ def _texts(value: object, name: str) -> list[str]:
     if value is None:
         return []
     if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
-        raise _Refused(400, f"{name} must be a list of strings")
+        raise Refused(400, f"{name} must be a list of strings")
     return [item.strip() for item in value if item.strip()]
 
 
@@ -288,20 +312,48 @@ class TesterServer(ThreadingHTTPServer):
     def __init__(self, address: tuple[str, int], config: TesterConfig) -> None:
         super().__init__(address, TesterHandler)
         self.config = config
-        host, port = str(self.server_address[0]), self.server_address[1]
-        names = {f"[{host}]" if ":" in host else host}
-        if _is_loopback(host):
-            names |= {"localhost", "127.0.0.1", "[::1]"}
-        #: The Host headers answered; None (any) on a non-loopback address.
-        self.hosts: set[str] | None = {f"{name}:{port}" for name in names}
-        if not _is_loopback(host):
-            self.hosts = None
+        #: The Host names answered, on every bind address (``guard.check_host``).
+        self.hosts = host_names(str(self.server_address[0]), config.allowed_hosts)
+        self._slots = threading.BoundedSemaphore(config.limits.max_connections)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        """A thread for the connection if one is free; else 503, at once."""
+        if not self._slots.acquire(blocking=False):
+            _turn_away(request)
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self._slots.release()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._slots.release()
 
     @property
     def url(self) -> str:
         host, port = str(self.server_address[0]), self.server_address[1]
         shown = f"[{host}]" if ":" in host else host
         return f"http://{shown}:{port}/"
+
+
+_BUSY: Final = (
+    b"HTTP/1.0 503 Service Unavailable\r\nContent-Type: text/plain\r\n"
+    b"Content-Length: 31\r\nConnection: close\r\n\r\ntoo many connections: try again"
+)
+
+
+def _turn_away(request: socket.socket) -> None:
+    """Without waiting: the accepting thread must never block on one client."""
+    try:
+        request.setblocking(False)
+        request.send(_BUSY)
+    except OSError:
+        pass
 
 
 def _is_loopback(host: str) -> bool:
@@ -319,10 +371,13 @@ def make_server(config: TesterConfig, host: str = "127.0.0.1", port: int = 0) ->
 def serve(config: TesterConfig, host: str = "127.0.0.1", port: int = 8765) -> int:
     """Run the tester until Ctrl+C; prints its address first."""
     if not _is_loopback(host):
+        names = ", ".join(sorted(host_names(host, config.allowed_hosts)))
         print(
             f"warning: the tester listens on {host}, not on loopback: anyone who can reach "
-            "this address can use it to fetch URLs (the token guards Refetch only "
-            "against other pages, not against people who see the page)",
+            "this address and send one of the names it answers to can use it to fetch any "
+            "site's robots.txt and, with --store, make crawls refetch (the token guards "
+            "against other pages, not against people who see the page). It answers to "
+            f"{names}; add the name people use with --allow-host NAME",
             file=sys.stderr,
         )
     server = make_server(config, host, port)

@@ -79,11 +79,12 @@ class Running:
 
 @pytest.fixture
 def start_tester() -> Iterator[Callable[..., Running]]:
-    """``start_tester(**TesterConfig fields)`` -> a running tester on 127.0.0.1."""
+    """``start_tester(host=..., **TesterConfig fields)`` -> a running tester
+    (on 127.0.0.1 unless ``host`` says otherwise; tests connect over loopback)."""
     running: list[tuple[TesterServer, threading.Thread]] = []
 
-    def start(**fields: Any) -> Running:
-        server = make_server(TesterConfig(**fields), "127.0.0.1", 0)
+    def start(host: str = "127.0.0.1", **fields: Any) -> Running:
+        server = make_server(TesterConfig(**fields), host, 0)
         thread = threading.Thread(
             target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
         )

@@ -151,18 +151,21 @@ def test_live_fetch_shows_status_headers_and_follows_the_crawls_rules(
     start_tester: Callable[..., Running],
 ) -> None:
     tester = start_tester(max_bytes=600_000, timeout=5)
-    routes = {
+    ok_routes = {
         "/robots.txt": Redirect("/real.txt"),
         "/real.txt": Reply(200, BODY.encode(), {"X-Served-By": "test"}),
-        "/busy/robots.txt": Reply(503, b"", {"Retry-After": "120"}),
-        "/gone/robots.txt": Reply(404),
-        "/huge/robots.txt": Huge(2_000_000),
     }
-    with SiteServer(routes) as site:
+    # One site each: a live fetch asks only for its origin's /robots.txt.
+    with (
+        SiteServer(ok_routes) as site,
+        SiteServer({"/robots.txt": Reply(503, b"", {"Retry-After": "120"})}) as busy_site,
+        SiteServer({"/robots.txt": Reply(404)}) as gone_site,
+        SiteServer({"/robots.txt": Huge(2_000_000)}) as huge_site,
+    ):
         _, ok = tester.call(f"/api/live?url={site.url('/robots.txt')}")
-        _, busy = tester.call(f"/api/live?url={site.url('/busy/robots.txt')}")
-        _, gone = tester.call(f"/api/live?url={site.url('/gone/robots.txt')}")
-        _, huge = tester.call(f"/api/live?url={site.url('/huge/robots.txt')}")
+        _, busy = tester.call(f"/api/live?url={busy_site.url('/robots.txt')}")
+        _, gone = tester.call(f"/api/live?url={gone_site.url('/robots.txt')}")
+        _, huge = tester.call(f"/api/live?url={huge_site.url('/robots.txt')}")
     assert (ok["kind"], ok["status"], ok["hops"], ok["body"]) == ("success", 200, 1, BODY)
     assert ["X-Served-By", "test"] in ok["headers"]
     assert (busy["kind"], busy["status"]) == ("unreachable", 503)

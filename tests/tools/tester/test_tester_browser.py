@@ -172,6 +172,8 @@ def test_hostile_robots_txt_and_headers_run_no_markup(
     with SiteServer({"/robots.txt": Reply(200, HOSTILE.encode(), headers)}) as site:
         browser.get(page_url(tester, robots_url=site.url("/robots.txt"), url=["/x"]))
         wait_ready(browser)
+        browser.find_element(By.ID, "fetch-live").click()  # a link never fetches
+        wait_ready(browser, runs=2)
         info = browser.find_element(By.ID, "fetch-info").text
     assert "X-Note: <img src=x onerror=" in info
     _no_markup_ran(browser)
@@ -307,6 +309,8 @@ def test_live_against_edited_diff_and_download(
     with SiteServer({"/robots.txt": Reply(200, body, {"Content-Type": "text/plain"})}) as site:
         browser.get(page_url(tester, robots_url=site.url("/robots.txt"), url=["/old", "/new"]))
         wait_ready(browser)
+        browser.find_element(By.ID, "fetch-live").click()  # a link never fetches
+        wait_ready(browser, runs=2)
         assert "HTTP 200" in browser.find_element(By.ID, "fetch-info").text
         area = browser.find_element(By.ID, "robots")
         area.send_keys("Disallow: /new\n")

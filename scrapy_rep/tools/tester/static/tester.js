@@ -210,7 +210,8 @@
     try {
       const got = await call("GET", "/api/live?url=" + encodeURIComponent(url));
       state.source = "live";
-      state.robotsUrl = url;
+      state.robotsUrl = got.url; // the origin's robots.txt: what was fetched
+      $("robots-url").value = got.url;
       state.baseline = got.body;
       state.access = got.kind === "success" ? "" : got.kind === "unavailable" ? "allow" : "disallow";
       state.accessReason = got.message;
@@ -219,7 +220,7 @@
       const where = got.hops ? " after " + got.hops + " redirect(s) to " + got.final_url : "";
       const verdict = got.kind === "success" ? "rules apply" :
         got.kind === "unavailable" ? "everything allowed" : "the crawl fetches nothing from this site";
-      info("fetch-info", "live: " + (got.status === null ? "no answer" : "HTTP " + got.status) +
+      info("fetch-info", "live " + got.url + ": " + (got.status === null ? "no answer" : "HTTP " + got.status) +
         where + " - " + got.kind + ": " + verdict + (got.message ? "\n" + got.message : "") +
         (got.cut ? "\nbody cut at the crawl's size limit" : "") + (head ? "\n\n" + head : ""),
         got.kind === "success" ? "" : got.kind === "unavailable" ? "warn" : "bad");
@@ -351,15 +352,20 @@
     $("load-stored").addEventListener("click", () => loadStored(false));
     $("refetch").addEventListener("click", refetch);
     $("download").addEventListener("click", download);
+    // A link fills the form and may show the stored copy (a read); it never
+    // fetches: only the page's own Fetch live and Refetch now buttons do.
     const robotsUrl = query.get("robots_url");
-    if (robotsUrl) {
-      $("robots-url").value = robotsUrl;
-      if (query.get("source") === "stored") await loadStored(false);
-      else await fetchLive();
-    } else {
-      $("robots").value = query.get("robots") || "";
-      await run();
+    if (robotsUrl) $("robots-url").value = robotsUrl;
+    if (robotsUrl && query.get("source") === "stored") {
+      await loadStored(false);
+      return;
     }
+    $("robots").value = query.get("robots") || "";
+    if (robotsUrl) {
+      info("fetch-info", "The link names " + robotsUrl + ": press Fetch live to fetch the " +
+        "robots.txt of its site.", "warn");
+    }
+    await run();
   }
 
   document.addEventListener("DOMContentLoaded", () => {

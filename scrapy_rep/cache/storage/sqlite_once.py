@@ -1,0 +1,139 @@
+"""One look or one forget in a crawl's SQLite file, for people's commands
+(``scrapy-rep cache show|forget``, the Tester; docs/tester.md, "Safety").
+
+``SqliteStorage`` is a crawl's store: opening it turns the file to WAL,
+creates the tables, tells the other processes it is there (``presence``)
+and moves a damaged file aside to start a new one, since a lost cache
+costs a crawl only refetches. A person's look must do none of that:
+
+- ``read_record`` opens the file read-only (SQLite's ``mode=ro``), and
+  ``immutable`` when no process has it open (no ``-wal`` or ``-journal``
+  beside it), so that SQLite creates no side file either;
+- ``forget_record`` opens it read-write but never creates it, and writes
+  what ``SqliteStorage.forget`` writes: the record deleted, the origin
+  logged for running crawls (``forgotten``), in one transaction;
+- both wait at most ``wait`` seconds for a process holding the file's lock
+  (``StoreBusy``), and a damaged file raises ``StoreDamaged`` naming it:
+  nothing is moved, renamed or created.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from contextlib import closing
+from pathlib import Path
+from typing import Final
+
+from scrapy_rep.cache.policy import OriginRecord
+from scrapy_rep.cache.storage.errors import StorageError
+from scrapy_rep.cache.storage.forgotten import FORGOTTEN_KEEP, FORGOTTEN_MAX
+
+__all__ = ["DEFAULT_WAIT", "StoreBusy", "StoreDamaged", "forget_record", "read_record"]
+
+#: How long a command waits for another process's write: a crawl's are short.
+DEFAULT_WAIT: Final = 10.0
+_BUSY: Final = (5, 6)  # SQLITE_BUSY, SQLITE_LOCKED
+
+
+class StoreDamaged(StorageError):
+    """The file is not a SQLite database, or a damaged one."""
+
+
+class StoreBusy(StorageError):
+    """Another process held the file's lock for longer than the wait."""
+
+
+def read_record(path: str | Path, key: str, now: float, wait: float) -> OriginRecord | None:
+    """``key``'s record as a crawl would load it at ``now`` (None: none kept,
+    or one this version cannot read, which a crawl treats as absent)."""
+    path = Path(path)
+    quiet = not any(Path(f"{path}{side}").exists() for side in ("-wal", "-journal"))
+    try:
+        data = _select(path, key, now, wait, quiet)
+    except sqlite3.DatabaseError as exc:
+        if not (quiet and Path(f"{path}-wal").exists()):
+            raise _named(exc, path, wait) from None
+        try:  # a crawl opened the file meanwhile: read it as it is now
+            data = _select(path, key, now, wait, False)
+        except sqlite3.DatabaseError as again:
+            raise _named(again, path, wait) from None
+    if data is None:
+        return None
+    try:
+        return OriginRecord.from_bytes(data)
+    except ValueError:
+        return None
+
+
+def forget_record(path: str | Path, key: str, now: float, wait: float) -> bool:
+    """Delete ``key``'s record and log it for running crawls, as
+    ``SqliteStorage.forget`` does; True if one was kept. A file no crawl has
+    written to (no tables) is left as it is; one without the log (a version
+    before it) has no crawl reading it, since a crawl's store creates it."""
+    path = Path(path)
+    try:
+        with closing(_connect(path, wait, mode="rw")) as db:
+            tables = _tables(db)
+            if "origins" not in tables:
+                return False
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                deleted = db.execute("DELETE FROM origins WHERE key = ?", (key,)).rowcount > 0
+                if "forgotten" in tables:
+                    _log(db, key, now)
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            db.execute("COMMIT")
+            return deleted
+    except sqlite3.DatabaseError as exc:
+        raise _named(exc, path, wait) from None
+
+
+def _log(db: sqlite3.Connection, key: str, now: float) -> None:
+    """The entry running crawls read, and the log trimmed by age and by count."""
+    row = db.execute("INSERT INTO forgotten (key, at) VALUES (?, ?)", (key, now))
+    db.execute(
+        "DELETE FROM forgotten WHERE at < ? OR id <= ?",
+        (now - FORGOTTEN_KEEP, (row.lastrowid or 0) - FORGOTTEN_MAX),
+    )
+
+
+def _select(path: Path, key: str, now: float, wait: float, quiet: bool) -> bytes | None:
+    mode = "ro&immutable=1" if quiet else "ro"
+    with closing(_connect(path, wait, mode)) as db:
+        if "origins" not in _tables(db):
+            return None
+        row = db.execute(
+            "SELECT data FROM origins WHERE key = ? AND expires_at > ?", (key, now)
+        ).fetchone()
+        return None if row is None else bytes(row[0])
+
+
+def _connect(path: Path, wait: float, mode: str) -> sqlite3.Connection:
+    """A URI that never creates the file (``mode=ro`` or ``rw``, not ``rwc``)."""
+    uri = f"{path.resolve().as_uri()}?mode={mode}"
+    return sqlite3.connect(uri, uri=True, timeout=max(wait, 0.0), isolation_level=None)
+
+
+def _tables(db: sqlite3.Connection) -> set[str]:
+    rows = db.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()
+    return {str(name) for (name,) in rows}
+
+
+def _named(exc: sqlite3.DatabaseError, path: Path, wait: float) -> StorageError:
+    """What went wrong, naming the file and what to do; nothing was changed."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    busy = code is not None and code & 0xFF in _BUSY
+    if busy or (code is None and "locked" in str(exc)):
+        return StoreBusy(
+            f"the store {path} is locked by another process (waited {wait:g} s): "
+            "nothing was changed; try again once its write is done, or wait longer (--wait)"
+        )
+    if not isinstance(exc, sqlite3.OperationalError):  # "not a database", "malformed"
+        return StoreDamaged(
+            f"the store {path} is damaged ({exc}): nothing was changed. A crawl that opens "
+            f"it moves it aside (to {path.name}.corrupt-<time>) and starts a new one; "
+            "copy it first if you want to keep it, or delete it to start afresh"
+        )
+    return StorageError(f"cannot use the store {path}: {exc}")
