@@ -12,7 +12,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "_ext"))
 
-from scrapy_inventory import SCRAPY_DOCS, write_inventory  # noqa: E402
+from scrapy_inventory import SCRAPY_DOCS, write_inventory
 
 project = "scrapy_rep"
 author = "scrapy_rep developers"
