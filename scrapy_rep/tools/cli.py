@@ -54,7 +54,7 @@ import json
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from scrapy_rep.engine.agents import crawler_tokens, product_token
 from scrapy_rep.engine.origin import origin_of
@@ -62,6 +62,9 @@ from scrapy_rep.engine.usage import LABELS
 from scrapy_rep.tools.check import check_json, check_urls, explanation, refused, usage_lines
 from scrapy_rep.tools.lint import ERROR, format_text, lint, printable, report
 from scrapy_rep.tools.robots_source import Source, SourceError, read_source
+
+if TYPE_CHECKING:
+    from scrapy_rep.tools.store_view import StoreName
 
 __all__ = ["main"]
 
@@ -143,8 +146,8 @@ def run_cache(args: argparse.Namespace) -> int:
         read_origin,
     )
 
-    store = StoreName(args.store, args.redis_prefix, args.wait)
     try:
+        store = StoreName(args.store, args.redis_prefix, args.wait) if args.store else _project()
         if args.action == "forget":
             key, found = forget_origin(store, args.url)
             if args.json:
@@ -162,6 +165,16 @@ def run_cache(args: argparse.Namespace) -> int:
     else:
         _out("\n".join(printable(line) for line in format_record(store, key, data).split("\n")))
     return EXIT_OK if record is not None else EXIT_FOUND
+
+
+def _project() -> StoreName:
+    """Inside a Scrapy project, the store its crawls use (imports Scrapy)."""
+    from scrapy_rep.tools.project_store import ProjectStoreError, project_store
+
+    try:
+        return project_store()
+    except ProjectStoreError as error:
+        raise ValueError(str(error)) from None
 
 
 def run_tester(args: argparse.Namespace) -> int:
@@ -273,7 +286,7 @@ def _parsers() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentPars
     )
     cache.add_argument("action", choices=("show", "forget"))
     cache.add_argument("url", metavar="URL", help="any absolute URL of the origin")
-    _store_options(cache, required=True)
+    _store_options(cache, required=False)
     cache.add_argument("--json", action="store_true", help="print JSON instead of text")
     _wait_option(cache)
     cache.set_defaults(func=run_cache)
@@ -367,7 +380,8 @@ def _store_options(parser: argparse.ArgumentParser, required: bool) -> None:
         required=required,
         metavar="FILE_OR_REDIS_URL",
         help="the crawl's store: its SQLite file (REP_STORAGE_PATH, by default "
-        ".scrapy/robotstxt.sqlite3 in the project) or its Redis URL (REP_REDIS_URL)",
+        ".scrapy/robotstxt.sqlite3 in the project) or its Redis URL (REP_REDIS_URL); "
+        "cache: inside a Scrapy project, the project's own by default",
     )
     parser.add_argument(
         "--redis-prefix",

@@ -10,11 +10,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from scrapy.settings import BaseSettings
-from scrapy.utils.project import data_path
 
-from scrapy_rep.crawler.settings import DEFAULT_STORAGE_FILE, Config
+from scrapy_rep.crawler.settings import Config
 from scrapy_rep.engine.agents import agent_tokens
-from scrapy_rep.tools.store_view import StoreName
+from scrapy_rep.tools.project_store import store_of
 from scrapy_rep.tools.tester.server import TesterConfig
 
 __all__ = ["tester_config"]
@@ -26,11 +25,7 @@ def tester_config(
     """The tester configured as this project's crawl is."""
     config = Config.from_settings(settings)
     tokens = config.user_agent_tokens or agent_tokens(config.default_user_agent)  # as the crawl
-    store = None
-    if config.storage == "sqlite":
-        store = StoreName(data_path(config.storage_path or DEFAULT_STORAGE_FILE, createdir=True))
-    elif config.storage == "redis" and config.redis_url:
-        store = StoreName(config.redis_url, config.redis_prefix)
+    store = store_of(config, create=True)
     return TesterConfig(
         agents=tuple(agents) or (",".join(tokens) or "*",),
         purposes=tuple(purposes) or config.purposes,

@@ -9,6 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import subprocess
+import sys
+import tempfile
 import time
 from collections.abc import Coroutine
 from concurrent.futures import ThreadPoolExecutor
@@ -195,3 +199,45 @@ def test_a_store_that_is_down_is_named_not_created(
     assert main(["cache", "forget", "https://example.com/", "--store", str(missing)]) == 2
     assert "no such store file" in capsys.readouterr().err
     assert not missing.exists()
+
+
+def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != "SCRAPY_SETTINGS_MODULE"}
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[3])
+    return subprocess.run(
+        [sys.executable, "-m", "scrapy_rep.tools.cli", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+
+
+def test_cache_show_inside_a_project_reads_the_projects_store(tmp_path: Path) -> None:
+    """docs/cli.md: no --store needed where the project's settings say it."""
+    (tmp_path / "scrapy.cfg").write_text("[settings]\ndefault = shop.settings\n")
+    (tmp_path / "shop").mkdir()
+    (tmp_path / "shop" / "__init__.py").write_text("")
+    (tmp_path / "shop" / "settings.py").write_text('REP_STORAGE_PATH = "kept.sqlite3"\n')
+    (tmp_path / ".scrapy").mkdir()
+    store = tmp_path / ".scrapy" / "kept.sqlite3"
+    run(_put(StoreName(str(store)), "https://example.com", record(time.time())))
+    shown = _cli("cache", "show", "https://example.com/page", cwd=tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.splitlines()[0] == f"https://example.com in {store}"
+    with tempfile.TemporaryDirectory() as elsewhere:  # no scrapy.cfg here or above
+        outside = _cli("cache", "show", "https://example.com/page", cwd=Path(elsewhere))
+    assert outside.returncode == 2
+    assert "give --store" in outside.stderr
+
+
+def test_cache_show_names_a_project_whose_store_keeps_nothing(tmp_path: Path) -> None:
+    (tmp_path / "scrapy.cfg").write_text("[settings]\ndefault = mem.settings\n")
+    (tmp_path / "mem").mkdir()
+    (tmp_path / "mem" / "__init__.py").write_text("")
+    (tmp_path / "mem" / "settings.py").write_text('REP_STORAGE = "memory"\n')
+    done = _cli("cache", "forget", "https://example.com/", cwd=tmp_path)
+    assert done.returncode == 2
+    assert "REP_STORAGE is 'memory'" in done.stderr
