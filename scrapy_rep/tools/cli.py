@@ -56,10 +56,10 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Final
 
-from scrapy_rep.engine.agents import crawler_tokens, product_token
+from scrapy_rep.engine.agents import crawler_tokens
 from scrapy_rep.engine.origin import origin_of
-from scrapy_rep.engine.usage import LABELS
 from scrapy_rep.tools.check import check_json, check_urls, explanation, refused, usage_lines
+from scrapy_rep.tools.cli_options import DEFAULT_AGENT, parsers
 from scrapy_rep.tools.lint import ERROR, format_text, lint, printable, report
 from scrapy_rep.tools.robots_source import Source, SourceError, read_source
 
@@ -72,10 +72,6 @@ EXIT_OK: Final = 0
 EXIT_FOUND: Final = 1  # check: a URL is disallowed; lint: an error was found
 EXIT_USAGE: Final = 2  # bad arguments, unreadable file, unreachable robots.txt
 
-#: The token of Scrapy's default USER_AGENT ("Scrapy/2.x (+https://scrapy.org)").
-DEFAULT_AGENT: Final = "scrapy"
-DEFAULT_TIMEOUT: Final = 10.0
-DEFAULT_WAIT: Final = 10.0  # cache --wait; sqlite_once.DEFAULT_WAIT too (not imported: sqlite3)
 
 
 # --- check ------------------------------------------------------------------------
@@ -192,203 +188,12 @@ def run_tester(args: argparse.Namespace) -> int:
     return serve(config, args.host, args.port)
 
 
-# --- the command line ---------------------------------------------------------------
-
-
-def _agent(value: str) -> str:
-    if not product_token(value):
-        raise argparse.ArgumentTypeError(
-            f"{value!r} names no crawler: a token starts with letters, '-' or '_' (e.g. mybot)"
-        )
-    return value
-
-
-def _positive(value: str) -> float:
-    try:
-        number = float(value)
-    except ValueError:
-        number = 0.0
-    if not number > 0:
-        raise argparse.ArgumentTypeError(f"{value!r} is not a positive number of seconds")
-    return number
-
-
-_ROBOTS_HELP: Final = "a robots.txt file, '-' for standard input, or an http(s) URL to fetch"
-_CHECK_EXIT: Final = "exit codes: 0 every URL allowed, 1 some URL disallowed, 2 usage/fetch error"
-_LINT_EXIT: Final = "exit codes: 0 no error (warnings allowed), 1 errors, 2 usage/fetch error"
-
-
-def _version() -> str:
-    import scrapy
-
-    from scrapy_rep import __version__
-
-    return f"scrapy-rep {__version__} (Scrapy {scrapy.__version__})"
-
-
-def _parsers() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
-    parser = argparse.ArgumentParser(
-        prog="scrapy-rep",
-        description="Read a robots.txt as RFC 9309 and Google do: check URLs, lint the file, "
-        "show or forget what a crawl's store keeps, serve the robots.txt Tester, "
-        "or run the local demo.",
-    )
-    parser.add_argument("--version", action="version", version=_version())
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    check = commands.add_parser(
-        "check",
-        help="say whether URLs may be fetched, and which rule decides",
-        description="Say whether each URL may be fetched, with the deciding rule and group.",
-        epilog=_CHECK_EXIT,
-    )
-    check.add_argument("robots", metavar="ROBOTS_FILE_OR_URL", help=_ROBOTS_HELP)
-    check.add_argument("urls", metavar="URL", nargs="+", help="absolute URL or /path?query")
-    check.add_argument(
-        "--agent",
-        "-a",
-        action="append",
-        type=_agent,
-        metavar="TOKEN",
-        help="the crawler's product token (or its full User-Agent); repeat it for several "
-        "tokens in order of preference, e.g. --agent mybot-news --agent mybot "
-        f"(default: {DEFAULT_AGENT}, the token of Scrapy's default USER_AGENT)",
-    )
-    check.add_argument(
-        "--purpose",
-        "-p",
-        action="append",
-        choices=LABELS,
-        metavar="LABEL",
-        help="a use of the content to check (repeatable): "
-        f"{', '.join(LABELS)}; says what robots.txt's Content-Usage and Content-Signal "
-        "lines state, with the deciding line, and a refused purpose counts as disallowed",
-    )
-    check.add_argument(
-        "--google-quirks",
-        action="store_true",
-        help="read and match as Google's open-source library does (misspelt fields, ...)",
-    )
-    lint_parser = commands.add_parser(
-        "lint",
-        help="report what a webmaster should fix in a robots.txt",
-        description="Report what a webmaster should fix: one line per finding, then a summary.",
-        epilog=_LINT_EXIT,
-    )
-    lint_parser.add_argument("robots", metavar="ROBOTS_FILE_OR_URL", help=_ROBOTS_HELP)
-    cache = commands.add_parser(
-        "cache",
-        help="show or forget what a crawl's store keeps for a URL's origin",
-        description="show: what the store keeps for URL's origin (outcome, fetched at, "
-        "expiry, the last good copy, closed or not). forget: delete that record, so every "
-        "worker sharing the store fetches robots.txt again when it next loads the origin.",
-        epilog="exit codes: 0 a record was kept (and, with forget, deleted), 1 none was kept, "
-        "2 usage or store error",
-    )
-    cache.add_argument("action", choices=("show", "forget"))
-    cache.add_argument("url", metavar="URL", help="any absolute URL of the origin")
-    _store_options(cache, required=False)
-    cache.add_argument("--json", action="store_true", help="print JSON instead of text")
-    _wait_option(cache)
-    cache.set_defaults(func=run_cache)
-    tester = commands.add_parser(
-        "tester",
-        help="serve the robots.txt Tester, a local page to edit and test robots.txt",
-        description="Serve a local page to edit a robots.txt, test URLs against it with "
-        "scrapy_rep's engine, lint it, compare it with the live or stored file, and make "
-        "the crawl refetch it. Prints the page's address.",
-    )
-    tester.add_argument(
-        "--host",
-        default="127.0.0.1",
-        help="address to listen on (default: 127.0.0.1; anything else is reachable by others)",
-    )
-    tester.add_argument("--port", type=int, default=8765, help="port (default: 8765; 0: any)")
-    _allow_host_option(tester)
-    tester.add_argument(
-        "--agent",
-        "-a",
-        action="append",
-        metavar="TOKENS",
-        help="a crawler's tokens, comma-separated in order of preference "
-        f"(repeatable; default: {DEFAULT_AGENT})",
-    )
-    tester.add_argument(
-        "--purpose",
-        "-p",
-        action="append",
-        choices=LABELS,
-        metavar="LABEL",
-        help=f"a purpose checked by default: {', '.join(LABELS)}",
-    )
-    tester.add_argument(
-        "--google-quirks",
-        action="store_true",
-        help="read and match as Google's open-source library does",
-    )
-    tester.add_argument(
-        "--timeout",
-        type=_positive,
-        default=DEFAULT_TIMEOUT,
-        metavar="SECONDS",
-        help=f"bound of a live fetch (default: {DEFAULT_TIMEOUT:g})",
-    )
-    _store_options(tester, required=False)
-    tester.set_defaults(func=run_tester)
-    commands.add_parser(
-        "demo",
-        help="crawl local demo sites with the example project and tabulate what happened",
-        add_help=False,  # its options belong to scrapy_rep.tools.demo
-    )
-    for sub, func in ((check, run_check), (lint_parser, run_lint)):
-        sub.add_argument("--json", action="store_true", help="print JSON instead of text")
-        sub.add_argument(
-            "--timeout",
-            type=_positive,
-            default=DEFAULT_TIMEOUT,
-            metavar="SECONDS",
-            help=f"network timeout when fetching a URL (default: {DEFAULT_TIMEOUT:g})",
-        )
-        sub.set_defaults(func=func)
-    return parser, {"check": check, "lint": lint_parser, "cache": cache, "tester": tester}
-
-
-def _wait_option(cache: argparse.ArgumentParser) -> None:
-    cache.add_argument(
-        "--wait",
-        type=_positive,
-        default=DEFAULT_WAIT,
-        metavar="SECONDS",
-        help="how long to wait for another process holding the SQLite file's lock, then "
-        f"give up with exit code 2 (default: {DEFAULT_WAIT:g})",
-    )
-
-
-def _allow_host_option(tester: argparse.ArgumentParser) -> None:
-    """docs/tester.md, "Safety": the Host check holds on every address."""
-    tester.add_argument(
-        "--allow-host",
-        action="append",
-        metavar="NAME",
-        help="a Host name to answer besides 127.0.0.1, localhost and the --host address "
-        "(repeatable): the name others use to reach a tester listening beyond loopback",
-    )
-
-
-def _store_options(parser: argparse.ArgumentParser, required: bool) -> None:
-    parser.add_argument(
-        "--store",
-        required=required,
-        metavar="FILE_OR_REDIS_URL",
-        help="the crawl's store: its SQLite file (REP_STORAGE_PATH, by default "
-        ".scrapy/robotstxt.sqlite3 in the project) or its Redis URL (REP_REDIS_URL); "
-        "cache: inside a Scrapy project, the project's own by default",
-    )
-    parser.add_argument(
-        "--redis-prefix",
-        default="scrapy_rep:",
-        metavar="PREFIX",
-        help="REP_REDIS_PREFIX of the crawl (default: scrapy_rep:)",
-    )
+_RUNS: Final[dict[str, Callable[[argparse.Namespace], int]]] = {
+    "check": run_check,
+    "lint": run_lint,
+    "cache": run_cache,
+    "tester": run_tester,
+}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -398,7 +203,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from scrapy_rep.tools.demo import main as demo_main
 
         return demo_main(args_list[1:])
-    parser, commands = _parsers()
+    parser, commands = parsers()
     try:
         if args_list and args_list[0] in commands:
             # Options may come between URLs: "check r.txt /a --agent x /b".
@@ -409,7 +214,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if exit_.code is None:
             return EXIT_OK
         return exit_.code if isinstance(exit_.code, int) else EXIT_USAGE
-    func: Callable[[argparse.Namespace], int] = args.func
+    func = _RUNS[args_list[0]]  # parse_args exits unless a command was named
     try:
         return func(args)
     except SourceError as error:
