@@ -23,6 +23,7 @@ middleware obeys robots.txt, not whether to obey it.
 
 from __future__ import annotations
 
+from importlib.metadata import version
 from typing import Final
 
 from scrapy.settings import BaseSettings
@@ -57,9 +58,7 @@ class Addon:
 
     def __repr__(self) -> str:
         """Scrapy's start-up log lists enabled add-ons by their repr."""
-        from scrapy_rep import __version__
-
-        return f"scrapy_rep.Addon ({__version__})"
+        return f"scrapy_rep.Addon ({version('scrapy-rep')})"
 
     def update_settings(self, settings: BaseSettings) -> None:
         # Scrapy's replace_in_component_priority_dict() raises KeyError for the

@@ -52,11 +52,11 @@ def parsers() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParse
 
 
 def _version() -> str:
-    import scrapy
+    from importlib.metadata import version
 
-    from scrapy_rep import __version__
-
-    return f"scrapy-rep {__version__} (Scrapy {scrapy.__version__})"
+    # The installed distribution's (tests/test_version.py holds it to
+    # scrapy_rep.__version__); a layer below the package never imports it.
+    return f"scrapy-rep {version('scrapy-rep')} (Scrapy {version('scrapy')})"
 
 
 def _check(commands: _Commands) -> argparse.ArgumentParser:
