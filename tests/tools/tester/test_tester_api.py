@@ -15,6 +15,7 @@ import pytest
 from crawler.servers import Huge, Redirect, Reply, SiteServer
 
 from scrapy_rep.tools.check import check_urls
+from scrapy_rep.tools.lint import format_text, lint, report
 from scrapy_rep.tools.robots_source import Source
 from scrapy_rep.tools.store_view import StoreName, read_origin
 
@@ -37,8 +38,12 @@ def test_answers_are_the_engines_row_for_row(start_tester: Callable[..., Running
     assert [r["line"] for r in answer["rows"]] == [2, 3, None, None]
 
 
-def test_lines_are_classed_as_search_console_does(start_tester: Callable[..., Running]) -> None:
-    """Issue 27 §4: valid, known but unused, unknown, accepted typo, too long."""
+def test_a_lines_class_is_the_worst_of_lints_findings_on_it(
+    start_tester: Callable[..., Running],
+) -> None:
+    """Issues 43, 44: one vocabulary. A line the Tester shows as an error is
+    one lint reports as an error: a relative sitemap and a misspelt field are
+    errors (crawlers skip or ignore them), never "valid" or "accepted"."""
     tester = start_tester()
     text = "\n".join(
         [
@@ -46,29 +51,58 @@ def test_lines_are_classed_as_search_console_does(start_tester: Callable[..., Ru
             "Crawl-delay: 5",
             "Content-Signal: search=yes",
             "Foo: bar",
-            "Disalow: /x",
+            "Dissalow: /x",
             "Disallow: /" + "y" * 17_000,
             "# a comment",
             "<svg onload=x>",
             "Disallow /missing-colon",
+            "Sitemap: /sitemap-news.xml",
+            "Disallow: nope",
         ]
     )
     _, answer = tester.call("/api/test", {"robots": text, "urls": []})
-    classes = [line["class"] for line in answer["lines"]]
-    assert classes == [
-        "valid",
-        "unused",
-        "unused",
-        "unknown",
-        "typo",
-        "too-long",
-        "blank",
-        "unknown",
-        "typo",
+    shown = {
+        line["n"]: (line["severity"], [f["code"] for f in line["findings"]])
+        for line in answer["lines"]
+    }
+    assert shown == {
+        1: (None, []),
+        2: (None, []),
+        3: (None, []),
+        4: ("warning", ["unknown-field"]),
+        5: ("error", ["misspelt-field"]),
+        6: ("warning", ["line-too-long"]),
+        7: (None, []),
+        8: ("warning", ["not-a-directive"]),
+        9: ("error", ["missing-colon"]),
+        10: ("error", ["sitemap-not-absolute"]),
+        11: ("error", ["path-without-slash"]),
+    }
+    found = lint(text.encode())  # the same findings, severities and counts as the CLI's
+    assert [(f.line, f.code, f.severity, f.hint) for f in found] == [
+        (line["n"], f["code"], f["severity"], f["hint"])
+        for line in answer["lines"]
+        for f in line["findings"]
     ]
-    codes = {line["n"]: [f["code"] for f in line["findings"]] for line in answer["lines"]}
-    assert "unknown-field" in codes[4] and "misspelt-field" in codes[5]
-    assert "line-too-long" in codes[6]
+    assert (answer["errors"], answer["warnings"], answer["summary"]) == (
+        4,
+        3,
+        "4 errors, 3 warnings",
+    )
+    assert answer["summary"] in format_text(report("-", text.encode(), found, None))
+
+
+@pytest.mark.parametrize("text", ["", "\n", "  \n\t\n"])
+def test_an_empty_page_reports_no_findings(
+    start_tester: Callable[..., Running], text: str
+) -> None:
+    """Issue 44: nothing typed yet is not a file to warn about."""
+    tester = start_tester()
+    _, answer = tester.call("/api/test", {"robots": text, "urls": ["/x"]})
+    assert (answer["errors"], answer["warnings"], answer["linted"]) == (0, 0, False)
+    assert [f for line in answer["lines"] for f in line["findings"]] == []
+    _, typed = tester.call("/api/test", {"robots": "Disallow: /x\n", "urls": ["/x"]})
+    assert typed["linted"] and typed["errors"] == 1  # a rule before any group
 
 
 def test_unavailable_and_unreachable_sources_answer_as_the_crawl(

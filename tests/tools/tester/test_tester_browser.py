@@ -108,10 +108,11 @@ def test_shared_url_shows_verdicts_and_deciding_lines_for_tokens_and_urls(
     classes = browser.execute_script(
         "return Array.from(document.querySelectorAll('#lines li')).map(li => li.className)"
     )
-    assert classes[4].split()[0] == "unused"  # Crawl-delay: known, not used for access
-    assert classes[12].split()[0] == "typo"  # Disalow: an accepted typo (Google only)
+    assert classes[4] == ""  # Crawl-delay: 10 is fine, as lint says
+    assert classes[12].split() == ["error"]  # Disalow: lint's error, not an "accepted typo"
     typo_notes = browser.find_elements(By.CSS_SELECTOR, '#lines li[data-line="13"] .finding')
     assert "misspelt-field" in typo_notes[0].text
+    assert "fix: write 'Disallow: /typo'" in typo_notes[0].text  # the hint, shown
     screenshot(browser, "shared")
 
 

@@ -109,18 +109,17 @@
     const list = $("lines");
     list.replaceChildren();
     for (const line of answer.lines) {
-      const item = el("li", null, line.class);
+      const item = el("li", null, line.severity || "");
       item.dataset.line = String(line.n);
       item.append(el("span", line.text === "" ? "\u00a0" : line.text, "text"));
       for (const f of line.findings) {
         const note = el("span", f.severity + " " + f.code + ": " + f.message, "finding " + f.severity);
-        if (f.hint) note.title = f.hint;
+        if (f.hint) note.append(el("span", "fix: " + f.hint, "hint"));
         item.append(note);
       }
       list.append(item);
     }
-    $("lint-summary").textContent =
-      "(" + answer.errors + " error(s), " + answer.warnings + " warning(s))";
+    $("lint-summary").textContent = answer.linted ? "(" + answer.summary + ")" : "(empty: nothing to lint)";
   }
 
   function showRows(rows, labels) {
