@@ -119,13 +119,21 @@ def line_report(text: str) -> dict[str, Any]:
     }
 
 
+def _span(start: int, stop: int) -> str:
+    """A hunk's range in a unified diff, its count always written (``4,2``);
+    an empty range names the line before it (``3,0``), as ``diff -u`` does."""
+    count = stop - start
+    return f"{start + 1 if count else start},{count}"
+
+
 def diff_lines(before: str, after: str) -> list[dict[str, Any]]:
-    """A unified diff, line by line: op " ", "-" or "+", and the text."""
+    """A unified diff, line by line: op " ", "-" or "+", and the text; each
+    hunk starts with its header, op "@" (``@@ -4,2 +4,3 @@``)."""
     out = []
     old, new = split_lines(before), split_lines(after)
     for group in difflib.SequenceMatcher(a=old, b=new, autojunk=False).get_grouped_opcodes(3):
-        first = group[0]
-        out.append({"op": "@", "text": f"@@ -{first[1] + 1} +{first[3] + 1} @@"})
+        (_, i1, _, j1, _), (_, _, i2, _, j2) = group[0], group[-1]
+        out.append({"op": "@", "text": f"@@ -{_span(i1, i2)} +{_span(j1, j2)} @@"})
         for tag, i1, i2, j1, j2 in group:
             if tag == "equal":
                 out.extend({"op": " ", "text": line} for line in old[i1:i2])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import http.client
 import json
 import os
@@ -14,6 +15,7 @@ from pathlib import Path
 import pytest
 from crawler.servers import Huge, Redirect, Reply, SiteServer
 
+from scrapy_rep.engine.lines import split_lines
 from scrapy_rep.tools.check import check_urls
 from scrapy_rep.tools.lint import format_text, lint, report
 from scrapy_rep.tools.robots_source import Source
@@ -122,6 +124,29 @@ def test_diff_between_the_compared_file_and_the_edit(start_tester: Callable[...,
     assert {"op": "+", "text": "Disallow: /z"} in answer["diff"]
     _, same = tester.call("/api/test", {"robots": BODY})
     assert same["diff"] is None
+
+
+def test_diff_hunks_carry_their_line_counts_as_diff_u_does(
+    start_tester: Callable[..., Running],
+) -> None:
+    """Issue 44: ``@@ -7,7 +7,8 @@``, not ``@@ -7 +7 @@``: each hunk's header
+    gives the lines it spans on both sides, as the standard library's
+    unified diff does (which leaves out a count of 1; the Tester writes it)."""
+    tester = start_tester()
+    before = "".join(f"line {n}\n" for n in range(1, 21))
+    after = before.replace("line 10\n", "line ten\nline 10b\n").replace("line 20\n", "")
+    _, answer = tester.call("/api/test", {"robots": after, "compare": before})
+    shown = [("" if d["op"] == "@" else d["op"]) + d["text"] for d in answer["diff"]]
+    assert [line for line in shown if line.startswith("@@")] == [
+        "@@ -7,7 +7,8 @@",
+        "@@ -17,5 +18,4 @@",
+    ]
+    reference = difflib.unified_diff(split_lines(before), split_lines(after), lineterm="")
+    assert shown == list(reference)[2:]  # the same hunks, line for line
+    _, one = tester.call("/api/test", {"robots": "x\n", "compare": "y\n"})
+    assert one["diff"][0]["text"] == "@@ -1,2 +1,2 @@"
+    _, added = tester.call("/api/test", {"robots": "a", "compare": ""})
+    assert [d["text"] for d in added["diff"]] == ["@@ -1,1 +1,1 @@", "", "a"]
 
 
 @pytest.mark.parametrize("path", ["/api/test", "/api/forget"])
