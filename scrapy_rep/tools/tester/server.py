@@ -41,6 +41,7 @@ from scrapy_rep.cache.policy import PolicyConfig
 from scrapy_rep.cache.storage import StorageError
 from scrapy_rep.engine.origin import origin_of, robots_url
 from scrapy_rep.engine.usage import LABELS
+from scrapy_rep.tools.finding import MEANING
 from scrapy_rep.tools.live_fetch import DEFAULT_USER_AGENT, fetch_live, is_web_url
 from scrapy_rep.tools.store_view import StoreName, describe, forget_origin, read_origin
 from scrapy_rep.tools.tester.answers import diff_lines, line_report, verdicts
@@ -55,9 +56,14 @@ from scrapy_rep.tools.tester.guard import (
 
 __all__ = ["Limits", "TesterConfig", "make_server", "serve"]
 
+_JS: Final = "text/javascript; charset=utf-8"
+#: Path -> (file in static/, type).
 _STATIC: Final = {
-    "/static/tester.js": "application/javascript; charset=utf-8",
-    "/static/tester.css": "text/css; charset=utf-8",
+    "/static/tester.js": ("tester.js", _JS),
+    "/static/dom.js": ("dom.js", _JS),
+    "/static/editor.js": ("editor.js", _JS),
+    "/static/select.js": ("select.js", _JS),
+    "/static/tester.css": ("tester.css", "text/css; charset=utf-8"),
 }
 _CSP: Final = (
     "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
@@ -128,7 +134,8 @@ class TesterHandler(BaseHTTPRequestHandler):
             )
             self._send(page, "text/html; charset=utf-8")
         elif parts.path in _STATIC:
-            self._send(_static(parts.path.rsplit("/", 1)[1]), _STATIC[parts.path])
+            name, content_type = _STATIC[parts.path]
+            self._send(_static(name), content_type)
         elif parts.path == "/api/config":
             self._check_token()
             self._json(self._config())
@@ -188,6 +195,7 @@ class TesterHandler(BaseHTTPRequestHandler):
             "labels": list(LABELS),
             "store": config.store.shown() if config.store is not None else None,
             "user_agent": config.user_agent,
+            "severities": MEANING,
         }
 
     def _test(self, data: dict[str, Any]) -> dict[str, Any]:

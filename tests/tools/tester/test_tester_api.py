@@ -200,10 +200,35 @@ def test_page_is_served_with_a_strict_policy_and_nothing_from_elsewhere(
     connection.close()
     assert "script-src 'self'" in policy and "unsafe-inline" not in policy
     assert f'content="{tester.token}"' in page
-    for name in ("index.html", "tester.js", "tester.css"):
-        text = (STATIC / name).read_text()
+    for path in sorted(STATIC.iterdir()):
+        text = path.read_text()
         for marker in ('src="http', 'href="http', "url(http", "@import", "innerHTML", "eval("):
-            assert marker not in text, (name, marker)
+            assert marker not in text, (path.name, marker)
+        assert "unsafe-" not in text and "insertAdjacentHTML" not in text, path.name
+
+
+def _get(tester: Running, target: str) -> tuple[int, str, bytes]:
+    connection = http.client.HTTPConnection("127.0.0.1", tester.server.server_address[1])
+    try:
+        connection.request("GET", target)
+        response = connection.getresponse()
+        return response.status, response.getheader("Content-Type") or "", response.read()
+    finally:
+        connection.close()
+
+
+def test_every_static_file_is_served(start_tester: Callable[..., Running]) -> None:
+    """The page's modules load, none is a 404: each file of static/ at /static/NAME."""
+    tester = start_tester()
+    types = {".js": "text/javascript", ".css": "text/css"}
+    for path in sorted(STATIC.iterdir()):
+        if path.name == "index.html":
+            continue
+        status, content_type, body = _get(tester, f"/static/{path.name}")
+        assert (path.name, status, body) == (path.name, 200, path.read_bytes())
+        assert content_type.split(";")[0] == types[path.suffix]
+    page = _get(tester, "/")[2].decode()
+    assert '<meta name="viewport" content="width=device-width, initial-scale=1">' in page
 
 
 def test_live_fetch_shows_status_headers_and_follows_the_crawls_rules(

@@ -27,7 +27,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 from scrapy_rep.engine.robotstxt import RobotsTxt
 from scrapy_rep.tools.store_view import StoreName, read_origin
 
-from .conftest import Running, rows, screenshot, wait_ready
+from .conftest import Running, lit, rows, screenshot, wait_ready
 
 SHARED_ROBOTS = """\
 # the shop's robots.txt
@@ -93,26 +93,26 @@ def test_shared_url_shows_verdicts_and_deciding_lines_for_tokens_and_urls(
     groups = {(row["url"], row["agent"]): row["group"] for row in rows(browser)}
     assert groups[("/private/a", "mybot")] == "mybot"
     assert groups[("/cart/x", "otherbot")] == "*"
-    deciding = browser.execute_script(
-        "return Array.from(document.querySelectorAll('#lines li.decides'))"
-        ".map(li => Number(li.dataset.line))"
+    assert lit(browser) == []  # nothing selected yet: no line lit
+    row = browser.find_element(
+        By.CSS_SELECTOR, 'tr[data-url="/private/press/1"][data-agent="mybot"]'
     )
-    assert sorted(deciding) == [3, 4, 8, 9, 10, 14]  # line 10: train-ai's deciding line
-    purpose = browser.find_element(
-        By.CSS_SELECTOR, 'tr[data-url="/private/press/1"][data-agent="mybot"] [data-purpose]'
-    )
+    purpose = row.find_element(By.CSS_SELECTOR, "[data-purpose]")
     assert (purpose.get_attribute("data-state"), purpose.get_attribute("data-lines")) == (
         "denied",
         "10",
     )
-    classes = browser.execute_script(
-        "return Array.from(document.querySelectorAll('#lines li')).map(li => li.className)"
+    row.click()
+    assert lit(browser) == [9, 10]  # its rule, and train-ai's deciding line
+    assert "selected" in row.get_attribute("class").split()
+    marks = browser.execute_script(
+        "return Array.from(document.querySelectorAll('#editor-lines .ln')).map(l => l.className)"
     )
-    assert classes[4] == ""  # Crawl-delay: 10 is fine, as lint says
-    assert classes[12].split() == ["error"]  # Disalow: lint's error, not an "accepted typo"
-    typo_notes = browser.find_elements(By.CSS_SELECTOR, '#lines li[data-line="13"] .finding')
-    assert "misspelt-field" in typo_notes[0].text
-    assert "fix: write 'Disallow: /typo'" in typo_notes[0].text  # the hint, shown
+    assert marks[4] == "ln"  # Crawl-delay: 10 is fine, as lint says
+    assert marks[12] == "ln error"  # Disalow: lint's error, not an "accepted typo"
+    typo = browser.find_element(By.CSS_SELECTOR, '#findings li[data-line="13"]')
+    assert "error misspelt-field" in typo.text
+    assert "Fix: write 'Disallow: /typo'" in typo.text  # the hint, written out
     screenshot(browser, "shared")
 
 
@@ -145,7 +145,8 @@ def _no_markup_ran(browser: Any) -> None:
     assert browser.execute_script("return typeof window.__pwned") == "undefined"
     with pytest.raises(NoAlertPresentException):
         _ = browser.switch_to.alert.text
-    assert browser.find_elements(By.CSS_SELECTOR, "#lines img, #lines script, #lines svg") == []
+    assert browser.find_elements(By.CSS_SELECTOR, "#editor img, #editor script, #editor svg") == []
+    assert browser.find_elements(By.CSS_SELECTOR, "#findings img, #findings script") == []
     assert browser.find_elements(By.CSS_SELECTOR, "#results img, #results script") == []
 
 
@@ -160,7 +161,7 @@ def test_hostile_robots_txt_and_headers_run_no_markup(
     wait_ready(browser)
     _no_markup_ran(browser)
     texts = browser.execute_script(
-        "return Array.from(document.querySelectorAll('#lines li .text')).map(s => s.textContent)"
+        "return Array.from(document.querySelectorAll('#editor-lines .ln')).map(l => l.textContent)"
     )
     assert texts[1] == "Disallow: /<script>window.__pwned = 'script'; alert(1)</script>"
     assert rows(browser)[0]["url"] == evil_url
@@ -324,5 +325,5 @@ def test_live_against_edited_diff_and_download(
         saved = downloads / "robots.txt"
         WebDriverWait(browser, 20).until(lambda _: saved.exists() and saved.stat().st_size > 0)
     assert saved.read_bytes() == body + b"Disallow: /new\n"
-    assert "+Disallow: /new" in diff
+    assert "@@ -1,3 +1,4 @@\n User-agent: *\n Disallow: /old\n+Disallow: /new" in diff
     assert "robots=" in browser.current_url  # edited: the text itself is shared now
