@@ -54,7 +54,7 @@ from scrapy_rep.tools.tester.guard import (
     read_body,
 )
 
-__all__ = ["Limits", "TesterConfig", "make_server", "serve"]
+__all__ = ["LINK_LIMIT", "Limits", "TesterConfig", "make_server", "serve"]
 
 _JS: Final = "text/javascript; charset=utf-8"
 #: Path -> (file in static/, type).
@@ -62,9 +62,14 @@ _STATIC: Final = {
     "/static/tester.js": ("tester.js", _JS),
     "/static/dom.js": ("dom.js", _JS),
     "/static/editor.js": ("editor.js", _JS),
+    "/static/link.js": ("link.js", _JS),
     "/static/select.js": ("select.js", _JS),
     "/static/tester.css": ("tester.css", "text/css; charset=utf-8"),
 }
+#: The longest path and query a link to the page can have: ``http.server``
+#: answers 414 to a request line over 65,536 bytes (``GET <target> HTTP/1.1``
+#: and CRLF). The page says so rather than offer a link that opens nothing.
+LINK_LIMIT: Final = 65_536 - len("GET  HTTP/1.1\r\n")
 _CSP: Final = (
     "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
     "img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
@@ -196,6 +201,7 @@ class TesterHandler(BaseHTTPRequestHandler):
             "store": config.store.shown() if config.store is not None else None,
             "user_agent": config.user_agent,
             "severities": MEANING,
+            "link_limit": LINK_LIMIT,
         }
 
     def _test(self, data: dict[str, Any]) -> dict[str, Any]:

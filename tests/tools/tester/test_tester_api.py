@@ -20,6 +20,7 @@ from scrapy_rep.tools.check import check_urls
 from scrapy_rep.tools.lint import format_text, lint, report
 from scrapy_rep.tools.robots_source import Source
 from scrapy_rep.tools.store_view import StoreName, read_origin
+from scrapy_rep.tools.tester.server import LINK_LIMIT
 
 from .conftest import Running
 
@@ -229,6 +230,20 @@ def test_every_static_file_is_served(start_tester: Callable[..., Running]) -> No
         assert content_type.split(";")[0] == types[path.suffix]
     page = _get(tester, "/")[2].decode()
     assert '<meta name="viewport" content="width=device-width, initial-scale=1">' in page
+
+
+def test_a_link_as_long_as_the_limit_opens_and_a_longer_one_is_refused(
+    start_tester: Callable[..., Running],
+) -> None:
+    """Issue 44: the page offers a link only up to ``link_limit`` bytes (and
+    says plainly when a test is longer); that is what the server takes."""
+    tester = start_tester()
+    _, config = tester.call("/api/config")
+    assert config["link_limit"] == LINK_LIMIT
+    head = "/?robots="
+    status, _, page = _get(tester, head + "x" * (LINK_LIMIT - len(head)))
+    assert status == 200 and b"tester-token" in page
+    assert _get(tester, head + "x" * (LINK_LIMIT - len(head) + 1))[0] == 414
 
 
 def test_live_fetch_shows_status_headers_and_follows_the_crawls_rules(

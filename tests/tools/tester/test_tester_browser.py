@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 import pytest
 from cache.conftest import run_crawlers
@@ -300,7 +300,9 @@ def test_live_against_edited_diff_and_download(
     browser: Any, start_tester: Callable[..., Running], tmp_path: Path
 ) -> None:
     """Issue 27 §2, §5: the live file's status and headers, a diff with the
-    edits, and the edited file downloaded as robots.txt."""
+    edits, and the edited file downloaded as robots.txt. Issue 44: the link
+    to the edited test keeps the live URL beside the text, so that it reopens
+    the comparison; opening it fetches nothing until Fetch live is pressed."""
     tester = start_tester()
     downloads = tmp_path / "downloads"
     downloads.mkdir()
@@ -324,6 +326,23 @@ def test_live_against_edited_diff_and_download(
         browser.find_element(By.ID, "download").click()
         saved = downloads / "robots.txt"
         WebDriverWait(browser, 20).until(lambda _: saved.exists() and saved.stat().st_size > 0)
+        link = browser.find_element(By.ID, "share-link").get_attribute("href")
+        assert link == browser.current_url
+        query = parse_qs(urlsplit(link).query)
+        assert query["robots_url"] == [site.url("/robots.txt")]  # the live URL, kept
+        assert query["robots"] == [(body + b"Disallow: /new\n").decode()]  # beside the edit
+
+        browser.get("about:blank")
+        browser.get(link)
+        wait_ready(browser)
+        assert site.count("/robots.txt") == 1  # the link fetched nothing
+        assert "press Fetch live" in browser.find_element(By.ID, "fetch-info").text
+        assert browser.find_element(By.ID, "robots").get_attribute("value") == query["robots"][0]
+        browser.find_element(By.ID, "fetch-live").click()
+        wait_ready(browser, runs=2)
+        assert site.count("/robots.txt") == 2
+        assert browser.find_element(By.ID, "robots").get_attribute("value") == query["robots"][0]
+        assert "edited text from the link is kept" in browser.find_element(By.ID, "fetch-info").text
+        assert browser.find_element(By.ID, "diff").text == diff  # the comparison, reopened
     assert saved.read_bytes() == body + b"Disallow: /new\n"
     assert "@@ -1,3 +1,4 @@\n User-agent: *\n Disallow: /old\n+Disallow: /new" in diff
-    assert "robots=" in browser.current_url  # edited: the text itself is shared now

@@ -3,19 +3,21 @@
 The editor numbers its own lines and lights the line that decides the
 selected result; the results are reached and worked with the keyboard; lint's
 findings are listed with their fixes; an empty page warns of nothing; the
-page fits a 400 px phone screen.
+page fits a 400 px phone screen; and a test too big for a link says so.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import urlencode, urlsplit
 
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
+
+from scrapy_rep.tools.tester.server import LINK_LIMIT
 
 from .conftest import Running, lit, narrow, rows, screenshot, wait_ready
 from .test_tester_browser import SHARED_ROBOTS
@@ -213,3 +215,41 @@ def test_a_400px_phone_screen_shows_the_page_without_sideways_scrolling(
         )
         screenshot(browser, "narrow", width=400)
 
+
+def set_text(browser: Any, text: str) -> None:
+    """Put ``text`` in the editor as a paste would (typing 70 KB takes long)."""
+    browser.execute_script(
+        "const area = document.getElementById('robots'); area.value = arguments[0];"
+        "area.dispatchEvent(new Event('input', {bubbles: true}));",
+        text,
+    )
+
+
+def test_a_test_too_big_for_a_link_says_so_plainly(
+    browser: Any, start_tester: Callable[..., Running]
+) -> None:
+    """Issue 44: a link over the server's limit got 414. The page says the
+    file is too big for a link, and offers one again once it fits; a link
+    it offers opens the test."""
+    tester = start_tester()
+    open_test(browser, tester, url=["/a"])
+    big = "User-agent: *\n" + "".join(f"Disallow: /{n:05d}/{'a' * 50}\n" for n in range(1100))
+    set_text(browser, big)
+    note = browser.find_element(By.ID, "share-note")
+    WebDriverWait(browser, 20).until(lambda _: "too big for a link" in note.text)
+    assert f"{LINK_LIMIT:,} bytes" in note.text
+    assert not browser.find_element(By.ID, "share-link").is_displayed()
+    address = urlsplit(browser.current_url)
+    assert len(address.path + "?" + address.query) <= LINK_LIMIT  # a reload still opens
+    assert rows(browser)[0]["verdict"] == "allowed"  # the test itself goes on
+
+    fits = big[: big.index("Disallow: /00800/")]
+    set_text(browser, fits)
+    link = browser.find_element(By.ID, "share-link")
+    WebDriverWait(browser, 20).until(lambda _: link.is_displayed())
+    assert note.text == ""
+    offered = link.get_attribute("href")
+    assert len(offered) - len(tester.url) + 1 <= LINK_LIMIT
+    browser.get(offered)
+    wait_ready(browser)
+    assert browser.find_element(By.ID, "robots").get_attribute("value") == fits

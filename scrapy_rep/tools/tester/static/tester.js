@@ -2,11 +2,13 @@
 // verdict comes from scrapy_rep's engine through /api/test, every finding
 // from lint. Everything taken from a robots.txt, a header or the URL is
 // written with textContent, never as markup. The editor and lint's findings
-// are in editor.js, selecting a result in select.js.
+// are in editor.js, selecting a result in select.js, the link to a test in
+// link.js.
 "use strict";
 
 import { $, el } from "./dom.js";
 import { Editor, showFindings } from "./editor.js";
+import { showLink } from "./link.js";
 import { Selection } from "./select.js";
 
 const TOKEN = document.querySelector('meta[name="tester-token"]').content;
@@ -14,6 +16,7 @@ const state = {
   source: "text", // "text", "live" or "stored"
   robotsUrl: "", // the URL the live or stored text came from
   baseline: null, // the live or stored text, to compare the edits with
+  keepText: false, // a link carried an edited text: the next fetch keeps it
   access: "", // "allow" / "disallow" when the fetch gave no rules
   accessReason: "",
   config: null,
@@ -48,27 +51,19 @@ function setStatus(text) {
   $("status").textContent = text;
 }
 
-// --- the page's state lives in its URL --------------------------------------
-
-function shareUrl() {
-  const q = new URLSearchParams();
-  const text = editor.value;
-  if (state.source !== "text" && state.baseline === text && state.robotsUrl) {
-    q.set("robots_url", state.robotsUrl);
-    if (state.source === "stored") q.set("source", "stored");
-  } else {
-    q.set("robots", text);
-  }
-  lines("urls").forEach((u) => q.append("url", u));
-  lines("agents").forEach((a) => q.append("agent", a));
-  purposes().forEach((p) => q.append("purpose", p));
-  return location.pathname + "?" + q.toString();
-}
+// --- the page's state lives in its URL (link.js) ----------------------------
 
 function remember() {
-  const url = shareUrl();
-  history.replaceState(null, "", url);
-  $("share-link").href = url;
+  showLink({
+    text: editor.value,
+    robotsUrl: $("robots-url").value.trim(),
+    fetchedUrl: state.robotsUrl,
+    source: state.source,
+    baseline: state.baseline,
+    urls: lines("urls"),
+    agents: lines("agents"),
+    purposes: purposes(),
+  }, state.config.link_limit);
 }
 
 // --- testing ----------------------------------------------------------------
@@ -187,14 +182,14 @@ async function fetchLive() {
     state.baseline = got.body;
     state.access = got.kind === "success" ? "" : got.kind === "unavailable" ? "allow" : "disallow";
     state.accessReason = got.message;
-    editor.value = got.body;
+    const kept = keepLinkedText(got.body);
     const head = got.headers.map((h) => h[0] + ": " + h[1]).join("\n");
     const where = got.hops ? " after " + got.hops + " redirect(s) to " + got.final_url : "";
     const verdict = got.kind === "success" ? "rules apply" :
       got.kind === "unavailable" ? "everything allowed" : "the crawl fetches nothing from this site";
     info("fetch-info", "live " + got.url + ": " + (got.status === null ? "no answer" : "HTTP " + got.status) +
       where + " - " + got.kind + ": " + verdict + (got.message ? "\n" + got.message : "") +
-      (got.cut ? "\nbody cut at the crawl's size limit" : "") + (head ? "\n\n" + head : ""),
+      (got.cut ? "\nbody cut at the crawl's size limit" : "") + kept + (head ? "\n\n" + head : ""),
       got.kind === "success" ? "" : got.kind === "unavailable" ? "warn" : "bad");
     setStatus("");
     await run();
@@ -202,6 +197,18 @@ async function fetchLive() {
     info("fetch-info", "cannot fetch: " + error.message, "bad");
     setStatus("");
   }
+}
+
+// The text a link carried beside its robots.txt URL is an edit of that
+// file: the first fetch (or stored copy) becomes what it is compared with,
+// and the editor keeps the text. Otherwise the fetched text is shown.
+function keepLinkedText(body) {
+  if (!state.keepText) {
+    editor.value = body;
+    return "";
+  }
+  state.keepText = false;
+  return "\nthe edited text from the link is kept: 3. compares it with this file";
 }
 
 function age(seconds) {
@@ -255,7 +262,8 @@ async function loadStored(quiet) {
       state.baseline = got.body === null ? "" : got.body;
       state.access = got.access === "rules" ? "" : got.access;
       state.accessReason = got.access_reason;
-      editor.value = state.baseline;
+      const kept = keepLinkedText(state.baseline);
+      if (kept) info("store-info", text + kept, got.closed ? "bad" : "");
       await run();
     }
     return got;
@@ -344,13 +352,15 @@ async function start() {
   const robotsUrl = query.get("robots_url");
   if (robotsUrl) $("robots-url").value = robotsUrl;
   editor.value = query.get("robots") || "";
+  state.keepText = Boolean(robotsUrl) && query.has("robots");
   if (robotsUrl && query.get("source") === "stored") {
     await loadStored(false);
     return;
   }
   if (robotsUrl) {
     info("fetch-info", "The link names " + robotsUrl + ": press Fetch live to fetch the " +
-      "robots.txt of its site.", "warn");
+      "robots.txt of its site" + (state.keepText ? " and compare it with the edited text " +
+      "below (3.)." : "."), "warn");
   }
   await run();
 }
