@@ -57,7 +57,9 @@ from scrapy_rep.tools.tester.guard import (
 __all__ = ["LINK_LIMIT", "Limits", "TesterConfig", "make_server", "serve"]
 
 _JS: Final = "text/javascript; charset=utf-8"
-#: Path -> (file in static/, type).
+_SVG: Final = "image/svg+xml"
+#: Path -> (file in static/, type). The favicon answers at /favicon.ico too,
+#: where browsers and tools look for one when a page names none.
 _STATIC: Final = {
     "/static/tester.js": ("tester.js", _JS),
     "/static/dom.js": ("dom.js", _JS),
@@ -65,6 +67,8 @@ _STATIC: Final = {
     "/static/link.js": ("link.js", _JS),
     "/static/select.js": ("select.js", _JS),
     "/static/tester.css": ("tester.css", "text/css; charset=utf-8"),
+    "/static/favicon.svg": ("favicon.svg", _SVG),
+    "/favicon.ico": ("favicon.svg", _SVG),
 }
 #: The longest path and query a link to the page can have: ``http.server``
 #: answers 414 to a request line over 65,536 bytes (``GET <target> HTTP/1.1``

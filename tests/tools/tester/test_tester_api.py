@@ -218,17 +218,25 @@ def _get(tester: Running, target: str) -> tuple[int, str, bytes]:
         connection.close()
 
 
-def test_every_static_file_is_served(start_tester: Callable[..., Running]) -> None:
-    """The page's modules load, none is a 404: each file of static/ at /static/NAME."""
+def test_every_static_file_is_served_and_the_icon_too(
+    start_tester: Callable[..., Running],
+) -> None:
+    """Issue 44: the page's modules and its icon load, none is a 404: each
+    file of static/ at /static/NAME, and the icon at /favicon.ico as well,
+    where a browser looks when a page names none."""
     tester = start_tester()
-    types = {".js": "text/javascript", ".css": "text/css"}
+    types = {".js": "text/javascript", ".css": "text/css", ".svg": "image/svg+xml"}
     for path in sorted(STATIC.iterdir()):
         if path.name == "index.html":
             continue
         status, content_type, body = _get(tester, f"/static/{path.name}")
         assert (path.name, status, body) == (path.name, 200, path.read_bytes())
         assert content_type.split(";")[0] == types[path.suffix]
+    status, content_type, body = _get(tester, "/favicon.ico")
+    assert (status, content_type) == (200, "image/svg+xml")
+    assert body == (STATIC / "favicon.svg").read_bytes()
     page = _get(tester, "/")[2].decode()
+    assert '<link rel="icon" href="/static/favicon.svg" type="image/svg+xml">' in page
     assert '<meta name="viewport" content="width=device-width, initial-scale=1">' in page
 
 

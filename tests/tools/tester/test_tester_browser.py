@@ -267,8 +267,16 @@ def test_refetch_needs_the_token_and_makes_a_running_crawl_fetch_again(
         statuses = browser.execute_async_script(FORGE, site.url("/"))
         assert statuses == [403, 403]  # from the tester's own origin, without its token
         assert read_origin(store, site.url("/"))[1] is not None
+        browser.find_element(By.ID, "refetch").click()  # it asks first; cancelled: nothing
+        dialog = browser.find_element(By.ID, "refetch-dialog")
+        assert dialog.is_displayed() and "Every crawl sharing that store" in dialog.text
+        assert browser.switch_to.active_element.get_attribute("id") == "refetch-no"
+        browser.find_element(By.ID, "refetch-no").click()
+        assert not dialog.is_displayed()
+        assert read_origin(store, site.url("/"))[1] is not None
         clicked_at = time.time()
         browser.find_element(By.ID, "refetch").click()
+        browser.find_element(By.ID, "refetch-yes").click()
         WebDriverWait(browser, 20).until(
             lambda d: "every worker" in d.find_element(By.ID, "store-info").text
         )

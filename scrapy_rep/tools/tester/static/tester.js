@@ -273,6 +273,21 @@ async function loadStored(quiet) {
   }
 }
 
+// Refetch deletes a record every crawl sharing the store relies on: ask first.
+function askRefetch() {
+  const url = $("robots-url").value.trim();
+  let origin = url;
+  try {
+    origin = new URL(url).origin;
+  } catch (error) {
+    // not a URL: the server says so when asked
+  }
+  $("refetch-what").textContent = "This deletes what " + state.config.store + " keeps for " +
+    origin + ". Every crawl sharing that store, running ones included, then fetches its " +
+    "robots.txt again at its next request to the site.";
+  $("refetch-dialog").showModal();
+}
+
 async function refetch() {
   const url = $("robots-url").value.trim();
   try {
@@ -345,7 +360,12 @@ async function start() {
   for (const id of ["robots", "urls", "agents"]) $(id).addEventListener("input", schedule);
   $("fetch-live").addEventListener("click", fetchLive);
   $("load-stored").addEventListener("click", () => loadStored(false));
-  $("refetch").addEventListener("click", refetch);
+  $("refetch").addEventListener("click", askRefetch);
+  $("refetch-yes").addEventListener("click", () => {
+    $("refetch-dialog").close();
+    refetch();
+  });
+  $("refetch-no").addEventListener("click", () => $("refetch-dialog").close());
   $("download").addEventListener("click", download);
   // A link fills the form and may show the stored copy (a read); it never
   // fetches: only the page's own Fetch live and Refetch now buttons do.
