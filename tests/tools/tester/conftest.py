@@ -154,20 +154,16 @@ def lit(driver: Any) -> list[int]:
 PHONE_HEIGHT = 900
 
 
-def _phone(driver: Any, width: int, height: int) -> None:
-    driver.execute_cdp_cmd(
-        "Emulation.setDeviceMetricsOverride",
-        {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": True},
-    )
-
-
 @contextmanager
 def narrow(driver: Any, width: int) -> Iterator[None]:
     """The page as a phone ``width`` px wide shows it. Headless Chromium makes
     no window narrower than 500 px; this emulates the screen (DevTools'
     ``Emulation.setDeviceMetricsOverride``), as a phone, which honours the
     page's viewport meta (and lays a page without one out 980 px wide)."""
-    _phone(driver, width, PHONE_HEIGHT)
+    driver.execute_cdp_cmd(
+        "Emulation.setDeviceMetricsOverride",
+        {"width": width, "height": PHONE_HEIGHT, "deviceScaleFactor": 1, "mobile": True},
+    )
     try:
         yield
     finally:
@@ -175,8 +171,8 @@ def narrow(driver: Any, width: int) -> Iterator[None]:
 
 
 def screenshot(driver: Any, name: str, width: int = 1280) -> Path:
-    """The whole page as a PNG, ``width`` px wide (below 1280: inside
-    ``narrow``): into docs/_static with ``REP_TESTER_SCREENSHOTS=docs``
+    """The whole page as a PNG, or below 1280 px (inside ``narrow``) the
+    phone's screen as it is: into docs/_static with ``REP_TESTER_SCREENSHOTS=docs``
     (to refresh docs/tester.md's pictures), else into a temporary directory, so
     that a test run leaves the tree as it found it."""
     docs = os.environ.get("REP_TESTER_SCREENSHOTS") == "docs"
@@ -185,9 +181,8 @@ def screenshot(driver: Any, name: str, width: int = 1280) -> Path:
     path = where / f"tester-{name}.png"
     height = int(driver.execute_script("return document.documentElement.scrollHeight"))
     if width < 1280:
-        _phone(driver, width, min(max(height, PHONE_HEIGHT), 4000))
+        assert driver.execute_script("return window.innerWidth") == width  # see narrow()
         driver.save_screenshot(str(path))
-        _phone(driver, width, PHONE_HEIGHT)
     else:
         driver.set_window_size(1280, min(max(height + 140, 800), 2400))
         driver.save_screenshot(str(path))

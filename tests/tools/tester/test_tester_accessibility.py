@@ -44,16 +44,14 @@ def test_the_page_has_no_serious_or_critical_accessibility_violations(
 ) -> None:
     (tmp_path / "s.sqlite3").touch()  # an empty file is an empty SQLite store
     tester = start_tester(store=StoreName(str(tmp_path / "s.sqlite3")))
-    link = tester.url + "?" + urlencode(
-        {
-            "robots": SHARED_ROBOTS + "Sitemap: /sitemap-news.xml\n",
-            "robots_url": "https://example.com/robots.txt",
-            "url": ["/cart/x", "/private/a", "/doc.pdf"],
-            "agent": ["mybot", "googlebot"],
-            "purpose": ["train-ai"],
-        },
-        doseq=True,
-    )
+    query = {
+        "robots": SHARED_ROBOTS + "Sitemap: /sitemap-news.xml\n",
+        "robots_url": "https://example.com/robots.txt",
+        "url": ["/cart/x", "/private/a", "/doc.pdf"],
+        "agent": ["mybot", "googlebot"],
+        "purpose": ["train-ai"],
+    }
+    link = tester.url + "?" + urlencode(query, doseq=True)
     browser.get(link)
     wait_ready(browser)
     browser.find_elements(By.CSS_SELECTOR, "#results tbody tr")[1].click()

@@ -96,9 +96,7 @@ def test_a_lines_class_is_the_worst_of_lints_findings_on_it(
 
 
 @pytest.mark.parametrize("text", ["", "\n", "  \n\t\n"])
-def test_an_empty_page_reports_no_findings(
-    start_tester: Callable[..., Running], text: str
-) -> None:
+def test_an_empty_page_reports_no_findings(start_tester: Callable[..., Running], text: str) -> None:
     """Issue 44: nothing typed yet is not a file to warn about."""
     tester = start_tester()
     _, answer = tester.call("/api/test", {"robots": text, "urls": ["/x"]})

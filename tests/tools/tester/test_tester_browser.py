@@ -10,6 +10,7 @@ Screenshots go to docs/_static/tester-*.png for docs/tester.md.
 
 from __future__ import annotations
 
+import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -47,6 +48,29 @@ Disallow: /*.pdf$
 """
 
 
+#: (URL, crawler) -> (verdict, deciding line) for SHARED_ROBOTS.
+SHARED_VERDICTS = {
+    ("/cart/x", "mybot"): ("allowed", ""),  # mybot's own group has no /cart rule
+    ("/cart/help/faq", "mybot"): ("allowed", ""),
+    ("/private/a", "mybot"): ("disallowed", "8"),
+    ("/private/press/1", "mybot"): ("allowed", "9"),
+    ("/doc.pdf", "mybot"): ("allowed", ""),
+    ("/typo", "mybot"): ("allowed", ""),
+    ("/cart/x", "googlebot"): ("allowed", ""),
+    ("/cart/help/faq", "googlebot"): ("allowed", ""),
+    ("/private/a", "googlebot"): ("allowed", ""),
+    ("/private/press/1", "googlebot"): ("allowed", ""),
+    ("/doc.pdf", "googlebot"): ("disallowed", "14"),
+    ("/typo", "googlebot"): ("allowed", ""),  # "Disalow" is not a field
+    ("/cart/x", "otherbot"): ("disallowed", "3"),
+    ("/cart/help/faq", "otherbot"): ("allowed", "4"),
+    ("/private/a", "otherbot"): ("allowed", ""),
+    ("/private/press/1", "otherbot"): ("allowed", ""),
+    ("/doc.pdf", "otherbot"): ("allowed", ""),
+    ("/typo", "otherbot"): ("allowed", ""),
+}
+
+
 def page_url(tester: Running, **query: Any) -> str:
     return tester.url + "?" + urlencode(query, doseq=True)
 
@@ -64,27 +88,7 @@ def test_shared_url_shows_verdicts_and_deciding_lines_for_tokens_and_urls(
     )
     wait_ready(browser)
     shown = {(row["url"], row["agent"]): (row["verdict"], row["line"]) for row in rows(browser)}
-    expected = {
-        ("/cart/x", "mybot"): ("allowed", ""),  # mybot's own group has no /cart rule
-        ("/cart/help/faq", "mybot"): ("allowed", ""),
-        ("/private/a", "mybot"): ("disallowed", "8"),
-        ("/private/press/1", "mybot"): ("allowed", "9"),
-        ("/doc.pdf", "mybot"): ("allowed", ""),
-        ("/typo", "mybot"): ("allowed", ""),
-        ("/cart/x", "googlebot"): ("allowed", ""),
-        ("/cart/help/faq", "googlebot"): ("allowed", ""),
-        ("/private/a", "googlebot"): ("allowed", ""),
-        ("/private/press/1", "googlebot"): ("allowed", ""),
-        ("/doc.pdf", "googlebot"): ("disallowed", "14"),
-        ("/typo", "googlebot"): ("allowed", ""),  # "Disalow" is not a field
-        ("/cart/x", "otherbot"): ("disallowed", "3"),
-        ("/cart/help/faq", "otherbot"): ("allowed", "4"),
-        ("/private/a", "otherbot"): ("allowed", ""),
-        ("/private/press/1", "otherbot"): ("allowed", ""),
-        ("/doc.pdf", "otherbot"): ("allowed", ""),
-        ("/typo", "otherbot"): ("allowed", ""),
-    }
-    assert shown == expected
+    assert shown == SHARED_VERDICTS
     robots = RobotsTxt.parse(SHARED_ROBOTS.encode())  # and the engine agrees, row by row
     for (url, agent), (verdict, line) in shown.items():
         explained = robots.explain(url, agent)
@@ -219,6 +223,40 @@ Promise.all([send({}), send({"X-Tester-Token": "guess"})]).then(r => done(r.map(
 """
 
 
+def _another_page_cannot_forget(browser: Any, tester: Running, store: StoreName, url: str) -> None:
+    evil = EVIL_PAGE.format(target=tester.url, url=url)
+    with SiteServer({"/evil": Reply(200, evil.encode(), {"Content-Type": "text/html"})}) as other:
+        browser.get(other.url("/evil"))
+        WebDriverWait(browser, 20).until(lambda d: d.title == "sent")
+    assert read_origin(store, url)[1] is not None  # not forgotten
+
+
+def _refetch_cancelled(browser: Any, store: StoreName, url: str) -> None:
+    """Refetch now asks first (issue 44); Cancel, which has the focus, does nothing."""
+    browser.find_element(By.ID, "refetch").click()
+    dialog = browser.find_element(By.ID, "refetch-dialog")
+    assert dialog.is_displayed() and "Every crawl sharing that store" in dialog.text
+    assert browser.switch_to.active_element.get_attribute("id") == "refetch-no"
+    browser.find_element(By.ID, "refetch-no").click()
+    assert not dialog.is_displayed()
+    assert read_origin(store, url)[1] is not None
+
+
+def _start_running(
+    job: dict[str, Any], site: SiteServer, tmp_path: Path
+) -> subprocess.Popen[bytes]:
+    """A crawl that fetched a page, and waits at /control until the gate opens."""
+    running_job = {
+        "first": [site.url("/public/r1"), site.url("/private/r1")],
+        "then": [site.url("/public/r2"), site.url("/private/r2")],
+        "control": site.url("/control"),
+        "settings": {**job["settings"], "REP_FORGET_POLL_INTERVAL": 0.05},
+    }
+    running = start_running(running_job, tmp_path)
+    wait_until(lambda: site.count("/control") == 1, [running])
+    return running
+
+
 def test_refetch_needs_the_token_and_makes_a_running_crawl_fetch_again(
     browser: Any, start_tester: Callable[..., Running], tmp_path: Path
 ) -> None:
@@ -236,44 +274,19 @@ def test_refetch_needs_the_token_and_makes_a_running_crawl_fetch_again(
         robots.body = b"User-agent: *\nDisallow: /public\n"  # the site changes its file
         second = run_crawlers(job, cwd=tmp_path)[0]
         assert site.count("/robots.txt") == 1  # the stored copy still rules
-        running_job = {
-            "first": [site.url("/public/r1"), site.url("/private/r1")],
-            "then": [site.url("/public/r2"), site.url("/private/r2")],
-            "control": site.url("/control"),
-            "settings": {**job["settings"], "REP_FORGET_POLL_INTERVAL": 0.05},
-        }
-        running = start_running(running_job, tmp_path)
-        wait_until(lambda: site.count("/control") == 1, [running])
+        running = _start_running(job, site, tmp_path)
 
         tester = start_tester(store=store)
-        evil = EVIL_PAGE.format(target=tester.url, url=site.url("/"))
-        with SiteServer(
-            {"/evil": Reply(200, evil.encode(), {"Content-Type": "text/html"})}
-        ) as other:
-            browser.get(other.url("/evil"))
-            WebDriverWait(browser, 20).until(lambda d: d.title == "sent")
-        assert read_origin(store, site.url("/"))[1] is not None  # not forgotten
+        _another_page_cannot_forget(browser, tester, store, site.url("/"))
 
-        browser.get(
-            page_url(
-                tester,
-                robots_url=site.url("/robots.txt"),
-                source="stored",
-                url=["/public", "/private"],
-            )
-        )
+        stored = {"robots_url": site.url("/robots.txt"), "source": "stored"}
+        browser.get(page_url(tester, **stored, url=["/public", "/private"]))
         wait_ready(browser)
         assert [row["verdict"] for row in rows(browser)] == ["allowed", "disallowed"]
         statuses = browser.execute_async_script(FORGE, site.url("/"))
         assert statuses == [403, 403]  # from the tester's own origin, without its token
         assert read_origin(store, site.url("/"))[1] is not None
-        browser.find_element(By.ID, "refetch").click()  # it asks first; cancelled: nothing
-        dialog = browser.find_element(By.ID, "refetch-dialog")
-        assert dialog.is_displayed() and "Every crawl sharing that store" in dialog.text
-        assert browser.switch_to.active_element.get_attribute("id") == "refetch-no"
-        browser.find_element(By.ID, "refetch-no").click()
-        assert not dialog.is_displayed()
-        assert read_origin(store, site.url("/"))[1] is not None
+        _refetch_cancelled(browser, store, site.url("/"))
         clicked_at = time.time()
         browser.find_element(By.ID, "refetch").click()
         browser.find_element(By.ID, "refetch-yes").click()

@@ -92,9 +92,12 @@ def test_the_selected_result_lights_its_deciding_line_in_the_numbered_editor(
 
     finding = browser.find_element(By.CSS_SELECTOR, '#findings li[data-line="61"]')
     assert "sitemap-not-absolute" in finding.text and "Fix: write the full URL" in finding.text
-    assert browser.execute_script(
-        "return document.querySelector(\"#editor-lines .ln[data-line='61']\").className"
-    ) == "ln error"
+    assert (
+        browser.execute_script(
+            "return document.querySelector(\"#editor-lines .ln[data-line='61']\").className"
+        )
+        == "ln error"
+    )
     finding.find_element(By.CSS_SELECTOR, "button.goto").click()
     assert in_editor_view(browser, 61)
     pointed = browser.find_elements(By.CSS_SELECTOR, "#editor-lines .ln.pointed")
@@ -140,9 +143,7 @@ def test_results_are_reached_and_worked_with_the_keyboard(
     assert lit(browser) == [55] and results[0].get_attribute("class") == "selected"
 
 
-def test_an_empty_page_warns_of_nothing(
-    browser: Any, start_tester: Callable[..., Running]
-) -> None:
+def test_an_empty_page_warns_of_nothing(browser: Any, start_tester: Callable[..., Running]) -> None:
     """Issue 44: a fresh page said "(0 error(s), 1 warning(s))" before anything
     was typed; lint's counts come with the first line."""
     tester = start_tester()
@@ -156,19 +157,24 @@ def test_an_empty_page_warns_of_nothing(
     WebDriverWait(browser, 20).until(lambda d: summary.text == "1 error, 1 warning")
 
 
-#: Words as the page shows them, split on white space: ones drawn on more
-#: than one line were broken inside (``disallo|wed``).
+#: Words as the page shows them, split on white space, drawn on more than
+#: one line though they would fit on one (``disallo|wed``); a word wider
+#: than its box (a long URL) has to break.
 BROKEN_WORDS = """
 const broken = [];
 for (const root of document.querySelectorAll(arguments[0])) {
   const walk = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
   for (let node = walk.nextNode(); node; node = walk.nextNode()) {
+    let box = node.parentElement;
+    while (getComputedStyle(box).display.startsWith("inline")) box = box.parentElement;
     for (const match of node.data.matchAll(/\\S+/g)) {
       const range = document.createRange();
       range.setStart(node, match.index);
       range.setEnd(node, match.index + match[0].length);
-      const tops = new Set(Array.from(range.getClientRects()).map((r) => Math.round(r.top)));
-      if (tops.size > 1) broken.push(match[0]);
+      const rects = Array.from(range.getClientRects());
+      const tops = new Set(rects.map((r) => Math.round(r.top)));
+      const width = rects.reduce((sum, r) => sum + r.width, 0);
+      if (tops.size > 1 && width <= box.clientWidth) broken.push(match[0]);
     }
   }
 }
@@ -186,11 +192,12 @@ def test_a_400px_phone_screen_shows_the_page_without_sideways_scrolling(
     tester = start_tester()
     urls = ["/cart/x", "/private/a", "/private/press/1", "/doc.pdf"]
     long_line = "Disallow: /a-long-path/" + "segment/" * 12 + "end\n"
+    robots = SHARED_ROBOTS.replace("User-agent: *\n", "User-agent: *\n" + long_line)
     with narrow(browser, 400):
         open_test(
             browser,
             tester,
-            robots=long_line + SHARED_ROBOTS,
+            robots=robots,
             url=urls,
             agent=["mybot", "googlebot"],
             purpose=["train-ai"],
@@ -207,12 +214,13 @@ def test_a_400px_phone_screen_shows_the_page_without_sideways_scrolling(
         text, copy = wrapped_alike(browser)
         assert abs(text - copy) < 1, (text, copy)
         assert browser.execute_script(  # the long line wraps, beside its number
-            "return document.querySelector(\"#editor-lines .ln[data-line='1']\")"
+            "return document.querySelector(\"#editor-lines .ln[data-line='3']\")"
             ".getClientRects()[0].height"
         ) > 3 * browser.execute_script(
             "return document.querySelector(\"#editor-lines .ln[data-line='2']\")"
             ".getClientRects()[0].height"
         )
+        browser.execute_script("window.scrollTo(0, 0)")
         screenshot(browser, "narrow", width=400)
 
 
