@@ -13,8 +13,12 @@ writes text, never markup.
 
 API (JSON in and out; header ``X-Tester-Token`` on every call):
 
+- ``GET /api/config`` -> the crawlers, purposes, store, the severities'
+  meanings (``finding.MEANING``) and the longest link (``LINK_LIMIT``)
 - ``POST /api/test`` ``{robots, urls, agents, purposes, compare, access,
-  access_reason}`` -> ``{rows, lines, errors, warnings, diff}``
+  access_reason}`` -> ``{rows, lines, errors, warnings, summary, linted,
+  diff}``; each line ``{n, text, severity, findings}``, its severity the
+  worst of lint's findings on it (``finding.line_severities``)
 - ``GET /api/live?url=U`` -> the live fetch of U's origin's robots.txt
   (``url``): kind, status, message, headers, body, final_url, hops
 - ``GET /api/stored?url=U`` -> what the store keeps for U's origin
