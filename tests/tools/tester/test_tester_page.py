@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
@@ -249,6 +249,7 @@ def test_a_test_too_big_for_a_link_says_so_plainly(
     assert not browser.find_element(By.ID, "share-link").is_displayed()
     address = urlsplit(browser.current_url)
     assert len(address.path + "?" + address.query) <= LINK_LIMIT  # a reload still opens
+    assert "robots" not in parse_qs(address.query)  # all but the text
     assert rows(browser)[0]["verdict"] == "allowed"  # the test itself goes on
 
     fits = big[: big.index("Disallow: /00800/")]

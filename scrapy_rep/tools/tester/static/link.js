@@ -9,7 +9,8 @@ import { $, el } from "./dom.js";
 // The link's path and query. The robots.txt URL is kept beside an edited
 // text, so that a link to "the live file, edited" reopens the comparison
 // (after Fetch live); an unedited live or stored file is named by its URL only.
-export function testLink(form) {
+// Without the text (withText false), a link to a live file shows that file.
+export function testLink(form, withText = true) {
   const q = new URLSearchParams();
   const unedited = form.baseline !== null && form.text === form.baseline &&
     form.robotsUrl === form.fetchedUrl;
@@ -17,7 +18,7 @@ export function testLink(form) {
     q.set("robots_url", form.robotsUrl);
     if (form.source === "stored" && form.robotsUrl === form.fetchedUrl) q.set("source", "stored");
   }
-  if (!form.robotsUrl || !unedited) q.set("robots", form.text);
+  if (withText && (!form.robotsUrl || !unedited)) q.set("robots", form.text);
   form.urls.forEach((u) => q.append("url", u));
   form.agents.forEach((a) => q.append("agent", a));
   form.purposes.forEach((p) => q.append("purpose", p));
@@ -40,7 +41,7 @@ export function showLink(form, limit) {
     note.className = "";
     return;
   }
-  history.replaceState(null, "", testLink({ ...form, text: "", baseline: null }));
+  history.replaceState(null, "", testLink(form, false));
   anchor.removeAttribute("href");
   anchor.hidden = true;
   note.className = "info warn";

@@ -358,6 +358,7 @@ async function start() {
     $("store-help").hidden = false;
   }
   for (const id of ["robots", "urls", "agents"]) $(id).addEventListener("input", schedule);
+  $("robots-url").addEventListener("input", remember); // the link names it
   $("fetch-live").addEventListener("click", fetchLive);
   $("load-stored").addEventListener("click", () => loadStored(false));
   $("refetch").addEventListener("click", askRefetch);
