@@ -1,16 +1,35 @@
 """One lint finding, and how findings quote the file: shared by ``lint``,
 ``lint_groups`` and ``lint_usage``, which cannot import each other
-(``lint`` calls the other two)."""
+(``lint`` calls the other two), and by the Tester, whose classes of a line
+are these severities (``line_severities``): one vocabulary, from the one
+grammar, for ``scrapy-rep lint`` and the page."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from typing import Final, NamedTuple
 
-__all__ = ["ERROR", "WARNING", "Finding", "plural", "printable", "quoted", "short"]
+__all__ = [
+    "ERROR",
+    "MEANING",
+    "WARNING",
+    "Finding",
+    "counted",
+    "line_severities",
+    "plural",
+    "printable",
+    "quoted",
+    "short",
+]
 
 ERROR: Final = "error"
 WARNING: Final = "warning"
+#: What each severity says of a line: lint's documentation and the Tester's legend.
+MEANING: Final[dict[str, str]] = {
+    ERROR: "the line is ignored or can never take effect",
+    WARNING: "the file works, but not everywhere or not obviously as meant",
+}
 
 _CONTROL: Final = re.compile("[\x00-\x1f\x7f]")
 _SHOW_CHARS: Final = 60
@@ -45,3 +64,18 @@ def quoted(text: str) -> str:
 
 def plural(number: int, noun: str) -> str:
     return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
+
+
+def counted(errors: int, warnings: int) -> str:
+    """``2 errors, 1 warning``: lint's summary and the Tester's, in one wording."""
+    return f"{plural(errors, ERROR)}, {plural(warnings, WARNING)}"
+
+
+def line_severities(findings: Iterable[Finding]) -> dict[int, str]:
+    """The worst severity on each line that has a finding (error over
+    warning); a line without one is absent."""
+    worst: dict[int, str] = {}
+    for finding in findings:
+        if worst.get(finding.line) != ERROR:
+            worst[finding.line] = finding.severity
+    return worst

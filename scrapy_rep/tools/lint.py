@@ -4,11 +4,14 @@
 (RFC 9309 and Google's documentation, docs/spec.md §4-§7) and reports every line that
 does not do what it seems to say. It is pure: bytes in, findings out.
 
-Severities: ``error`` means a line is ignored or can never take effect (a
-misspelt field, a rule outside any group, a path without ``/``, rules cut off
-by the size limit, an HTML page); ``warning`` means the file works, but not
+Severities (``finding.MEANING``, the words the Tester's legend uses too):
+``error`` means the line is ignored or can never take effect (a misspelt
+field, a rule outside any group, a path without ``/``, rules cut off by the
+size limit, an HTML page); ``warning`` means the file works, but not
 everywhere or not obviously as meant (a split group, a shadowed rule, an
-unknown field, a user-agent value with more than a product token).
+unknown field, a user-agent value with more than a product token). The
+Tester classes each line by the worst of its findings, so the page and
+``scrapy-rep lint`` never disagree about a line.
 
 Codes (severity, what it means):
 
@@ -85,7 +88,16 @@ from scrapy_rep.engine.lines import (
     split_lines,
 )
 from scrapy_rep.engine.robotstxt import RobotsTxt
-from scrapy_rep.tools.finding import ERROR, WARNING, Finding, plural, printable, quoted, short
+from scrapy_rep.tools.finding import (
+    ERROR,
+    WARNING,
+    Finding,
+    counted,
+    plural,
+    printable,
+    quoted,
+    short,
+)
 from scrapy_rep.tools.lint_groups import GROUP_SEVERITIES, GroupView, group_findings
 from scrapy_rep.tools.lint_usage import USAGE_SEVERITIES, usage_findings
 
@@ -419,6 +431,6 @@ def format_text(result: dict[str, Any]) -> str:
             plural(summary["sitemaps"], "sitemap"),
         )
     )
-    found = f"{plural(summary['errors'], 'error')}, {plural(summary['warnings'], 'warning')}"
+    found = counted(summary["errors"], summary["warnings"])
     out.append(f"{result['source']}: {found} ({counts})")
     return "\n".join(out)

@@ -12,21 +12,14 @@ from collections.abc import Sequence
 from typing import Any, Final
 
 from scrapy_rep.engine.agents import crawler_tokens
-from scrapy_rep.engine.grammar import Field, read_line
-from scrapy_rep.engine.lines import GOOGLE_MAX_LINE_BYTES, body_text, cut_line, split_lines
+from scrapy_rep.engine.lines import body_text, split_lines
 from scrapy_rep.tools.check import check_urls
+from scrapy_rep.tools.finding import ERROR, counted, line_severities
 from scrapy_rep.tools.lint import lint, printable
 from scrapy_rep.tools.robots_source import Source
 
 __all__ = ["diff_lines", "line_report", "verdicts"]
 
-#: Search Console's robots.txt report's classes of a line, plus ours for blanks.
-VALID: Final = "valid"
-UNUSED: Final = "unused"  # known but takes no part: crawl-delay, content-signal...
-UNKNOWN: Final = "unknown"
-TYPO: Final = "typo"  # an accepted typo: only Google's library reads it
-TOO_LONG: Final = "too-long"
-BLANK: Final = "blank"  # empty or only a comment
 #: What the crawl does when robots.txt gave no rules (docs/spec.md §2).
 ALLOW_ALL: Final = "allow"
 DISALLOW_ALL: Final = "disallow"
@@ -87,37 +80,22 @@ def _usage(usage: Any, purposes: Sequence[str]) -> dict[str, Any]:
     return {label: labels[label] for label in purposes}
 
 
-#: The fields that take part in the decision or the crawl (the rest are "unused").
-_VALID_FIELDS: Final = frozenset({Field.USER_AGENT, Field.ALLOW, Field.DISALLOW, Field.SITEMAP})
-
-
-def _line_class(line: str) -> str:
-    """The line's class, as ``grammar.read_line`` reads it (Google's way, so
-    that a typo shows as one)."""
-    if len(line.encode("utf-8", "surrogateescape")) > GOOGLE_MAX_LINE_BYTES:
-        return TOO_LONG
-    found = read_line(cut_line(line))
-    if found is None:
-        stripped = line.strip(" \t\v\f")
-        return BLANK if not stripped or stripped.startswith("#") else UNKNOWN
-    if found.field is Field.UNKNOWN:
-        return UNKNOWN
-    if found.typo or found.missing_colon:
-        return TYPO
-    return VALID if found.field in _VALID_FIELDS else UNUSED
-
-
 def line_report(text: str) -> dict[str, Any]:
-    """Each line with its class and lint's findings on it, and lint's counts."""
+    """Each line with lint's findings on it and its severity, the worst of
+    them (``finding.line_severities``: the Tester has no classes of its own),
+    and lint's counts. An empty text is not linted: nothing typed yet is not
+    a file without groups."""
     body = text.encode("utf-8", "surrogateescape")
+    found = lint(body) if text.strip() else []
+    severities = line_severities(found)
     findings: dict[int, list[dict[str, str]]] = {}
-    for found in lint(body):
-        findings.setdefault(found.line, []).append(
+    for finding in found:
+        findings.setdefault(finding.line, []).append(
             {
-                "severity": found.severity,
-                "code": found.code,
-                "message": printable(found.message),
-                "hint": printable(found.hint),
+                "severity": finding.severity,
+                "code": finding.code,
+                "message": printable(finding.message),
+                "hint": printable(finding.hint),
             }
         )
     lines = []
@@ -126,22 +104,36 @@ def line_report(text: str) -> dict[str, Any]:
             {
                 "n": number,
                 "text": line.encode("utf-8", "surrogateescape").decode("utf-8", "replace"),
-                "class": _line_class(line),
+                "severity": severities.get(number),
                 "findings": findings.get(number, []),
             }
         )
-    errors = sum(f["severity"] == "error" for items in findings.values() for f in items)
-    warnings = sum(len(items) for items in findings.values()) - errors
-    return {"lines": lines, "errors": errors, "warnings": warnings}
+    errors = sum(finding.severity == ERROR for finding in found)
+    warnings = len(found) - errors
+    return {
+        "lines": lines,
+        "errors": errors,
+        "warnings": warnings,
+        "summary": counted(errors, warnings),
+        "linted": bool(text.strip()),
+    }
+
+
+def _span(start: int, stop: int) -> str:
+    """A hunk's range in a unified diff, its count always written (``4,2``);
+    an empty range names the line before it (``3,0``), as ``diff -u`` does."""
+    count = stop - start
+    return f"{start + 1 if count else start},{count}"
 
 
 def diff_lines(before: str, after: str) -> list[dict[str, Any]]:
-    """A unified diff, line by line: op " ", "-" or "+", and the text."""
+    """A unified diff, line by line: op " ", "-" or "+", and the text; each
+    hunk starts with its header, op "@" (``@@ -4,2 +4,3 @@``)."""
     out = []
     old, new = split_lines(before), split_lines(after)
     for group in difflib.SequenceMatcher(a=old, b=new, autojunk=False).get_grouped_opcodes(3):
-        first = group[0]
-        out.append({"op": "@", "text": f"@@ -{first[1] + 1} +{first[3] + 1} @@"})
+        (_, i1, _, j1, _), (_, _, i2, _, j2) = group[0], group[-1]
+        out.append({"op": "@", "text": f"@@ -{_span(i1, i2)} +{_span(j1, j2)} @@"})
         for tag, i1, i2, j1, j2 in group:
             if tag == "equal":
                 out.extend({"op": " ", "text": line} for line in old[i1:i2])

@@ -13,8 +13,12 @@ writes text, never markup.
 
 API (JSON in and out; header ``X-Tester-Token`` on every call):
 
+- ``GET /api/config`` -> the crawlers, purposes, store, the severities'
+  meanings (``finding.MEANING``) and the longest link (``LINK_LIMIT``)
 - ``POST /api/test`` ``{robots, urls, agents, purposes, compare, access,
-  access_reason}`` -> ``{rows, lines, errors, warnings, diff}``
+  access_reason}`` -> ``{rows, lines, errors, warnings, summary, linted,
+  diff}``; each line ``{n, text, severity, findings}``, its severity the
+  worst of lint's findings on it (``finding.line_severities``)
 - ``GET /api/live?url=U`` -> the live fetch of U's origin's robots.txt
   (``url``): kind, status, message, headers, body, final_url, hops
 - ``GET /api/stored?url=U`` -> what the store keeps for U's origin
@@ -41,6 +45,7 @@ from scrapy_rep.cache.policy import PolicyConfig
 from scrapy_rep.cache.storage import StorageError
 from scrapy_rep.engine.origin import origin_of, robots_url
 from scrapy_rep.engine.usage import LABELS
+from scrapy_rep.tools.finding import MEANING
 from scrapy_rep.tools.live_fetch import DEFAULT_USER_AGENT, fetch_live, is_web_url
 from scrapy_rep.tools.store_view import StoreName, describe, forget_origin, read_origin
 from scrapy_rep.tools.tester.answers import diff_lines, line_report, verdicts
@@ -53,12 +58,26 @@ from scrapy_rep.tools.tester.guard import (
     read_body,
 )
 
-__all__ = ["Limits", "TesterConfig", "make_server", "serve"]
+__all__ = ["LINK_LIMIT", "Limits", "TesterConfig", "make_server", "serve"]
 
+_JS: Final = "text/javascript; charset=utf-8"
+_SVG: Final = "image/svg+xml"
+#: Path -> (file in static/, type). The favicon answers at /favicon.ico too,
+#: where browsers and tools look for one when a page names none.
 _STATIC: Final = {
-    "/static/tester.js": "application/javascript; charset=utf-8",
-    "/static/tester.css": "text/css; charset=utf-8",
+    "/static/tester.js": ("tester.js", _JS),
+    "/static/dom.js": ("dom.js", _JS),
+    "/static/editor.js": ("editor.js", _JS),
+    "/static/link.js": ("link.js", _JS),
+    "/static/select.js": ("select.js", _JS),
+    "/static/tester.css": ("tester.css", "text/css; charset=utf-8"),
+    "/static/favicon.svg": ("favicon.svg", _SVG),
+    "/favicon.ico": ("favicon.svg", _SVG),
 }
+#: The longest path and query a link to the page can have: ``http.server``
+#: answers 414 to a request line over 65,536 bytes (``GET <target> HTTP/1.1``
+#: and CRLF). The page says so rather than offer a link that opens nothing.
+LINK_LIMIT: Final = 65_536 - len("GET  HTTP/1.1\r\n")
 _CSP: Final = (
     "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
     "img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
@@ -128,7 +147,8 @@ class TesterHandler(BaseHTTPRequestHandler):
             )
             self._send(page, "text/html; charset=utf-8")
         elif parts.path in _STATIC:
-            self._send(_static(parts.path.rsplit("/", 1)[1]), _STATIC[parts.path])
+            name, content_type = _STATIC[parts.path]
+            self._send(_static(name), content_type)
         elif parts.path == "/api/config":
             self._check_token()
             self._json(self._config())
@@ -188,6 +208,8 @@ class TesterHandler(BaseHTTPRequestHandler):
             "labels": list(LABELS),
             "store": config.store.shown() if config.store is not None else None,
             "user_agent": config.user_agent,
+            "severities": MEANING,
+            "link_limit": LINK_LIMIT,
         }
 
     def _test(self, data: dict[str, Any]) -> dict[str, Any]:

@@ -15,6 +15,7 @@ import threading
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -141,17 +142,50 @@ def rows(driver: Any) -> list[dict[str, str]]:
     return found
 
 
-def screenshot(driver: Any, name: str) -> Path:
-    """The whole page as a PNG: into docs/_static with ``REP_TESTER_SCREENSHOTS=docs``
+def lit(driver: Any) -> list[int]:
+    """The editor's lines lit as deciding the selected result."""
+    found: list[int] = driver.execute_script(
+        "return Array.from(document.querySelectorAll('#editor-lines .ln.decides'))"
+        ".map(l => Number(l.dataset.line))"
+    )
+    return found
+
+
+PHONE_HEIGHT = 900
+
+
+@contextmanager
+def narrow(driver: Any, width: int) -> Iterator[None]:
+    """The page as a phone ``width`` px wide shows it. Headless Chromium makes
+    no window narrower than 500 px; this emulates the screen (DevTools'
+    ``Emulation.setDeviceMetricsOverride``), as a phone, which honours the
+    page's viewport meta (and lays a page without one out 980 px wide)."""
+    driver.execute_cdp_cmd(
+        "Emulation.setDeviceMetricsOverride",
+        {"width": width, "height": PHONE_HEIGHT, "deviceScaleFactor": 1, "mobile": True},
+    )
+    try:
+        yield
+    finally:
+        driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+
+
+def screenshot(driver: Any, name: str, width: int = 1280) -> Path:
+    """The whole page as a PNG, or below 1280 px (inside ``narrow``) the
+    phone's screen as it is: into docs/_static with ``REP_TESTER_SCREENSHOTS=docs``
     (to refresh docs/tester.md's pictures), else into a temporary directory, so
     that a test run leaves the tree as it found it."""
     docs = os.environ.get("REP_TESTER_SCREENSHOTS") == "docs"
     where = DOCS_STATIC if docs else Path(driver.rep_profile) / "shots"  # removed with it
     where.mkdir(parents=True, exist_ok=True)
     path = where / f"tester-{name}.png"
-    height = driver.execute_script("return document.documentElement.scrollHeight")
-    driver.set_window_size(1280, min(max(int(height) + 140, 800), 2400))
-    driver.save_screenshot(str(path))
-    driver.set_window_size(1280, 1000)
+    height = int(driver.execute_script("return document.documentElement.scrollHeight"))
+    if width < 1280:
+        assert driver.execute_script("return window.innerWidth") == width  # see narrow()
+        driver.save_screenshot(str(path))
+    else:
+        driver.set_window_size(1280, min(max(height + 140, 800), 2400))
+        driver.save_screenshot(str(path))
+        driver.set_window_size(1280, 1000)
     assert path.read_bytes().startswith(b"\x89PNG")
     return path

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import http.client
 import json
 import os
@@ -14,9 +15,12 @@ from pathlib import Path
 import pytest
 from crawler.servers import Huge, Redirect, Reply, SiteServer
 
+from scrapy_rep.engine.lines import split_lines
 from scrapy_rep.tools.check import check_urls
+from scrapy_rep.tools.lint import format_text, lint, report
 from scrapy_rep.tools.robots_source import Source
 from scrapy_rep.tools.store_view import StoreName, read_origin
+from scrapy_rep.tools.tester.server import LINK_LIMIT
 
 from .conftest import Running
 
@@ -37,8 +41,12 @@ def test_answers_are_the_engines_row_for_row(start_tester: Callable[..., Running
     assert [r["line"] for r in answer["rows"]] == [2, 3, None, None]
 
 
-def test_lines_are_classed_as_search_console_does(start_tester: Callable[..., Running]) -> None:
-    """Issue 27 §4: valid, known but unused, unknown, accepted typo, too long."""
+def test_a_lines_class_is_the_worst_of_lints_findings_on_it(
+    start_tester: Callable[..., Running],
+) -> None:
+    """Issues 43, 44: one vocabulary. A line the Tester shows as an error is
+    one lint reports as an error: a relative sitemap and a misspelt field are
+    errors (crawlers skip or ignore them), never "valid" or "accepted"."""
     tester = start_tester()
     text = "\n".join(
         [
@@ -46,29 +54,56 @@ def test_lines_are_classed_as_search_console_does(start_tester: Callable[..., Ru
             "Crawl-delay: 5",
             "Content-Signal: search=yes",
             "Foo: bar",
-            "Disalow: /x",
+            "Dissalow: /x",
             "Disallow: /" + "y" * 17_000,
             "# a comment",
             "<svg onload=x>",
             "Disallow /missing-colon",
+            "Sitemap: /sitemap-news.xml",
+            "Disallow: nope",
         ]
     )
     _, answer = tester.call("/api/test", {"robots": text, "urls": []})
-    classes = [line["class"] for line in answer["lines"]]
-    assert classes == [
-        "valid",
-        "unused",
-        "unused",
-        "unknown",
-        "typo",
-        "too-long",
-        "blank",
-        "unknown",
-        "typo",
+    shown = {
+        line["n"]: (line["severity"], [f["code"] for f in line["findings"]])
+        for line in answer["lines"]
+    }
+    assert shown == {
+        1: (None, []),
+        2: (None, []),
+        3: (None, []),
+        4: ("warning", ["unknown-field"]),
+        5: ("error", ["misspelt-field"]),
+        6: ("warning", ["line-too-long"]),
+        7: (None, []),
+        8: ("warning", ["not-a-directive"]),
+        9: ("error", ["missing-colon"]),
+        10: ("error", ["sitemap-not-absolute"]),
+        11: ("error", ["path-without-slash"]),
+    }
+    found = lint(text.encode())  # the same findings, severities and counts as the CLI's
+    assert [(f.line, f.code, f.severity, f.hint) for f in found] == [
+        (line["n"], f["code"], f["severity"], f["hint"])
+        for line in answer["lines"]
+        for f in line["findings"]
     ]
-    codes = {line["n"]: [f["code"] for f in line["findings"]] for line in answer["lines"]}
-    assert "unknown-field" in codes[4] and "misspelt-field" in codes[5]
-    assert "line-too-long" in codes[6]
+    assert (answer["errors"], answer["warnings"], answer["summary"]) == (
+        4,
+        3,
+        "4 errors, 3 warnings",
+    )
+    assert answer["summary"] in format_text(report("-", text.encode(), found, None))
+
+
+@pytest.mark.parametrize("text", ["", "\n", "  \n\t\n"])
+def test_an_empty_page_reports_no_findings(start_tester: Callable[..., Running], text: str) -> None:
+    """Issue 44: nothing typed yet is not a file to warn about."""
+    tester = start_tester()
+    _, answer = tester.call("/api/test", {"robots": text, "urls": ["/x"]})
+    assert (answer["errors"], answer["warnings"], answer["linted"]) == (0, 0, False)
+    assert [f for line in answer["lines"] for f in line["findings"]] == []
+    _, typed = tester.call("/api/test", {"robots": "Disallow: /x\n", "urls": ["/x"]})
+    assert typed["linted"] and typed["errors"] == 1  # a rule before any group
 
 
 def test_unavailable_and_unreachable_sources_answer_as_the_crawl(
@@ -88,6 +123,29 @@ def test_diff_between_the_compared_file_and_the_edit(start_tester: Callable[...,
     assert {"op": "+", "text": "Disallow: /z"} in answer["diff"]
     _, same = tester.call("/api/test", {"robots": BODY})
     assert same["diff"] is None
+
+
+def test_diff_hunks_carry_their_line_counts_as_diff_u_does(
+    start_tester: Callable[..., Running],
+) -> None:
+    """Issue 44: ``@@ -7,7 +7,8 @@``, not ``@@ -7 +7 @@``: each hunk's header
+    gives the lines it spans on both sides, as the standard library's
+    unified diff does (which leaves out a count of 1; the Tester writes it)."""
+    tester = start_tester()
+    before = "".join(f"line {n}\n" for n in range(1, 21))
+    after = before.replace("line 10\n", "line ten\nline 10b\n").replace("line 20\n", "")
+    _, answer = tester.call("/api/test", {"robots": after, "compare": before})
+    shown = [("" if d["op"] == "@" else d["op"]) + d["text"] for d in answer["diff"]]
+    assert [line for line in shown if line.startswith("@@")] == [
+        "@@ -7,7 +7,8 @@",
+        "@@ -17,5 +18,4 @@",
+    ]
+    reference = difflib.unified_diff(split_lines(before), split_lines(after), lineterm="")
+    assert shown == list(reference)[2:]  # the same hunks, line for line
+    _, one = tester.call("/api/test", {"robots": "x\n", "compare": "y\n"})
+    assert one["diff"][0]["text"] == "@@ -1,2 +1,2 @@"
+    _, added = tester.call("/api/test", {"robots": "a", "compare": ""})
+    assert [d["text"] for d in added["diff"]] == ["@@ -1,1 +1,1 @@", "", "a"]
 
 
 @pytest.mark.parametrize("path", ["/api/test", "/api/forget"])
@@ -141,10 +199,57 @@ def test_page_is_served_with_a_strict_policy_and_nothing_from_elsewhere(
     connection.close()
     assert "script-src 'self'" in policy and "unsafe-inline" not in policy
     assert f'content="{tester.token}"' in page
-    for name in ("index.html", "tester.js", "tester.css"):
-        text = (STATIC / name).read_text()
+    for path in sorted(STATIC.iterdir()):
+        text = path.read_text()
         for marker in ('src="http', 'href="http', "url(http", "@import", "innerHTML", "eval("):
-            assert marker not in text, (name, marker)
+            assert marker not in text, (path.name, marker)
+        assert "unsafe-" not in text and "insertAdjacentHTML" not in text, path.name
+
+
+def _get(tester: Running, target: str) -> tuple[int, str, bytes]:
+    connection = http.client.HTTPConnection("127.0.0.1", tester.server.server_address[1])
+    try:
+        connection.request("GET", target)
+        response = connection.getresponse()
+        return response.status, response.getheader("Content-Type") or "", response.read()
+    finally:
+        connection.close()
+
+
+def test_every_static_file_is_served_and_the_icon_too(
+    start_tester: Callable[..., Running],
+) -> None:
+    """Issue 44: the page's modules and its icon load, none is a 404: each
+    file of static/ at /static/NAME, and the icon at /favicon.ico as well,
+    where a browser looks when a page names none."""
+    tester = start_tester()
+    types = {".js": "text/javascript", ".css": "text/css", ".svg": "image/svg+xml"}
+    for path in sorted(STATIC.iterdir()):
+        if path.name == "index.html":
+            continue
+        status, content_type, body = _get(tester, f"/static/{path.name}")
+        assert (path.name, status, body) == (path.name, 200, path.read_bytes())
+        assert content_type.split(";")[0] == types[path.suffix]
+    status, content_type, body = _get(tester, "/favicon.ico")
+    assert (status, content_type) == (200, "image/svg+xml")
+    assert body == (STATIC / "favicon.svg").read_bytes()
+    page = _get(tester, "/")[2].decode()
+    assert '<link rel="icon" href="/static/favicon.svg" type="image/svg+xml">' in page
+    assert '<meta name="viewport" content="width=device-width, initial-scale=1">' in page
+
+
+def test_a_link_as_long_as_the_limit_opens_and_a_longer_one_is_refused(
+    start_tester: Callable[..., Running],
+) -> None:
+    """Issue 44: the page offers a link only up to ``link_limit`` bytes (and
+    says plainly when a test is longer); that is what the server takes."""
+    tester = start_tester()
+    _, config = tester.call("/api/config")
+    assert config["link_limit"] == LINK_LIMIT
+    head = "/?robots="
+    status, _, page = _get(tester, head + "x" * (LINK_LIMIT - len(head)))
+    assert status == 200 and b"tester-token" in page
+    assert _get(tester, head + "x" * (LINK_LIMIT - len(head) + 1))[0] == 414
 
 
 def test_live_fetch_shows_status_headers_and_follows_the_crawls_rules(

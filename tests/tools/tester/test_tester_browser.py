@@ -10,11 +10,12 @@ Screenshots go to docs/_static/tester-*.png for docs/tester.md.
 
 from __future__ import annotations
 
+import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 import pytest
 from cache.conftest import run_crawlers
@@ -27,7 +28,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 from scrapy_rep.engine.robotstxt import RobotsTxt
 from scrapy_rep.tools.store_view import StoreName, read_origin
 
-from .conftest import Running, rows, screenshot, wait_ready
+from .conftest import Running, lit, rows, screenshot, wait_ready
 
 SHARED_ROBOTS = """\
 # the shop's robots.txt
@@ -47,6 +48,29 @@ Disallow: /*.pdf$
 """
 
 
+#: (URL, crawler) -> (verdict, deciding line) for SHARED_ROBOTS.
+SHARED_VERDICTS = {
+    ("/cart/x", "mybot"): ("allowed", ""),  # mybot's own group has no /cart rule
+    ("/cart/help/faq", "mybot"): ("allowed", ""),
+    ("/private/a", "mybot"): ("disallowed", "8"),
+    ("/private/press/1", "mybot"): ("allowed", "9"),
+    ("/doc.pdf", "mybot"): ("allowed", ""),
+    ("/typo", "mybot"): ("allowed", ""),
+    ("/cart/x", "googlebot"): ("allowed", ""),
+    ("/cart/help/faq", "googlebot"): ("allowed", ""),
+    ("/private/a", "googlebot"): ("allowed", ""),
+    ("/private/press/1", "googlebot"): ("allowed", ""),
+    ("/doc.pdf", "googlebot"): ("disallowed", "14"),
+    ("/typo", "googlebot"): ("allowed", ""),  # "Disalow" is not a field
+    ("/cart/x", "otherbot"): ("disallowed", "3"),
+    ("/cart/help/faq", "otherbot"): ("allowed", "4"),
+    ("/private/a", "otherbot"): ("allowed", ""),
+    ("/private/press/1", "otherbot"): ("allowed", ""),
+    ("/doc.pdf", "otherbot"): ("allowed", ""),
+    ("/typo", "otherbot"): ("allowed", ""),
+}
+
+
 def page_url(tester: Running, **query: Any) -> str:
     return tester.url + "?" + urlencode(query, doseq=True)
 
@@ -64,27 +88,7 @@ def test_shared_url_shows_verdicts_and_deciding_lines_for_tokens_and_urls(
     )
     wait_ready(browser)
     shown = {(row["url"], row["agent"]): (row["verdict"], row["line"]) for row in rows(browser)}
-    expected = {
-        ("/cart/x", "mybot"): ("allowed", ""),  # mybot's own group has no /cart rule
-        ("/cart/help/faq", "mybot"): ("allowed", ""),
-        ("/private/a", "mybot"): ("disallowed", "8"),
-        ("/private/press/1", "mybot"): ("allowed", "9"),
-        ("/doc.pdf", "mybot"): ("allowed", ""),
-        ("/typo", "mybot"): ("allowed", ""),
-        ("/cart/x", "googlebot"): ("allowed", ""),
-        ("/cart/help/faq", "googlebot"): ("allowed", ""),
-        ("/private/a", "googlebot"): ("allowed", ""),
-        ("/private/press/1", "googlebot"): ("allowed", ""),
-        ("/doc.pdf", "googlebot"): ("disallowed", "14"),
-        ("/typo", "googlebot"): ("allowed", ""),  # "Disalow" is not a field
-        ("/cart/x", "otherbot"): ("disallowed", "3"),
-        ("/cart/help/faq", "otherbot"): ("allowed", "4"),
-        ("/private/a", "otherbot"): ("allowed", ""),
-        ("/private/press/1", "otherbot"): ("allowed", ""),
-        ("/doc.pdf", "otherbot"): ("allowed", ""),
-        ("/typo", "otherbot"): ("allowed", ""),
-    }
-    assert shown == expected
+    assert shown == SHARED_VERDICTS
     robots = RobotsTxt.parse(SHARED_ROBOTS.encode())  # and the engine agrees, row by row
     for (url, agent), (verdict, line) in shown.items():
         explained = robots.explain(url, agent)
@@ -93,25 +97,26 @@ def test_shared_url_shows_verdicts_and_deciding_lines_for_tokens_and_urls(
     groups = {(row["url"], row["agent"]): row["group"] for row in rows(browser)}
     assert groups[("/private/a", "mybot")] == "mybot"
     assert groups[("/cart/x", "otherbot")] == "*"
-    deciding = browser.execute_script(
-        "return Array.from(document.querySelectorAll('#lines li.decides'))"
-        ".map(li => Number(li.dataset.line))"
+    assert lit(browser) == []  # nothing selected yet: no line lit
+    row = browser.find_element(
+        By.CSS_SELECTOR, 'tr[data-url="/private/press/1"][data-agent="mybot"]'
     )
-    assert sorted(deciding) == [3, 4, 8, 9, 10, 14]  # line 10: train-ai's deciding line
-    purpose = browser.find_element(
-        By.CSS_SELECTOR, 'tr[data-url="/private/press/1"][data-agent="mybot"] [data-purpose]'
-    )
+    purpose = row.find_element(By.CSS_SELECTOR, "[data-purpose]")
     assert (purpose.get_attribute("data-state"), purpose.get_attribute("data-lines")) == (
         "denied",
         "10",
     )
-    classes = browser.execute_script(
-        "return Array.from(document.querySelectorAll('#lines li')).map(li => li.className)"
+    row.click()
+    assert lit(browser) == [9, 10]  # its rule, and train-ai's deciding line
+    assert "selected" in row.get_attribute("class").split()
+    marks = browser.execute_script(
+        "return Array.from(document.querySelectorAll('#editor-lines .ln')).map(l => l.className)"
     )
-    assert classes[4].split()[0] == "unused"  # Crawl-delay: known, not used for access
-    assert classes[12].split()[0] == "typo"  # Disalow: an accepted typo (Google only)
-    typo_notes = browser.find_elements(By.CSS_SELECTOR, '#lines li[data-line="13"] .finding')
-    assert "misspelt-field" in typo_notes[0].text
+    assert marks[4] == "ln"  # Crawl-delay: 10 is fine, as lint says
+    assert marks[12] == "ln error"  # Disalow: lint's error, not an "accepted typo"
+    typo = browser.find_element(By.CSS_SELECTOR, '#findings li[data-line="13"]')
+    assert "error misspelt-field" in typo.text
+    assert "Fix: write 'Disallow: /typo'" in typo.text  # the hint, written out
     screenshot(browser, "shared")
 
 
@@ -144,7 +149,8 @@ def _no_markup_ran(browser: Any) -> None:
     assert browser.execute_script("return typeof window.__pwned") == "undefined"
     with pytest.raises(NoAlertPresentException):
         _ = browser.switch_to.alert.text
-    assert browser.find_elements(By.CSS_SELECTOR, "#lines img, #lines script, #lines svg") == []
+    assert browser.find_elements(By.CSS_SELECTOR, "#editor img, #editor script, #editor svg") == []
+    assert browser.find_elements(By.CSS_SELECTOR, "#findings img, #findings script") == []
     assert browser.find_elements(By.CSS_SELECTOR, "#results img, #results script") == []
 
 
@@ -159,7 +165,7 @@ def test_hostile_robots_txt_and_headers_run_no_markup(
     wait_ready(browser)
     _no_markup_ran(browser)
     texts = browser.execute_script(
-        "return Array.from(document.querySelectorAll('#lines li .text')).map(s => s.textContent)"
+        "return Array.from(document.querySelectorAll('#editor-lines .ln')).map(l => l.textContent)"
     )
     assert texts[1] == "Disallow: /<script>window.__pwned = 'script'; alert(1)</script>"
     assert rows(browser)[0]["url"] == evil_url
@@ -217,6 +223,40 @@ Promise.all([send({}), send({"X-Tester-Token": "guess"})]).then(r => done(r.map(
 """
 
 
+def _another_page_cannot_forget(browser: Any, tester: Running, store: StoreName, url: str) -> None:
+    evil = EVIL_PAGE.format(target=tester.url, url=url)
+    with SiteServer({"/evil": Reply(200, evil.encode(), {"Content-Type": "text/html"})}) as other:
+        browser.get(other.url("/evil"))
+        WebDriverWait(browser, 20).until(lambda d: d.title == "sent")
+    assert read_origin(store, url)[1] is not None  # not forgotten
+
+
+def _refetch_cancelled(browser: Any, store: StoreName, url: str) -> None:
+    """Refetch now asks first (issue 44); Cancel, which has the focus, does nothing."""
+    browser.find_element(By.ID, "refetch").click()
+    dialog = browser.find_element(By.ID, "refetch-dialog")
+    assert dialog.is_displayed() and "Every crawl sharing that store" in dialog.text
+    assert browser.switch_to.active_element.get_attribute("id") == "refetch-no"
+    browser.find_element(By.ID, "refetch-no").click()
+    assert not dialog.is_displayed()
+    assert read_origin(store, url)[1] is not None
+
+
+def _start_running(
+    job: dict[str, Any], site: SiteServer, tmp_path: Path
+) -> subprocess.Popen[bytes]:
+    """A crawl that fetched a page, and waits at /control until the gate opens."""
+    running_job = {
+        "first": [site.url("/public/r1"), site.url("/private/r1")],
+        "then": [site.url("/public/r2"), site.url("/private/r2")],
+        "control": site.url("/control"),
+        "settings": {**job["settings"], "REP_FORGET_POLL_INTERVAL": 0.05},
+    }
+    running = start_running(running_job, tmp_path)
+    wait_until(lambda: site.count("/control") == 1, [running])
+    return running
+
+
 def test_refetch_needs_the_token_and_makes_a_running_crawl_fetch_again(
     browser: Any, start_tester: Callable[..., Running], tmp_path: Path
 ) -> None:
@@ -234,39 +274,22 @@ def test_refetch_needs_the_token_and_makes_a_running_crawl_fetch_again(
         robots.body = b"User-agent: *\nDisallow: /public\n"  # the site changes its file
         second = run_crawlers(job, cwd=tmp_path)[0]
         assert site.count("/robots.txt") == 1  # the stored copy still rules
-        running_job = {
-            "first": [site.url("/public/r1"), site.url("/private/r1")],
-            "then": [site.url("/public/r2"), site.url("/private/r2")],
-            "control": site.url("/control"),
-            "settings": {**job["settings"], "REP_FORGET_POLL_INTERVAL": 0.05},
-        }
-        running = start_running(running_job, tmp_path)
-        wait_until(lambda: site.count("/control") == 1, [running])
+        running = _start_running(job, site, tmp_path)
 
         tester = start_tester(store=store)
-        evil = EVIL_PAGE.format(target=tester.url, url=site.url("/"))
-        with SiteServer(
-            {"/evil": Reply(200, evil.encode(), {"Content-Type": "text/html"})}
-        ) as other:
-            browser.get(other.url("/evil"))
-            WebDriverWait(browser, 20).until(lambda d: d.title == "sent")
-        assert read_origin(store, site.url("/"))[1] is not None  # not forgotten
+        _another_page_cannot_forget(browser, tester, store, site.url("/"))
 
-        browser.get(
-            page_url(
-                tester,
-                robots_url=site.url("/robots.txt"),
-                source="stored",
-                url=["/public", "/private"],
-            )
-        )
+        stored = {"robots_url": site.url("/robots.txt"), "source": "stored"}
+        browser.get(page_url(tester, **stored, url=["/public", "/private"]))
         wait_ready(browser)
         assert [row["verdict"] for row in rows(browser)] == ["allowed", "disallowed"]
         statuses = browser.execute_async_script(FORGE, site.url("/"))
         assert statuses == [403, 403]  # from the tester's own origin, without its token
         assert read_origin(store, site.url("/"))[1] is not None
+        _refetch_cancelled(browser, store, site.url("/"))
         clicked_at = time.time()
         browser.find_element(By.ID, "refetch").click()
+        browser.find_element(By.ID, "refetch-yes").click()
         WebDriverWait(browser, 20).until(
             lambda d: "every worker" in d.find_element(By.ID, "store-info").text
         )
@@ -298,7 +321,9 @@ def test_live_against_edited_diff_and_download(
     browser: Any, start_tester: Callable[..., Running], tmp_path: Path
 ) -> None:
     """Issue 27 §2, §5: the live file's status and headers, a diff with the
-    edits, and the edited file downloaded as robots.txt."""
+    edits, and the edited file downloaded as robots.txt. Issue 44: the link
+    to the edited test keeps the live URL beside the text, so that it reopens
+    the comparison; opening it fetches nothing until Fetch live is pressed."""
     tester = start_tester()
     downloads = tmp_path / "downloads"
     downloads.mkdir()
@@ -322,6 +347,23 @@ def test_live_against_edited_diff_and_download(
         browser.find_element(By.ID, "download").click()
         saved = downloads / "robots.txt"
         WebDriverWait(browser, 20).until(lambda _: saved.exists() and saved.stat().st_size > 0)
+        link = browser.find_element(By.ID, "share-link").get_attribute("href")
+        assert link == browser.current_url
+        query = parse_qs(urlsplit(link).query)
+        assert query["robots_url"] == [site.url("/robots.txt")]  # the live URL, kept
+        assert query["robots"] == [(body + b"Disallow: /new\n").decode()]  # beside the edit
+
+        browser.get("about:blank")
+        browser.get(link)
+        wait_ready(browser)
+        assert site.count("/robots.txt") == 1  # the link fetched nothing
+        assert "press Fetch live" in browser.find_element(By.ID, "fetch-info").text
+        assert browser.find_element(By.ID, "robots").get_attribute("value") == query["robots"][0]
+        browser.find_element(By.ID, "fetch-live").click()
+        wait_ready(browser, runs=2)
+        assert site.count("/robots.txt") == 2
+        assert browser.find_element(By.ID, "robots").get_attribute("value") == query["robots"][0]
+        assert "edited text from the link is kept" in browser.find_element(By.ID, "fetch-info").text
+        assert browser.find_element(By.ID, "diff").text == diff  # the comparison, reopened
     assert saved.read_bytes() == body + b"Disallow: /new\n"
-    assert "+Disallow: /new" in diff
-    assert "robots=" in browser.current_url  # edited: the text itself is shared now
+    assert "@@ -1,3 +1,4 @@\n User-agent: *\n Disallow: /old\n+Disallow: /new" in diff
