@@ -14,6 +14,7 @@ from typing import Any, Final
 from scrapy_rep.engine.agents import crawler_tokens
 from scrapy_rep.engine.grammar import Field, read_line
 from scrapy_rep.engine.lines import GOOGLE_MAX_LINE_BYTES, body_text, cut_line, split_lines
+from scrapy_rep.engine.robotstxt import RobotsTxt
 from scrapy_rep.tools.check import check_urls
 from scrapy_rep.tools.lint import lint, printable
 from scrapy_rep.tools.robots_source import Source
@@ -87,8 +88,11 @@ def _usage(usage: Any, purposes: Sequence[str]) -> dict[str, Any]:
     return {label: labels[label] for label in purposes}
 
 
-#: The fields that take part in the decision or the crawl (the rest are "unused").
-_VALID_FIELDS: Final = frozenset({Field.USER_AGENT, Field.ALLOW, Field.DISALLOW, Field.SITEMAP})
+#: The fields that take part in the decision or the crawl (the rest are "unused"):
+#: a License line is handed to the spider as a sitemap is (docs/spec.md §7.3).
+_VALID_FIELDS: Final = frozenset(
+    {Field.USER_AGENT, Field.ALLOW, Field.DISALLOW, Field.SITEMAP, Field.LICENSE}
+)
 
 
 def _line_class(line: str) -> str:
@@ -108,7 +112,8 @@ def _line_class(line: str) -> str:
 
 
 def line_report(text: str) -> dict[str, Any]:
-    """Each line with its class and lint's findings on it, and lint's counts."""
+    """Each line with its class and lint's findings on it, lint's counts, and
+    the site's licence URLs (RSL 1.0, docs/spec.md §7.3), as the crawl reads them."""
     body = text.encode("utf-8", "surrogateescape")
     findings: dict[int, list[dict[str, str]]] = {}
     for found in lint(body):
@@ -132,7 +137,8 @@ def line_report(text: str) -> dict[str, Any]:
         )
     errors = sum(f["severity"] == "error" for items in findings.values() for f in items)
     warnings = sum(len(items) for items in findings.values()) - errors
-    return {"lines": lines, "errors": errors, "warnings": warnings}
+    licenses = list(RobotsTxt.parse(body).licenses)
+    return {"lines": lines, "errors": errors, "warnings": warnings, "licenses": licenses}
 
 
 def diff_lines(before: str, after: str) -> list[dict[str, Any]]:

@@ -121,6 +121,11 @@
     }
     $("lint-summary").textContent =
       "(" + answer.errors + " error(s), " + answer.warnings + " warning(s))";
+    const licenses = $("licenses");
+    licenses.replaceChildren();
+    licenses.hidden = !answer.licenses.length;
+    if (answer.licenses.length) licenses.append(el("span", "Licence terms (RSL License, not fetched): "));
+    answer.licenses.forEach((url, i) => licenses.append(el("span", (i ? ", " : "") + url, "license")));
   }
 
   function showRows(rows, labels) {
@@ -154,12 +159,14 @@
       for (const label of labels) {
         const decision = row.usage[label];
         if (!decision) continue;
-        const by = decision.by.map((b) => "line " + b.line + ": " + b.text).join("; ");
+        const by = decision.by.map((b) => "line " + b.line + (b.global ? " (global)" : "") +
+          ": " + b.text).join("; ");
         const item = el("span", label + ": " + decision.state + (by ? " (" + by + ")" : ""),
           "usage " + decision.state);
         item.dataset.purpose = label;
         item.dataset.state = decision.state;
         item.dataset.lines = decision.by.map((b) => b.line).join(" ");
+        item.dataset.global = decision.by.filter((b) => b.global).map((b) => b.line).join(" ");
         decision.by.forEach((b) => deciding.add(b.line));
         usage.append(item);
       }
