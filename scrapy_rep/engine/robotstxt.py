@@ -284,31 +284,15 @@ class RobotsTxt:
             group_key = tuple(chosen)
             matcher = compiled.get(group_key)
             if matcher is None:
-                lines = self._usage_lines(chosen)
+                lines = _usage_lines(self._blocks, chosen)
                 matcher = compile_usage(
-                    lines, google_quirks=self._quirks, global_lines=self._global_for(lines)
+                    lines,
+                    google_quirks=self._quirks,
+                    global_lines=_global_for(self._global_usage, lines),
                 )
                 compiled[group_key] = matcher
             selected[key] = matcher
         return matcher
-
-    def _usage_lines(self, chosen: list[tuple[str, tuple[int, ...]]]) -> list[tuple[int, str, str]]:
-        """Each selected token's usage lines in each of its blocks, in line order."""
-        found = {
-            line
-            for name, ids in chosen
-            for index in ids
-            for line in (self._blocks[index].usage or {}).get(name, ())
-        }
-        return sorted(found)
-
-    def _global_for(self, own: list[tuple[int, str, str]]) -> tuple[tuple[int, str, str], ...]:
-        """The global Content-Signal lines, for a group that writes none of its
-        own: a group's own Content-Signal lines replace them, and its
-        Content-Usage lines leave them be (docs/usage-preferences.md, "Global lines")."""
-        if not self._global_usage or any(key == _CONTENT_SIGNAL for _, key, _ in own):
-            return ()
-        return self._global_usage
 
     @property
     def agents(self) -> tuple[str, ...]:
@@ -347,6 +331,31 @@ class RobotsTxt:
                 group = compiled[group_key] = _compile(blocks, self._quirks)
             found = self._selected[key] = (agent, group)
         return found
+
+
+def _usage_lines(
+    blocks: Sequence[_Block], chosen: list[tuple[str, tuple[int, ...]]]
+) -> list[tuple[int, str, str]]:
+    """Each selected token's usage lines in each of its blocks, in line order."""
+    found = {
+        line
+        for name, ids in chosen
+        for index in ids
+        for line in (blocks[index].usage or {}).get(name, ())
+    }
+    return sorted(found)
+
+
+def _global_for(
+    global_usage: tuple[tuple[int, str, str], ...], own: list[tuple[int, str, str]]
+) -> tuple[tuple[int, str, str], ...]:
+    """The global Content-Signal lines, for a group that writes none of its
+    own: a group's own Content-Signal lines replace them, and its
+    Content-Usage lines leave them be (docs/usage-preferences.md, "Global lines")."""
+    if not global_usage or any(key == _CONTENT_SIGNAL for _, key, _ in own):
+        return ()
+    return global_usage
+
 
 def _compile(blocks: list[_Block], google_quirks: bool) -> CompiledGroup | None:
     """One compiled group of a selected group's blocks, in file order."""
@@ -402,6 +411,8 @@ def _global_signals(
         for line, field, value in orphans
         if field is grammar.Field.CONTENT_SIGNAL
     )
+
+
 _RATE = re.compile(r"\s*(\d+)\s*/\s*(\d+(?:\.\d+)?)\s*([smhd]?)", re.IGNORECASE)
 _UNIT_SECONDS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
 
