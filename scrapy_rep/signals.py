@@ -5,6 +5,12 @@
     Keyword arguments: ``sitemaps`` (tuple of absolute URLs, file order),
     ``robotstxt_url`` (the origin's robots.txt URL), ``spider``.
 
+``licenses_found``
+    Sent once per origin per crawl when its robots.txt has RSL ``License``
+    lines (docs/spec.md §7.3): the site's licence terms, which scrapy_rep does not
+    fetch. Keyword arguments: ``licenses`` (tuple of absolute URLs, file
+    order), ``robotstxt_url``, ``spider``.
+
 ``request_dropped``
     Sent for every request the middleware drops (docs/spec.md §2.4, §8.1), so a spider
     can persist or re-schedule it. Keyword arguments: ``request``, ``reason``
@@ -33,8 +39,9 @@ from __future__ import annotations
 
 from typing import Final
 
-__all__ = ["request_dropped", "robotstxt_resolved", "sitemaps_found"]
+__all__ = ["licenses_found", "request_dropped", "robotstxt_resolved", "sitemaps_found"]
 
 sitemaps_found: Final = object()
+licenses_found: Final = object()
 request_dropped: Final = object()
 robotstxt_resolved: Final = object()

@@ -81,7 +81,8 @@ def _statement(rule: UsageRule, where: str) -> str:
         return f"the Content-Usage response header ({rule.text})"
     if rule.line == 0:  # the check gave up (docs/spec.md §6.8)
         return f"{where}: {rule.text}"
-    return f"{rule.written} at line {rule.line} of {where}"
+    scope = " (global, before any User-agent line)" if rule.is_global else ""
+    return f"{rule.written} at line {rule.line}{scope} of {where}"
 
 
 #: finish_reason of a crawl whose robots.txt cache could not be opened.

@@ -3,7 +3,7 @@
 The middleware decides; this room says so. Every drop goes through ``drop``
 (one stat, one DEBUG line, the ``request_dropped`` signal, the exception);
 every origin's new access through ``resolved`` (``robotstxt_resolved``,
-Scrapy's ``robots_parsed``, the sitemaps once per origin).
+Scrapy's ``robots_parsed``, the sitemaps and the licences once per origin).
 """
 
 from __future__ import annotations
@@ -59,6 +59,7 @@ class Reporter:
         # (nor its strings), nor does it keep the origins themselves alive.
         self._announced: set[str] = set()
         self._sitemaps_sent: set[str] = set()
+        self._licenses_sent: set[str] = set()
         self._tallies: dict[str, int] = {}  # stat -> counted, not yet in the stats
         self._cache_stats: dict[str, str] = {}  # count's event -> its stat
 
@@ -182,11 +183,12 @@ class Reporter:
         if self._heard(scrapy_signals.robots_parsed):
             await self._send_robots_parsed(access, trigger)
         robots = access.robots
-        if robots is not None and robots.sitemaps and key not in self._sitemaps_sent:
-            if len(self._sitemaps_sent) >= _MAX_ORIGINS:
-                self._sitemaps_sent.clear()
-            self._sitemaps_sent.add(key)
-            await self._announce_sitemaps(robots.sitemaps, robots_url(origin))
+        if robots is None:
+            return
+        if robots.sitemaps and _first(self._sitemaps_sent, key):
+            await self._hand_over(_SITEMAPS, robots.sitemaps, robots_url(origin))
+        if robots.licenses and _first(self._licenses_sent, key):
+            await self._hand_over(_LICENSES, robots.licenses, robots_url(origin))
 
     def _heard(self, signal: object) -> bool:
         """Might anyone listen to ``signal``? A send to no one still costs a few
@@ -208,30 +210,54 @@ class Reporter:
             signal=scrapy_signals.robots_parsed, robotparser=parser, request=request
         )
 
-    async def _announce_sitemaps(self, sitemaps: tuple[str, ...], robotstxt_url: str) -> None:
-        """docs/spec.md §7.2: the signal, and the spider's ``robotstxt_sitemaps`` method if any."""
+    async def _hand_over(self, kind: _HandOver, urls: tuple[str, ...], robotstxt_url: str) -> None:
+        """docs/spec.md §7.2, §7.3: the signal, and the spider's method if any
+        (``robotstxt_sitemaps``, ``robotstxt_licenses``); requests it gives are scheduled."""
         spider = self._crawler.spider
-        if self._heard(signals.sitemaps_found):
+        if self._heard(kind.signal):
             await self._crawler.signals.send_catch_log_async(
-                signal=signals.sitemaps_found,
-                sitemaps=sitemaps,
+                signal=kind.signal,
+                **{kind.keyword: urls},
                 robotstxt_url=robotstxt_url,
                 spider=spider,
             )
-        method = getattr(spider, "robotstxt_sitemaps", None)
+        method = getattr(spider, kind.method, None)
         if not callable(method):
             return
         try:
-            async for request in _requests(method(sitemaps, robotstxt_url)):
+            async for request in _requests(method(urls, robotstxt_url)):
                 assert self._crawler.engine is not None
                 self._crawler.engine.crawl(request)
         except Exception:
             logger.exception(
-                "%s.robotstxt_sitemaps failed for %s",
+                "%s.%s failed for %s",
                 type(spider).__name__,
+                kind.method,
                 robotstxt_url,
                 extra={"spider": spider},
             )
+
+
+class _HandOver(NamedTuple):
+    """What an origin's robots.txt hands to the spider once per crawl."""
+
+    signal: object
+    keyword: str  # the signal's keyword argument for the URLs
+    method: str  # the spider's optional method
+
+
+_SITEMAPS: Final = _HandOver(signals.sitemaps_found, "sitemaps", "robotstxt_sitemaps")
+_LICENSES: Final = _HandOver(signals.licenses_found, "licenses", "robotstxt_licenses")
+
+
+def _first(sent: set[str], origin: str) -> bool:
+    """Is this the origin's first hand-over? Remembers it (bounded: cleared when full)."""
+    if origin in sent:
+        return False
+    if len(sent) >= _MAX_ORIGINS:
+        sent.clear()
+    sent.add(origin)
+    return True
 
 
 def logs(level: int, of: logging.Logger = logger) -> bool:
@@ -262,9 +288,10 @@ def effect(access: Access) -> str:
     if access.state is AccessState.DISALLOW_ALL or access.robots is None:
         return "every request dropped"
     robots = access.robots
+    licenses = f", {len(robots.licenses)} licenses" if robots.licenses else ""
     return (
         f"{robots.rule_count} rules for {len(robots.agents)} agents, "
-        f"{len(robots.sitemaps)} sitemaps"
+        f"{len(robots.sitemaps)} sitemaps{licenses}"
     )
 
 

@@ -55,6 +55,7 @@ class Field(str, Enum):
     REQUEST_RATE = "request-rate"
     CONTENT_USAGE = "content-usage"
     CONTENT_SIGNAL = "content-signal"
+    LICENSE = "license"  # RSL 1.0: the site's licence terms (docs/spec.md §7.3)
     OTHER = "other"  # a field some crawlers know, with no effect here (docs/spec.md §4.5)
     UNKNOWN = "unknown"
 
@@ -71,6 +72,7 @@ _F = Field
 # Members bound once: ``Field.ALLOW`` costs a lookup through the enum's
 # metaclass each time, far more than a global, on every line.
 _USER_AGENT, _ALLOW, _DISALLOW, _SITEMAP = _F.USER_AGENT, _F.ALLOW, _F.DISALLOW, _F.SITEMAP
+_LICENSE = _F.LICENSE
 #: Every key a line may start with. Google's library matches the ``prefix``
 #: keys by prefix and accepts the misspellings marked ``typo`` (none for
 #: allow); the documented rule (docs/spec.md §4.5) accepts neither.
@@ -91,6 +93,7 @@ KEYS: Final[dict[str, Key]] = {
     "request-rate": Key(_F.REQUEST_RATE),
     "content-usage": Key(_F.CONTENT_USAGE),
     "content-signal": Key(_F.CONTENT_SIGNAL),
+    "license": Key(_F.LICENSE),
     **{
         key: Key(_F.OTHER)
         for key in (
@@ -111,6 +114,7 @@ _NAMES: Final[dict[str, str]] = {
     _F.REQUEST_RATE: "Request-rate",
     _F.CONTENT_USAGE: "Content-Usage",
     _F.CONTENT_SIGNAL: "Content-Signal",
+    _F.LICENSE: "License",
 }
 #: The rule lines: their field is the rule's kind (``rules.Rule.kind``).
 RULES: Final = frozenset({_F.ALLOW, _F.DISALLOW})
@@ -258,8 +262,13 @@ class Body(NamedTuple):
     agent_tokens: list[str]  # ... its token (``Agent.token``)
     groups: dict[str, list[int]]  # token -> its blocks, in file order (docs/spec.md §5.4)
     sitemaps: list[tuple[int, str]]  # (line, value) of every sitemap line
+    #: (line, value) of every license line (docs/spec.md §7.3); most files
+    #: have none, and share one empty tuple.
+    licenses: Sequence[tuple[int, str]]
     #: (line, field, value) of the rule, pacing and usage lines before any
-    #: user-agent line: they belong to no group (docs/spec.md §5.3).
+    #: user-agent line: they belong to no group (docs/spec.md §5.3). A
+    #: Content-Signal line among them speaks for the whole site
+    #: (docs/usage-preferences.md, "Global lines").
     orphans: list[tuple[int, Field, str]]
 
     def blocks(self) -> list[Block]:
@@ -290,6 +299,7 @@ def read_body(body: bytes | str, *, google_quirks: bool = False) -> Body:
         reader.agent_tokens,
         reader.groups,
         reader.sitemaps,
+        reader.licenses or (),
         reader.orphans,
     )
 
@@ -307,6 +317,7 @@ class _Reader:
         self.agent_tokens: list[str] = []
         self.groups: dict[str, list[int]] = {}
         self.sitemaps: list[tuple[int, str]] = []
+        self.licenses: list[tuple[int, str]] | None = None  # made by the first one
         self.orphans: list[tuple[int, Field, str]] = []
         self.patterns: list[str] | None = None  # None: no user-agent line yet
         self.codes = array("I")
@@ -340,6 +351,8 @@ class _Reader:
                 self.sitemaps.append((number, match[2].strip(_WS)))
             elif field in _NOTES:
                 self.note(field, match[2].strip(_WS), number)
+            elif field is _LICENSE:
+                self.license(match[2].strip(_WS), number)
 
     def read_leniently(self, lines: list[str]) -> None:
         """Google's library: misspelt and prefixed keys, missing colons, line cut."""
@@ -356,6 +369,8 @@ class _Reader:
                 self.sitemaps.append((number, found.value))
             elif field in _NOTES:
                 self.note(field, found.value, number)
+            elif field is _LICENSE:
+                self.license(found.value, number)
 
     def agent(self, value: str, number: int) -> None:
         if not self.reading_agents:
@@ -393,6 +408,12 @@ class _Reader:
         if self.notes is None:
             self.notes = []
         self.notes.append(Note(number, field, value, tuple(self.run)))
+
+    def license(self, value: str, number: int) -> None:
+        """Read wherever it stands, as a sitemap line: RSL 1.0 ties it to no group."""
+        if self.licenses is None:
+            self.licenses = []
+        self.licenses.append((number, value))
 
     def close_block(self) -> None:
         if self.patterns is not None:

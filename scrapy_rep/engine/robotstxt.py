@@ -1,4 +1,4 @@
-"""A robots.txt body turned into groups, rules and sitemaps (docs/spec.md §4, §5, §7).
+"""A robots.txt body turned into groups, rules, sitemaps and licences (docs/spec.md §4-§7).
 
 ``RobotsTxt.parse`` never raises on content: a line it cannot read is a line
 it ignores. Each group is compiled into a matcher the first time an agent
@@ -100,12 +100,14 @@ class RobotsTxt:
     __slots__ = (
         "_blocks",
         "_compiled",
+        "_global_usage",
         "_groups",
         "_origin",
         "_quirks",
         "_selected",
         "_usage_compiled",
         "_usage_selected",
+        "licenses",
         "sitemaps",
     )
 
@@ -115,6 +117,8 @@ class RobotsTxt:
         groups: dict[str, tuple[int, ...]],
         sitemaps: tuple[str, ...],
         google_quirks: bool,
+        licenses: tuple[str, ...] = (),
+        global_usage: tuple[tuple[int, str, str], ...] = (),
     ) -> None:
         self._blocks = tuple(blocks)
         self._groups = groups
@@ -132,6 +136,11 @@ class RobotsTxt:
         self._usage_selected: dict[object, UsageMatcher] | None = None
         #: Absolute sitemap URLs in file order, de-duplicated (docs/spec.md §7.1).
         self.sitemaps = sitemaps
+        #: Absolute ``License`` URLs (RSL 1.0), read as sitemaps are (docs/spec.md §7.3).
+        self.licenses = licenses
+        #: The Content-Signal lines before any user-agent line, as (line, key,
+        #: value): the statement of every group that makes none of its own.
+        self._global_usage = global_usage
 
     @classmethod
     def parse(cls, body: bytes | str, *, google_quirks: bool = False) -> RobotsTxt:
@@ -144,15 +153,13 @@ class RobotsTxt:
         ``/robots.txt`` exception.
         """
         read = grammar.read_body(body, google_quirks=google_quirks)
-        sitemaps: dict[str, None] = {}
-        for _, url in read.sitemaps:
-            if _ABSOLUTE_URL.match(url):
-                sitemaps[url] = None
-            else:
-                logger.debug("Skipping sitemap %r: not an absolute URL", url)
         groups = {token: tuple(ids) for token, ids in read.groups.items()}
         blocks = list(map(_stored, read.patterns, read.codes, read.notes))
-        return cls(blocks, groups, tuple(sitemaps), google_quirks)
+        # Most files have no license or global line: nothing made for them.
+        licenses = _absolute_urls(read.licenses, "license") if read.licenses else ()
+        signals = _global_signals(read.orphans) if read.orphans else ()
+        sitemaps = _absolute_urls(read.sitemaps, "sitemap")
+        return cls(blocks, groups, sitemaps, google_quirks, licenses, signals)
 
     # --- questions ---------------------------------------------------------
 
@@ -247,8 +254,9 @@ class RobotsTxt:
 
     @property
     def has_usage(self) -> bool:
-        """Does any group state usage preferences? False: ``usage`` is always empty."""
-        return any(block.usage for block in self._blocks)
+        """Does any group, or a global line, state usage preferences? False:
+        ``usage`` is always empty."""
+        return bool(self._global_usage) or any(block.usage for block in self._blocks)
 
     def usage(self, url: str, user_agent: UserAgent, *, use_global: bool = True) -> Preferences:
         """What the selected group's ``Content-Usage`` / ``Content-Signal``
@@ -276,21 +284,15 @@ class RobotsTxt:
             group_key = tuple(chosen)
             matcher = compiled.get(group_key)
             if matcher is None:
-                lines = self._usage_lines(chosen)
-                matcher = compile_usage(lines, google_quirks=self._quirks)
+                lines = _usage_lines(self._blocks, chosen)
+                matcher = compile_usage(
+                    lines,
+                    google_quirks=self._quirks,
+                    global_lines=_global_for(self._global_usage, lines),
+                )
                 compiled[group_key] = matcher
             selected[key] = matcher
         return matcher
-
-    def _usage_lines(self, chosen: list[tuple[str, tuple[int, ...]]]) -> list[tuple[int, str, str]]:
-        """Each selected token's usage lines in each of its blocks, in line order."""
-        found = {
-            line
-            for name, ids in chosen
-            for index in ids
-            for line in (self._blocks[index].usage or {}).get(name, ())
-        }
-        return sorted(found)
 
     @property
     def agents(self) -> tuple[str, ...]:
@@ -330,6 +332,31 @@ class RobotsTxt:
             found = self._selected[key] = (agent, group)
         return found
 
+
+def _usage_lines(
+    blocks: Sequence[_Block], chosen: list[tuple[str, tuple[int, ...]]]
+) -> list[tuple[int, str, str]]:
+    """Each selected token's usage lines in each of its blocks, in line order."""
+    found = {
+        line
+        for name, ids in chosen
+        for index in ids
+        for line in (blocks[index].usage or {}).get(name, ())
+    }
+    return sorted(found)
+
+
+def _global_for(
+    global_usage: tuple[tuple[int, str, str], ...], own: list[tuple[int, str, str]]
+) -> tuple[tuple[int, str, str], ...]:
+    """The global Content-Signal lines, for a group that writes none of its
+    own: a group's own Content-Signal lines replace them, and its
+    Content-Usage lines leave them be (docs/usage-preferences.md, "Global lines")."""
+    if not global_usage or any(key == _CONTENT_SIGNAL for _, key, _ in own):
+        return ()
+    return global_usage
+
+
 def _compile(blocks: list[_Block], google_quirks: bool) -> CompiledGroup | None:
     """One compiled group of a selected group's blocks, in file order."""
     blocks = [block for block in blocks if block.codes]
@@ -358,6 +385,34 @@ def _index_html_pattern(pattern: str) -> str | None:
 
 
 _ABSOLUTE_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/?#\s]")  # scheme and host
+_CONTENT_SIGNAL: Final = grammar.Field.CONTENT_SIGNAL.value
+
+
+def _absolute_urls(lines: Sequence[tuple[int, str]], what: str) -> tuple[str, ...]:
+    """The absolute URLs of sitemap or license lines, in file order, each once
+    (docs/spec.md §7.1, §7.3); the others are skipped with a debug line."""
+    urls: dict[str, None] = {}
+    for _, url in lines:
+        if _ABSOLUTE_URL.match(url):
+            urls[url] = None
+        else:
+            logger.debug("Skipping %s %r: not an absolute URL", what, url)
+    return tuple(urls)
+
+
+def _global_signals(
+    orphans: list[tuple[int, grammar.Field, str]],
+) -> tuple[tuple[int, str, str], ...]:
+    """The Content-Signal lines before any user-agent line. Content-Usage is
+    not among them: attach-05 §3 makes it a rule of a group, and RFC 9309's
+    rules are read in groups only (docs/usage-preferences.md, "Global lines")."""
+    return tuple(
+        (line, _CONTENT_SIGNAL, value)
+        for line, field, value in orphans
+        if field is grammar.Field.CONTENT_SIGNAL
+    )
+
+
 _RATE = re.compile(r"\s*(\d+)\s*/\s*(\d+(?:\.\d+)?)\s*([smhd]?)", re.IGNORECASE)
 _UNIT_SECONDS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
 

@@ -17,7 +17,15 @@ from scrapy_rep.engine.usage import Preferences
 from scrapy_rep.tools.finding import printable
 from scrapy_rep.tools.robots_source import Source
 
-__all__ = ["Checked", "check_json", "check_urls", "explanation", "refused", "usage_lines"]
+__all__ = [
+    "Checked",
+    "check_json",
+    "check_urls",
+    "explanation",
+    "license_lines",
+    "refused",
+    "usage_lines",
+]
 
 
 class Checked(NamedTuple):
@@ -29,6 +37,9 @@ class Checked(NamedTuple):
     group: str | None
     rule: Rule | None
     usage: Preferences | None = None  # with --purpose: what robots.txt states
+    #: The site's licence terms (RSL 1.0 ``License`` lines, docs/spec.md §7.3):
+    #: they cover every URL of the origin, so each result carries them.
+    licenses: tuple[str, ...] = ()
 
 
 def check_urls(
@@ -49,7 +60,11 @@ def check_urls(
         verdict = robots.explain(url, agents)
         reason = robots.reason(url, verdict)
         usage = robots.usage(url, agents) if purposes else None
-        results.append(Checked(url, verdict.allowed, reason, verdict.agent, verdict.rule, usage))
+        results.append(
+            Checked(
+                url, verdict.allowed, reason, verdict.agent, verdict.rule, usage, robots.licenses
+            )
+        )
     return results
 
 
@@ -70,7 +85,9 @@ def usage_lines(checked: Checked, purposes: Sequence[str]) -> list[str]:
             why = "the URL is disallowed, so no preference applies"
         elif decision.rules:
             by = "; ".join(
-                f"line {rule.line}: {rule.written}" if rule.line else rule.text
+                f"line {rule.line}{' (global)' if rule.is_global else ''}: {rule.written}"
+                if rule.line
+                else rule.text
                 for rule in decision.rules
             )
             why = f"by {by}"
@@ -110,4 +127,12 @@ def check_json(checked: Checked, purposes: Sequence[str]) -> dict[str, Any]:
         labels = checked.usage.to_meta()["labels"]
         assert isinstance(labels, dict)
         found["usage"] = {label: labels[label] for label in purposes}
+    if checked.licenses:
+        found["licenses"] = [printable(url) for url in checked.licenses]
     return found
+
+
+def license_lines(results: Sequence[Checked]) -> list[str]:
+    """The site's licence URLs, once for all the URLs checked (docs/spec.md §7.3)."""
+    licenses = results[0].licenses if results else ()
+    return [f"{'license':<10}  {url}  (the site's licence terms, RSL 1.0)" for url in licenses]

@@ -39,8 +39,11 @@ the order given)::
         "usage": {                 # only with --purpose: one entry per purpose
           LABEL: {"state": "allowed" | "denied" | "unstated",
                   "by": [{"source": "content-usage" | "content-signal",
-                          "line": int, "text": str}]}
-        }
+                          "line": int, "text": str,
+                          "global": bool}]}  # written before any group
+        },
+        "licenses": [str]          # only when robots.txt has License lines (RSL 1.0):
+                                   # the site's licence terms, absolute URLs, file order
       }
     ]
 
@@ -58,7 +61,14 @@ from typing import TYPE_CHECKING, Final
 
 from scrapy_rep.engine.agents import crawler_tokens
 from scrapy_rep.engine.origin import origin_of
-from scrapy_rep.tools.check import check_json, check_urls, explanation, refused, usage_lines
+from scrapy_rep.tools.check import (
+    check_json,
+    check_urls,
+    explanation,
+    license_lines,
+    refused,
+    usage_lines,
+)
 from scrapy_rep.tools.cli_options import DEFAULT_AGENT, parsers
 from scrapy_rep.tools.lint import ERROR, format_text, lint, printable, report
 from scrapy_rep.tools.robots_source import Source, SourceError, read_source
@@ -98,6 +108,8 @@ def run_check(args: argparse.Namespace) -> int:
             _out(printable(f"{word:<10}  {checked.url}  ({why})"))
             for line in usage_lines(checked, purposes):
                 _out(printable(line))
+        for line in license_lines(results):
+            _out(printable(line))
     ok = all(c.allowed and not refused(c, purposes) for c in results)
     return EXIT_OK if ok else EXIT_FOUND
 

@@ -336,7 +336,8 @@ class Probe:
         for label in self.usage["purposes"]:
             decision = self.usage["labels"][label]
             by = "; ".join(
-                f"line {item['line']}: {line_text(item['source'], item['text'])}"
+                f"line {item['line']}{' (global)' if item.get('global') else ''}: "
+                f"{line_text(item['source'], item['text'])}"
                 for item in decision["by"]
             )
             lines.append(f"  usage       {label}: {decision['state']}{f' by {by}' if by else ''}")

@@ -22,6 +22,7 @@ Codes (severity, what it means):
 - ``rule-before-user-agent`` (error): an allow/disallow that belongs to no group.
 - ``path-without-slash`` (error): a rule path not starting with ``/`` or ``*``: never matches.
 - ``sitemap-not-absolute`` (error): a sitemap that is not an absolute URL: skipped.
+- ``license-not-absolute`` (error): an RSL ``License`` that is not an absolute URL: skipped.
 - ``user-agent-never-matches`` (error): a user-agent value with no product token.
 - ``group-never-applies`` (error): no user-agent line of a group names a crawler.
 - ``unknown-field`` (warning): a field no parser knows; ignored.
@@ -59,7 +60,8 @@ JSON output of ``scrapy-rep lint --json`` (one object)::
         "truncated": bool,         # more than 512,000 bytes: the rest is ignored
         "agents": [str],           # tokens with a group of their own, "*" included
         "rules": int,              # allow/disallow rules that take effect
-        "sitemaps": int            # absolute sitemap URLs
+        "sitemaps": int,           # absolute sitemap URLs
+        "licenses": int            # absolute License URLs (RSL 1.0, docs/spec.md §7.3)
       }
     }
 """
@@ -111,6 +113,7 @@ SEVERITIES: Final[dict[str, str]] = {
     "misspelt-field": ERROR,
     "path-without-slash": ERROR,
     "sitemap-not-absolute": ERROR,
+    "license-not-absolute": ERROR,
     "user-agent-never-matches": ERROR,
     "unknown-field": WARNING,
     "not-a-directive": WARNING,
@@ -318,7 +321,7 @@ def _utf8(number: int, line: str) -> Iterator[Finding]:
 
 
 def _value(number: int, found: Directive) -> Iterator[Finding]:
-    """Values the parser reads but cannot use: docs/spec.md §5.6, §6.2, §7.1."""
+    """Values the parser reads but cannot use: docs/spec.md §5.6, §6.2, §7.1, §7.3."""
     value = found.value
     if found.field in RULES and value and value[0] not in "/*":
         yield _finding(
@@ -333,6 +336,13 @@ def _value(number: int, found: Directive) -> Iterator[Finding]:
             "sitemap-not-absolute",
             f"the sitemap {quoted(value)} is not an absolute URL: crawlers skip it",
             "write the full URL, e.g. 'Sitemap: https://example.com/sitemap.xml'",
+        )
+    elif found.field is Field.LICENSE and not _is_absolute(value):
+        yield _finding(
+            number,
+            "license-not-absolute",
+            f"the license {quoted(value)} is not an absolute URL: crawlers skip it",
+            "write the full URL (RSL 1.0), e.g. 'License: https://example.com/license.xml'",
         )
     elif found.field is Field.USER_AGENT:
         yield from _user_agent(number, value)
@@ -410,6 +420,7 @@ def report(source: str, body: bytes, findings: list[Finding], status: int | None
             "agents": list(robots.agents),
             "rules": robots.rule_count,
             "sitemaps": len(robots.sitemaps),
+            "licenses": len(robots.licenses),
         },
     }
 
@@ -431,6 +442,8 @@ def format_text(result: dict[str, Any]) -> str:
             plural(summary["sitemaps"], "sitemap"),
         )
     )
+    if summary["licenses"]:  # RSL 1.0 lines are rare: named only when there are some
+        counts += ", " + plural(summary["licenses"], "license")
     found = counted(summary["errors"], summary["warnings"])
     out.append(f"{result['source']}: {found} ({counts})")
     return "\n".join(out)

@@ -84,7 +84,7 @@ async def test_aipref_attach_refused_path_never_reaches_the_server() -> None:
     assert meta["robotstxt"] == site.url("/robots.txt")
     assert meta["labels"]["train-ai"] == {
         "state": "allowed",
-        "by": [{"source": "content-usage", "line": 3, "text": "train-ai=y"}],
+        "by": [{"source": "content-usage", "line": 3, "text": "train-ai=y", "global": False}],
     }
     assert meta["labels"]["search"]["state"] == "unstated"
 
@@ -172,7 +172,7 @@ async def test_aipref_attach_header_refusal_tagged() -> None:
     assert meta["denied"] == ["train-ai"]
     assert meta["labels"]["train-ai"] == {
         "state": "denied",
-        "by": [{"source": "header", "line": None, "text": "train-ai=n"}],
+        "by": [{"source": "header", "line": None, "text": "train-ai=n", "global": False}],
     }
     assert stats(crawler)["robotstxt/usage/tagged"] == 1
     assert "robotstxt/usage/header_dropped" not in stats(crawler)
@@ -187,11 +187,11 @@ async def test_aipref_vocab_header_and_robots_combine_with_provenance() -> None:
         crawler = await crawl([site.url("/page")], TRAIN_AI, spidercls=MetaSpider)
     labels = usage_of(crawler)[site.url("/page")]["labels"]
     assert labels["train-ai"]["by"] == [
-        {"source": "content-usage", "line": 2, "text": "train-ai=y"}
+        {"source": "content-usage", "line": 2, "text": "train-ai=y", "global": False}
     ]
     assert labels["search"] == {
         "state": "denied",
-        "by": [{"source": "header", "line": None, "text": "search=n"}],
+        "by": [{"source": "header", "line": None, "text": "search=n", "global": False}],
     }
 
 

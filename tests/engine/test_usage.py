@@ -28,7 +28,7 @@ from usage_reader import usage_lines
 
 from scrapy_rep import RobotsTxt
 from scrapy_rep.engine.compiled_group import CompiledGroup
-from scrapy_rep.engine.grammar import Field
+from scrapy_rep.engine.grammar import Field, read_body
 from scrapy_rep.engine.grammar import read_line as directive
 from scrapy_rep.engine.lines import ALLOW, DISALLOW, cut_line
 from scrapy_rep.engine.url_path import match_path, normalise
@@ -522,7 +522,7 @@ def test_scrapy_preferences_meta_shape() -> None:
     assert isinstance(labels, dict)
     assert labels["train-ai"] == {
         "state": DENIED,
-        "by": [{"source": CONTENT_USAGE, "line": 4, "text": "train-ai=n"}],
+        "by": [{"source": CONTENT_USAGE, "line": 4, "text": "train-ai=n", "global": False}],
     }
     assert labels["search"] == {"state": UNSTATED, "by": []}
     assert prefs.denied() == ("train-ai",)
@@ -764,6 +764,9 @@ def test_aipref_vocab_property_combine_is_order_free_and_restrictive(
 #   scope the line by its path (attach-05 §3.2 by analogy).
 # - global_fallback: fast falls back to the "*" group's signal when the agent's
 #   own group has none; RFC 9309 §2.2.1 selects one group, nothing else.
+# - global_line: fast ignores a Content-Signal line before any user-agent
+#   line; we read it for every group that writes none of its own
+#   (docs/usage-preferences.md, "Global lines").
 # - first_line_only: fast keeps the first line of a group; we combine every
 #   line of the group most restrictively (attach-05 §3.1, vocab-08 §5.1).
 # - beyond_512k: fast parses the whole body; we read 512,000 bytes (docs/spec.md §4.3).
@@ -865,6 +868,12 @@ def drop_global_signals(body: bytes, agent: str) -> bytes:
     return _drop(body, (numbers - own) & _signal_numbers(body))
 
 
+def drop_global_lines(body: bytes, agent: str) -> bytes:
+    """Drop the Content-Signal lines before any user-agent line (as we read them)."""
+    orphans = read_body(body, google_quirks=True).orphans
+    return _drop(body, {n for n, found, _ in orphans if found is Field.CONTENT_SIGNAL})
+
+
 def keep_first_line(body: bytes, agent: str) -> bytes:
     numbers = sorted(
         n for n, key, _ in usage_lines(body, agent, google_quirks=True) if key == CONTENT_SIGNAL
@@ -879,6 +888,7 @@ COUNTERFACTUALS = (
     ("lenient_value", drop_lenient_values),
     ("path_scoped", drop_path_scoped),
     ("global_fallback", drop_global_signals),
+    ("global_line", drop_global_lines),
     ("first_line_only", keep_first_line),
 )
 
@@ -997,4 +1007,5 @@ def test_differential_content_signal_against_fast_robotstxt() -> None:
     result = signal_differential(bodies, rng)
     assert not result.unexplained, result.unexplained[:20]
     assert result.stated > 500  # the agreement is about something
-    assert {"first_line_only", "path_scoped", "global_fallback"} <= result.explained.keys()
+    explained = {"first_line_only", "path_scoped", "global_fallback", "global_line"}
+    assert explained <= result.explained.keys()

@@ -15,7 +15,7 @@ import pytest
 from google_cases import body_of, load
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from usage_reader import usage_lines
+from usage_reader import global_signal_lines, usage_lines
 
 from scrapy_rep import RobotsTxt
 from scrapy_rep.engine.usage import ALLOWED, DENIED, UNSTATED, compile_usage
@@ -52,7 +52,11 @@ def generated(rng: random.Random) -> bytes:
 def agree(body: bytes, agent: str, quirks: bool, robots: RobotsTxt | None = None) -> None:
     """``robots``: one parse asked about several agents (its caches shared)."""
     robots = robots or RobotsTxt.parse(body, google_quirks=quirks)
-    expected = compile_usage(usage_lines(body, agent, google_quirks=quirks), google_quirks=quirks)
+    expected = compile_usage(
+        usage_lines(body, agent, google_quirks=quirks),
+        google_quirks=quirks,
+        global_lines=global_signal_lines(body, agent, google_quirks=quirks),
+    )
     got = robots.usage_matcher(agent)
     assert got.rules == expected.rules, (agent, quirks)
     assert got.problems == expected.problems

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from scrapy_rep.engine.agents import crawler_tokens, select_group
-from scrapy_rep.engine.grammar import USAGE, read_body
+from scrapy_rep.engine.grammar import USAGE, Field, read_body
 
 
 def usage_lines(
@@ -37,3 +37,24 @@ def usage_lines(
         if note.field in USAGE and token in note.agents
     }
     return sorted(found)
+
+
+def global_signal_lines(
+    body: bytes | str,
+    user_agent: str | Sequence[str],
+    *,
+    google_quirks: bool = False,
+    use_global: bool = True,
+) -> list[tuple[int, str, str]]:
+    """(line, key, value) of the Content-Signal lines before any user-agent
+    line, when the selected group writes no Content-Signal line of its own
+    (docs/usage-preferences.md, "Global lines"); Content-Usage is never global."""
+    own = usage_lines(body, user_agent, google_quirks=google_quirks, use_global=use_global)
+    if any(key == Field.CONTENT_SIGNAL.value for _, key, _ in own):
+        return []
+    read = read_body(body, google_quirks=google_quirks)
+    return [
+        (line, field.value, value)
+        for line, field, value in read.orphans
+        if field is Field.CONTENT_SIGNAL
+    ]

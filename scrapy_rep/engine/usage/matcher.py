@@ -134,19 +134,25 @@ class UsageMatcher:
 
 
 def compile_usage(
-    lines: Iterable[tuple[int, str, str]], *, google_quirks: bool = False
+    lines: Iterable[tuple[int, str, str]],
+    *,
+    google_quirks: bool = False,
+    global_lines: Iterable[tuple[int, str, str]] = (),
 ) -> UsageMatcher:
     """A matcher for the usage lines of one selected group.
 
     ``lines``: (line number, key, value) for each ``Content-Usage`` or
     ``Content-Signal`` line of the group's blocks, in any order (the order of
-    rules carries no meaning, attach-05 §3.1).
+    rules carries no meaning, attach-05 §3.1). ``global_lines``: the lines
+    written before any group that apply to this one, read the same way and
+    marked ``is_global`` (docs/usage-preferences.md, "Global lines").
     """
     rules: list[UsageRule] = []
     problems: list[Problem] = []
-    for number, key, value in lines:
-        rule, found = read_rule(number, key, value)
-        problems += found
-        if rule is not None:
-            rules.append(rule)
+    for is_global, given in ((False, lines), (True, global_lines)):
+        for number, key, value in given:
+            rule, found = read_rule(number, key, value)
+            problems += found
+            if rule is not None:
+                rules.append(rule._replace(is_global=True) if is_global else rule)
     return UsageMatcher(rules, problems, google_quirks=google_quirks)

@@ -93,7 +93,12 @@ class Preferences(Mapping[str, UsageDecision]):
                 label: {
                     "state": decision.state,
                     "by": [
-                        {"source": rule.source, "line": rule.line, "text": rule.text}
+                        {
+                            "source": rule.source,
+                            "line": rule.line,
+                            "text": rule.text,
+                            "global": rule.is_global,
+                        }
                         for rule in decision.rules
                     ],
                 }

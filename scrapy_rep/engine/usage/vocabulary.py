@@ -168,6 +168,9 @@ class UsageRule(NamedTuple):
     statement: tuple[tuple[str, bool], ...]  # (key as its source names it, allowed)
     source: str  # CONTENT_USAGE, CONTENT_SIGNAL or HEADER
     text: str  # the value as written
+    #: Written before any user-agent line, for every group that states none
+    #: of its own (docs/usage-preferences.md, "Global lines").
+    is_global: bool = False
 
     @property
     def written(self) -> str:

@@ -13,6 +13,7 @@ from typing import Any, Final
 
 from scrapy_rep.engine.agents import crawler_tokens
 from scrapy_rep.engine.lines import body_text, split_lines
+from scrapy_rep.engine.robotstxt import RobotsTxt
 from scrapy_rep.tools.check import check_urls
 from scrapy_rep.tools.finding import ERROR, counted, line_severities
 from scrapy_rep.tools.lint import lint, printable
@@ -83,7 +84,8 @@ def _usage(usage: Any, purposes: Sequence[str]) -> dict[str, Any]:
 def line_report(text: str) -> dict[str, Any]:
     """Each line with lint's findings on it and its severity, the worst of
     them (``finding.line_severities``: the Tester has no classes of its own),
-    and lint's counts. An empty text is not linted: nothing typed yet is not
+    lint's counts, and the site's licence URLs (RSL 1.0, docs/spec.md §7.3),
+    as the crawl reads them. An empty text is not linted: nothing typed yet is not
     a file without groups."""
     body = text.encode("utf-8", "surrogateescape")
     found = lint(body) if text.strip() else []
@@ -116,6 +118,7 @@ def line_report(text: str) -> dict[str, Any]:
         "warnings": warnings,
         "summary": counted(errors, warnings),
         "linted": bool(text.strip()),
+        "licenses": list(RobotsTxt.parse(body).licenses),
     }
 
 

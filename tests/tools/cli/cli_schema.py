@@ -17,10 +17,13 @@ def assert_check_schema(data: Any) -> None:
     assert isinstance(data, list)
     for item in data:
         assert isinstance(item, dict)
-        assert set(item) - {"usage"} == {"url", "allowed", "reason", "group", "rule"}
+        assert set(item) - {"usage", "licenses"} == {"url", "allowed", "reason", "group", "rule"}
         for decision in item.get("usage", {}).values():  # with --purpose only
             assert decision["state"] in ("allowed", "denied", "unstated")
-            assert all(set(by) == {"source", "line", "text"} for by in decision["by"])
+            assert all(set(by) == {"source", "line", "text", "global"} for by in decision["by"])
+            assert all(isinstance(by["global"], bool) for by in decision["by"])
+        if "licenses" in item:  # only when robots.txt has License lines
+            assert item["licenses"] and all(isinstance(url, str) for url in item["licenses"])
         assert isinstance(item["url"], str)
         assert isinstance(item["allowed"], bool)
         assert item["reason"] in CHECK_REASONS
@@ -64,8 +67,9 @@ def assert_lint_schema(data: Any) -> None:
         "agents",
         "rules",
         "sitemaps",
+        "licenses",
     }
-    for key in ("errors", "warnings", "lines", "bytes", "rules", "sitemaps"):
+    for key in ("errors", "warnings", "lines", "bytes", "rules", "sitemaps", "licenses"):
         assert type(summary[key]) is int and summary[key] >= 0, key
     assert isinstance(summary["truncated"], bool)
     assert isinstance(summary["agents"], list)

@@ -138,6 +138,15 @@ CASES: dict[str, tuple[bytes, list[tuple[int, str]]]] = {
             (6, "usage-not-read"),
         ],
     ),
+    "global-usage-lines": (  # docs/usage-preferences.md, "Global lines"
+        b"Content-Signal: search=yes, ai-train=no\nContent-Signal: ai-input=false\n"
+        b"\nUser-agent: *\nAllow: /\n\nUser-agent: partnerbot\nContent-Signal: ai-train=yes\n",
+        [(2, "usage-not-read"), (8, "usage-global-replaced")],
+    ),
+    "license-not-absolute": (  # RSL 1.0, docs/spec.md §7.3
+        b"License: /license.xml\nLicense: https://e.com/license.xml\nUser-agent: *\nAllow: /\n",
+        [(1, "license-not-absolute")],
+    ),
     "body-too-large": (
         b"User-agent: *\nDisallow: /" + b"a" * (PAD - 26) + b"\nDisallow: /late\n",
         [(2, "line-too-long"), (3, "body-too-large")],

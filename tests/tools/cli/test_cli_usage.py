@@ -83,7 +83,12 @@ def test_cli_check_purpose_json(robots: Path, capsys: pytest.CaptureFixture[str]
         "train-ai": {
             "state": "denied",
             "by": [
-                {"source": "content-usage", "line": 4, "text": "/private/ train-ai=n, search=y"}
+                {
+                        "source": "content-usage",
+                        "line": 4,
+                        "text": "/private/ train-ai=n, search=y",
+                        "global": False,
+                    }
             ],
         }
     }

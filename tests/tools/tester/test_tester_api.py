@@ -410,3 +410,51 @@ def test_stored_from_a_missing_store_file_says_so(
     status, answer = tester.call("/api/stored?url=https://example.com/")
     assert status == 503 and "no such store file" in answer["error"]
     assert not missing.exists()
+
+
+SITE_WIDE = """\
+Content-Signal: search=yes, ai-train=no
+License: https://www.example-news.com/license.xml
+
+User-agent: *
+Disallow: /search
+
+User-agent: partnerbot
+Content-Signal: search=yes, ai-train=yes
+Allow: /
+"""
+
+
+def test_usage_says_which_lines_it_came_from(start_tester: Callable[..., Running]) -> None:
+    """docs/usage-preferences.md, "Global lines": the global line for the "*"
+    group, the group's own line for partnerbot, each marked."""
+    tester = start_tester()
+    request = {"robots": SITE_WIDE, "urls": ["/news/a"], "agents": ["somebot", "partnerbot"],
+               "purposes": ["train-ai"]}  # fmt: skip
+    status, answer = tester.call("/api/test", request)
+    assert status == 200
+    by = {row["agent"]: row["usage"]["train-ai"] for row in answer["rows"]}
+    assert by["somebot"] == {
+        "state": "denied",
+        "by": [{"source": "content-signal", "line": 1, "text": "search=yes, ai-train=no",
+                "global": True}],
+    }  # fmt: skip
+    assert by["partnerbot"] == {
+        "state": "allowed",
+        "by": [{"source": "content-signal", "line": 8, "text": "search=yes, ai-train=yes",
+                "global": False}],
+    }  # fmt: skip
+    warned = [f["code"] for line in answer["lines"] for f in line["findings"]]
+    assert warned == []  # partnerbot states every key the global line states
+
+
+def test_licenses_are_shown_and_the_line_is_valid(start_tester: Callable[..., Running]) -> None:
+    """docs/spec.md §7.3: the License line takes part in the crawl, as a sitemap;
+    lint (whose findings are the page's line marks) finds nothing wrong with it."""
+    tester = start_tester()
+    _, answer = tester.call("/api/test", {"robots": SITE_WIDE, "urls": []})
+    assert answer["licenses"] == ["https://www.example-news.com/license.xml"]
+    assert [line["severity"] for line in answer["lines"][:2]] == [None, None]
+    _, answer = tester.call("/api/test", {"robots": "License: /l.xml\n", "urls": []})
+    assert answer["licenses"] == []
+    assert "license-not-absolute" in [f["code"] for f in answer["lines"][0]["findings"]]

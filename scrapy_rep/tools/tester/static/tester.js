@@ -88,6 +88,7 @@ async function run() {
   try {
     const answer = await call("POST", "/api/test", body);
     showFindings(answer, editor, $("findings"), $("lint-summary"));
+    showLicenses(answer.licenses);
     showRows(answer.rows, body.purposes);
     showDiff(answer.diff);
     remember();
@@ -131,12 +132,14 @@ function showRows(rows, labels) {
     for (const label of labels) {
       const decision = row.usage[label];
       if (!decision) continue;
-      const by = decision.by.map((b) => "line " + b.line + ": " + b.text).join("; ");
+      const by = decision.by.map((b) => "line " + b.line + (b.global ? " (global)" : "") +
+        ": " + b.text).join("; ");
       const item = el("span", label + ": " + decision.state + (by ? " (" + by + ")" : ""),
         "usage " + decision.state);
       item.dataset.purpose = label;
       item.dataset.state = decision.state;
       item.dataset.lines = decision.by.map((b) => b.line).join(" ");
+      item.dataset.global = decision.by.filter((b) => b.global).map((b) => b.line).join(" ");
       decision.by.forEach((b) => deciding.push(b.line));
       usage.append(item);
     }
@@ -145,6 +148,17 @@ function showRows(rows, labels) {
     body.append(tr);
   }
   selection.restore();
+}
+
+// The site's licence URLs (RSL 1.0 License lines, docs/spec.md §7.3), as the
+// crawl hands them to the spider; the licences themselves are not fetched.
+function showLicenses(licenses) {
+  const list = $("licenses");
+  list.replaceChildren();
+  list.hidden = !licenses.length;
+  if (!licenses.length) return;
+  list.append(el("span", "Licence terms (RSL License, not fetched): "));
+  licenses.forEach((url, i) => list.append(el("span", (i ? ", " : "") + url, "license")));
 }
 
 function showDiff(diff) {
