@@ -10,6 +10,7 @@ import shutil
 import socket
 import subprocess
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -23,15 +24,23 @@ def free_port() -> int:
 
 
 class RedisServer:
-    """A throw-away redis-server on 127.0.0.1, no persistence."""
+    """A throw-away redis-server on 127.0.0.1, no persistence.
 
-    def __init__(self, workdir: Path) -> None:
+    ``args``: more of redis-server's options (a cluster node's, a replica's);
+    ``password``: its ``requirepass``, sent before the PING that says it is up.
+    """
+
+    def __init__(
+        self, workdir: Path, args: Sequence[str] = (), password: str | None = None
+    ) -> None:
         binary = shutil.which("redis-server")
         if binary is None:
             pytest.fail("redis-server is not installed: apt-get install -y redis-server")
         self.binary = binary
         self.workdir = workdir
         self.port = free_port()
+        self.args = list(args)
+        self.password = password
         self.process: subprocess.Popen[bytes] | None = None
 
     @property
@@ -52,6 +61,8 @@ class RedisServer:
                 "no",
                 "--dir",
                 str(self.workdir),
+                *(["--requirepass", self.password] if self.password else []),
+                *self.args,
             ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -62,6 +73,9 @@ class RedisServer:
                 pytest.fail(f"redis-server exited with {self.process.returncode}")
             try:
                 with socket.create_connection(("127.0.0.1", self.port), timeout=0.2) as sock:
+                    if self.password:
+                        sock.sendall(f"AUTH {self.password}\r\n".encode())
+                        sock.recv(16)
                     sock.sendall(b"PING\r\n")
                     if sock.recv(16).startswith(b"+PONG"):
                         return
