@@ -71,9 +71,9 @@ class LocalCluster:
         done = subprocess.run(command, capture_output=True, timeout=60, check=False)
         if done.returncode != 0:
             pytest.fail(f"redis-cli --cluster create: {done.stdout!r} {done.stderr!r}")
-        wait_until(self._agreed, 30, "the cluster's nodes agreeing on its slots")
+        wait_until(self.agreed, 30, "the cluster's nodes agreeing on its slots")
 
-    def _agreed(self) -> bool:
+    def agreed(self) -> bool:
         for node in self.nodes:
             info = _client(node.port).cluster("info")
             if info.get("cluster_state") != "ok" or int(info.get("cluster_known_nodes", 0)) != 3:

@@ -16,7 +16,7 @@ import math
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from redis.exceptions import RedisError
+from redis.exceptions import ClusterDownError, RedisError
 
 from scrapy_rep.cache.policy import OriginRecord
 from scrapy_rep.cache.storage.errors import StorageError, StorageUnavailable, UnreadableRecords
@@ -61,6 +61,7 @@ class RedisStorage:
         self.url = url
         self.prefix = prefix
         self.cluster = link is not None and link.cluster
+        self._broken = False  # a Cluster that lost a node: whole again or not used
         self.where = link.where if link is not None else f"Redis at {safe_url(url)}"
         self._leases = Leases(self._extend, sleep=sleep)
         self._pace_script = client.register_script(PACE)
@@ -99,9 +100,28 @@ class RedisStorage:
         return f"{self.prefix}forgotten"
 
     def _lost(self, exc: BaseException) -> StorageUnavailable:
+        self._broken = self.cluster
         return StorageUnavailable(f"{self.where} is unreachable: {exc}")
 
+    async def _whole(self) -> None:
+        """A Cluster is used whole or not at all: once a node is lost, every call
+        fails until each primary answers that the cluster is ok. Else the keys
+        of the other nodes would answer between two that fail, and the store
+        would be lost and back (a warning each time) at every probe
+        (docs/storage.md, "Production Redis")."""
+        if not self._broken:
+            return
+        try:
+            info = await self._client.cluster_info(target_nodes=self._client.PRIMARIES)
+        except LOST as exc:
+            raise self._lost(exc) from exc
+        states = [info] if "cluster_state" in info else list(info.values())
+        if any(state.get("cluster_state") != "ok" for state in states):
+            raise self._lost(ClusterDownError("a primary says the cluster is not ok"))
+        self._broken = False
+
     async def _call(self, method: str, *args: Any, **kwargs: Any) -> Any:
+        await self._whole()
         try:
             return await getattr(self._client, method)(*args, **kwargs)
         except LOST as exc:
@@ -199,6 +219,7 @@ class RedisStorage:
         """One EVALSHA (the script is sent once per connection's server, then by hash)."""
         amount_ms = max(math.ceil(amount * 1000), 0)
         args = (what, amount_ms, _ms(max_ahead), max(math.ceil(not_before * 1000), 0))
+        await self._whole()
         try:
             wait_ms = await self._pace_script(keys=(self._pace_key(key),), args=args)
         except LOST as exc:

@@ -200,3 +200,37 @@ async def test_sentinel_failover_degrades_once_then_rejoins_the_promoted_replica
         await storage.close()
     finally:
         group.stop()
+
+
+@deferred_f_from_coro_f
+async def test_cluster_node_lost_degrades_once_until_the_cluster_is_whole(
+    tmp_path: Path, clock: FakeClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    """One warning for a node down, however many probes find the others up."""
+    cluster = LocalCluster(tmp_path)
+    cluster.start()
+    try:
+        storage = await open_storage(
+            "redis", redis_url=cluster.url, clock=clock, redis_retry_interval=1
+        )
+        assert isinstance(storage, FallbackStorage)
+        origins = [f"https://o{n}.example" for n in range(30)]  # on every node
+        for origin in origins:
+            await storage.put(origin, sample(), 3600)
+        with caplog.at_level(logging.INFO, logger="scrapy_rep.cache.storage.fallback"):
+            cluster.nodes[2].kill()
+            for _ in range(4):  # each round a probe, meeting keys of the live nodes first
+                for origin in origins:
+                    assert await storage.get(origin) == sample()  # from memory meanwhile
+                clock.advance(1)
+            assert storage.degraded
+            cluster.nodes[2].start()  # its slots again (nodes.conf), its keys gone
+            wait_until(cluster.agreed, 30, "the cluster whole again")
+            assert await storage.get(origins[0]) == sample()
+            assert not storage.degraded
+        said = [r.getMessage() for r in caplog.records if r.levelno >= logging.INFO]
+        assert [m for m in said if "is unreachable" in m] == [said[0]]  # one warning
+        assert len([m for m in said if "is back" in m]) == 1
+        await storage.close()
+    finally:
+        cluster.stop()
