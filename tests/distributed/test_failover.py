@@ -94,7 +94,6 @@ def crawl_through_a_failover(
     worker is back on the promoted replica, add wave 3. The reports, and the
     timeline on the site's clock (``Hit.at``)."""
     queue = redis.Redis.from_url(queue_url)
-    offset = time.time() - time.monotonic()  # worker log times -> the site's clock
     settings = {
         "PACE_OWN_QUEUES": True,  # pages dealt out: every worker paces every origin
         "REP_REDIS_URL": group.url,
@@ -107,24 +106,42 @@ def crawl_through_a_failover(
     deal(queue, urls(sites, BEFORE, 10))
     with tempfile.TemporaryDirectory() as barrier:
         workers = start_workers(queue_url, WORKERS, cwd, barrier, settings)
-        release_together(workers, barrier, 60)
+        try:
+            release_together(workers, barrier, 60)
+            return _waves_and_kill(group, queue, sites, workers, barrier, timeline), timeline
+        finally:
+            for worker in workers:  # a failed wait must not leave workers crawling
+                if worker.poll() is None:
+                    worker.kill()
+                    worker.wait(10)
 
-        def under_way() -> bool:
-            return (
-                alive(workers, barrier)
-                and sum(len(hits_of(sites[name], "/page")) for name in BEFORE) >= 8
-            )
 
-        wait_until(under_way, 60, "the crawl under way")
-        timeline["kill"] = time.monotonic()
-        group.primary.kill()
-        deal(queue, urls(sites, DURING, 5))
-        timeline["promoted"] = timeline["kill"] + wait_until(group.promoted, 30, "promotion")
-        wait_until(lambda: all(BACK.search(log) for log in logs(barrier)), 30, "all back")
-        timeline["all back"] = max(float(BACK.findall(log)[0]) - offset for log in logs(barrier))
-        timeline["offset"] = offset
-        deal(queue, urls(sites, AFTER, 5))
-        return finish(workers, barrier), timeline
+def _waves_and_kill(
+    group: LocalSentinels,
+    queue: redis.Redis,
+    sites: Sites,
+    workers: list[subprocess.Popen[bytes]],
+    barrier: str,
+    timeline: dict[str, float],
+) -> list[dict[str, Any]]:
+    offset = time.time() - time.monotonic()  # worker log times -> the site's clock
+
+    def under_way() -> bool:
+        return (
+            alive(workers, barrier)
+            and sum(len(hits_of(sites[name], "/page")) for name in BEFORE) >= 8
+        )
+
+    wait_until(under_way, 60, "the crawl under way")
+    timeline["kill"] = time.monotonic()
+    group.primary.kill()
+    deal(queue, urls(sites, DURING, 5))
+    timeline["promoted"] = timeline["kill"] + wait_until(group.promoted, 30, "promotion")
+    wait_until(lambda: all(BACK.search(log) for log in logs(barrier)), 30, "all back")
+    timeline["all back"] = max(float(BACK.findall(log)[0]) - offset for log in logs(barrier))
+    timeline["offset"] = offset
+    deal(queue, urls(sites, AFTER, 5))
+    return finish(workers, barrier)
 
 
 def test_sentinel_failover_mid_crawl_loses_nothing_and_keeps_the_pace(
