@@ -46,6 +46,8 @@ async def test_cluster_keys_of_one_origin_share_one_slot_and_node(
         assert await store.lock(ORIGIN, 15)
         assert await store.reserve(ORIGIN, 1.0, 30) == 0.0
         assert await store.reserve(ORIGIN, 1.0, 30) == pytest.approx(1.0, abs=0.05)
+        assert await store.pause(ORIGIN, 5.0, 30) == pytest.approx(5.0, abs=0.05)
+        assert await store.going(ORIGIN, 1.0, 30) == pytest.approx(5.0, abs=0.05)
         holding = {port: keys for port, keys in redis_cluster.keys().items() if keys}
     finally:
         await store.close()
