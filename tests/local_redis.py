@@ -15,6 +15,9 @@ from pathlib import Path
 
 import pytest
 
+#: In ``RedisServer``'s ``args``: a free port of its own, chosen at each first start.
+FREE_PORT = object()
+
 
 def free_port() -> int:
     with socket.socket() as sock:
@@ -26,12 +29,15 @@ def free_port() -> int:
 class RedisServer:
     """A throw-away redis-server on 127.0.0.1, no persistence.
 
-    ``args``: more of redis-server's options (a cluster node's, a replica's);
+    ``args``: more of redis-server's options (a cluster node's, a replica's),
+    where ``FREE_PORT`` stands for a port of its own (a cluster bus);
     ``password``: its ``requirepass``, sent before the PING that says it is up.
+    A first start that fails (another process took a port between its choice
+    and the bind) is tried again on new ports; a restart keeps them.
     """
 
     def __init__(
-        self, workdir: Path, args: Sequence[str] = (), password: str | None = None
+        self, workdir: Path, args: Sequence[object] = (), password: str | None = None
     ) -> None:
         binary = shutil.which("redis-server")
         if binary is None:
@@ -39,15 +45,27 @@ class RedisServer:
         self.binary = binary
         self.workdir = workdir
         self.port = free_port()
-        self.args = list(args)
+        self.args: list[object] = [free_port() if arg is FREE_PORT else arg for arg in args]
         self.password = password
         self.process: subprocess.Popen[bytes] | None = None
+        self._template = list(args)
+        self._started = False
 
     @property
     def url(self) -> str:
         return f"redis://127.0.0.1:{self.port}/0"
 
     def start(self) -> None:
+        for _ in range(0 if self._started else 2):  # fresh ports, for a first start only
+            if self._launch():
+                return
+            self.port = free_port()
+            self.args = [free_port() if arg is FREE_PORT else arg for arg in self._template]
+        if not self._launch():
+            pytest.fail(f"redis-server on port {self.port} exited at start")
+
+    def _launch(self) -> bool:
+        """Start it and wait until it answers; False if it exited (a port taken)."""
         self.process = subprocess.Popen(
             [
                 self.binary,
@@ -62,7 +80,7 @@ class RedisServer:
                 "--dir",
                 str(self.workdir),
                 *(["--requirepass", self.password] if self.password else []),
-                *self.args,
+                *map(str, self.args),
             ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -70,7 +88,7 @@ class RedisServer:
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                pytest.fail(f"redis-server exited with {self.process.returncode}")
+                return False
             try:
                 with socket.create_connection(("127.0.0.1", self.port), timeout=0.2) as sock:
                     if self.password:
@@ -78,7 +96,8 @@ class RedisServer:
                         sock.recv(16)
                     sock.sendall(b"PING\r\n")
                     if sock.recv(16).startswith(b"+PONG"):
-                        return
+                        self._started = True
+                        return True
             except OSError:
                 pass
             time.sleep(0.02)  # waiting for a server to listen, not a time rule

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 import redis
-from local_redis import RedisServer, free_port
+from local_redis import FREE_PORT, RedisServer, free_port
 
 PASSWORD = "data-pw"
 SENTINEL_PASSWORD = "sentinel-pw"
@@ -52,8 +52,8 @@ class LocalCluster:
         for n in range(primaries):
             folder = workdir / f"node{n}"
             folder.mkdir()
-            args = ["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf"]
-            args += ["--cluster-port", str(free_port()), "--masterauth", PASSWORD]
+            args: list[object] = ["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf"]
+            args += ["--cluster-port", FREE_PORT, "--masterauth", PASSWORD]
             self.nodes.append(RedisServer(folder, args, password=PASSWORD))
 
     @property
@@ -107,9 +107,9 @@ class LocalSentinels:
         (workdir / "primary").mkdir()
         (workdir / "replica").mkdir()
         # No 5 s wait for more replicas before a full sync (diskless sync's default).
-        args = ["--masterauth", PASSWORD, "--repl-diskless-sync-delay", "0"]
-        self.primary = RedisServer(workdir / "primary", args, PASSWORD)
-        self.replica = RedisServer(workdir / "replica", list(args), PASSWORD)
+        self.args = ["--masterauth", PASSWORD, "--repl-diskless-sync-delay", "0"]
+        self.primary = RedisServer(workdir / "primary", self.args, PASSWORD)
+        self.replica = RedisServer(workdir / "replica", self.args, PASSWORD)
         self.sentinel_ports = [free_port() for _ in range(sentinels)]
         # Each sentinel's id, told to the others in its config: they know each
         # other from the start instead of after their first hello (2 s apart).
@@ -122,8 +122,9 @@ class LocalSentinels:
         return f"redis+sentinel://:{PASSWORD}@{hosts}/{SERVICE}/0?sentinel_password={SENTINEL_PASSWORD}"
 
     def start(self) -> None:
-        self.primary.start()
-        self.replica.args += ["--replicaof", "127.0.0.1", str(self.primary.port)]
+        self.primary.start()  # its port is known once it has started
+        replica_of = ["--replicaof", "127.0.0.1", self.primary.port]
+        self.replica = RedisServer(self.workdir / "replica", self.args + replica_of, PASSWORD)
         self.replica.start()
         wait_until(self._replicating, 15, "the replica syncing with the primary")
         for port in self.sentinel_ports:
