@@ -9,6 +9,7 @@ import pytest
 from hypothesis import settings
 from local_redis import RedisServer
 from reactor_choice import REACTOR_ENV, chosen_reactor
+from redis_topologies import LocalCluster, LocalSentinels
 
 ROOT = Path(__file__).resolve().parent.parent
 #: Data the tests read, kept in the repository (tests/data/conformance/ORIGIN.md).
@@ -60,3 +61,27 @@ def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
         yield server
     finally:
         server.kill()
+
+
+@pytest.fixture(scope="module")
+def redis_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
+    """Three Redis Cluster primaries for one module (about 2 s to form), removed after.
+
+    Tests sharing it empty it first (``flush``)."""
+    cluster = LocalCluster(tmp_path_factory.mktemp("cluster"))
+    try:
+        cluster.start()
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+@pytest.fixture(scope="module")
+def redis_sentinels(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalSentinels]:
+    """A primary, a replica and three sentinels for one module, removed after."""
+    group = LocalSentinels(tmp_path_factory.mktemp("sentinel"))
+    try:
+        group.start()
+        yield group
+    finally:
+        group.stop()

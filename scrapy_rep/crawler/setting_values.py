@@ -17,6 +17,7 @@ from importlib import import_module
 from typing import Any, Final, TypeVar
 
 from scrapy_rep.cache.storage import STORAGE_KINDS
+from scrapy_rep.cache.storage.redis_urls import ACCEPTED_FORMS, parse_redis_url, safe_url
 from scrapy_rep.engine.agents import agent_tokens, is_user_agent_string, product_token
 from scrapy_rep.engine.usage import LABELS
 
@@ -50,11 +51,15 @@ class SettingError(ValueError):
 
 
 class Rejected(Exception):
-    """A value a setting's parser cannot use; ``accepted`` says what it can."""
+    """A value a setting's parser cannot use; ``accepted`` says what it can.
 
-    def __init__(self, accepted: str) -> None:
+    ``shown``: the value as the message may show it (a URL without its password).
+    """
+
+    def __init__(self, accepted: str, shown: object = None) -> None:
         super().__init__(accepted)
         self.accepted = accepted
+        self.shown = shown
 
 
 def read_setting(
@@ -67,7 +72,8 @@ def read_setting(
     try:
         return parse(value)
     except Rejected as rejected:
-        raise SettingError(name, value, rejected.accepted) from None
+        shown = value if rejected.shown is None else rejected.shown
+        raise SettingError(name, shown, rejected.accepted) from None
 
 
 _TRUE: Final = frozenset({"1", "true", "yes", "on"})
@@ -147,9 +153,14 @@ def to_path(value: object) -> str:
 
 
 def to_redis_url(value: object) -> str:
-    if isinstance(value, str) and value.split("://", 1)[0] in ("redis", "rediss", "unix"):
-        return value
-    raise Rejected("a Redis URL: 'redis://host:port/db', 'rediss://...' or 'unix://...'")
+    """One server, Sentinel or Cluster (``redis_urls``): checked now, at start-up."""
+    if not isinstance(value, str):
+        raise Rejected(ACCEPTED_FORMS)
+    try:
+        parse_redis_url(value)
+    except ValueError as exc:
+        raise Rejected(str(exc), shown=safe_url(value)) from None
+    return value
 
 
 def to_clock(value: object) -> Callable[[], float]:
@@ -199,7 +210,8 @@ def parse_tokens(name: str, value: object) -> tuple[str, ...]:
     try:
         return to_tokens(value)
     except Rejected as rejected:
-        raise SettingError(name, value, rejected.accepted) from None
+        shown = value if rejected.shown is None else rejected.shown
+        raise SettingError(name, shown, rejected.accepted) from None
 
 
 def _token_items(value: object) -> tuple[object, ...]:

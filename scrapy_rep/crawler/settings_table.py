@@ -195,8 +195,15 @@ SETTINGS: Final[tuple[Setting, ...]] = (
     ),
     Setting(
         "REP_REDIS_URL",
-        "a `redis://`, `rediss://` or `unix://` URL",
-        "The Redis server (required when `REP_STORAGE` is `redis`).",
+        "one server: `redis://`, `rediss://` or `unix://`; Sentinel: "
+        "`redis+sentinel://[[user]:password@]host[:port][,host[:port]...]/service[/db]"
+        "[?sentinel_password=...]`; Cluster: "
+        "`redis+cluster://[[user]:password@]host[:port][,host[:port]...]`",
+        "The Redis store (required when `REP_STORAGE` is `redis`): one server, the primary "
+        "the sentinels name (followed through a failover), or a Cluster from its seed "
+        "nodes. The password before `@` is the data nodes', `sentinel_password` the "
+        "sentinels' own. Checked at start-up, never shown with its passwords; see "
+        "Storage, \"Production Redis\".",
         attribute="redis_url",
         parse=to_redis_url,
         default="`REDIS_URL`, else unset",

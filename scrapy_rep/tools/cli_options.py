@@ -203,7 +203,8 @@ def _store_options(parser: argparse.ArgumentParser) -> None:
         "--store",
         metavar="FILE_OR_REDIS_URL",
         help="the crawl's store: its SQLite file (REP_STORAGE_PATH, by default "
-        ".scrapy/robotstxt.sqlite3 in the project) or its Redis URL (REP_REDIS_URL); "
+        ".scrapy/robotstxt.sqlite3 in the project) or its Redis URL (REP_REDIS_URL: "
+        "redis://, rediss://, unix://, redis+sentinel://, redis+cluster://); "
         "cache: inside a Scrapy project, the project's own by default",
     )
     parser.add_argument(

@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 from scrapy_rep.cache.outcome import AccessState
 from scrapy_rep.cache.policy import OriginRecord, PolicyConfig, decide_settled
 from scrapy_rep.cache.storage import Storage, StorageError, forget, open_storage
+from scrapy_rep.cache.storage.redis_urls import REDIS_SCHEMES, safe_url
 from scrapy_rep.cache.storage.sqlite_once import DEFAULT_WAIT, forget_record, read_record
 from scrapy_rep.engine.origin import origin_of
 
@@ -33,7 +34,8 @@ T = TypeVar("T")
 
 @dataclass(frozen=True)
 class StoreName:
-    """Where the crawl keeps its records: a SQLite file or a redis:// URL."""
+    """Where the crawl keeps its records: a SQLite file or a Redis URL (any form
+    ``REP_REDIS_URL`` takes: one server, Sentinel, Cluster)."""
 
     where: str
     redis_prefix: str = "scrapy_rep:"
@@ -42,17 +44,12 @@ class StoreName:
 
     @property
     def kind(self) -> str:
-        return (
-            "redis"
-            if self.where.lower().startswith(("redis://", "rediss://", "unix://"))
-            else ("sqlite")
-        )
+        schemes = tuple(f"{scheme}://" for scheme in REDIS_SCHEMES)
+        return "redis" if self.where.lower().startswith(schemes) else "sqlite"
 
     def shown(self) -> str:
         """For people: a Redis URL without its password."""
         if self.kind == "redis":
-            from scrapy_rep.cache.storage.redis import safe_url
-
             return safe_url(self.where)
         return self.where
 

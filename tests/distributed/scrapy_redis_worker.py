@@ -2,7 +2,9 @@
 scheduler, dupefilter and start URLs live in Redis, with scrapy_rep's cache
 in the same Redis (REP_STORAGE = "redis", reading REDIS_URL).
 
-Usage: ``scrapy_redis_worker.py <redis url>``; prints a JSON report.
+Usage: ``scrapy_redis_worker.py <redis url> [<store url>]``; prints a JSON
+report. A store URL puts scrapy_rep's store elsewhere (REP_REDIS_URL: a
+Cluster), scrapy-redis's queue staying on the first.
 """
 
 from __future__ import annotations
@@ -69,7 +71,7 @@ class DistributedSpider(RedisSpider):
             yield Request(response.url[: -len("/a")] + "/private/linked", callback=self.parse)
 
 
-def main(redis_url: str) -> None:
+def main(redis_url: str, store_url: str | None = None) -> None:
     settings = {
         "SCHEDULER": "scrapy_redis.scheduler.Scheduler",
         "DUPEFILTER_CLASS": "scrapy_redis.dupefilter.RFPDupeFilter",
@@ -86,6 +88,7 @@ def main(redis_url: str) -> None:
         "DOWNLOAD_TIMEOUT": 10,
         "LOG_LEVEL": "INFO",
         "TELNETCONSOLE_ENABLED": False,
+        **({"REP_REDIS_URL": store_url} if store_url else {}),
     }
     process = AsyncCrawlerProcess(settings, install_root_handler=True)
     crawler = process.create_crawler(DistributedSpider)
@@ -107,4 +110,4 @@ def main(redis_url: str) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else None)

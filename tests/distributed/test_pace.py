@@ -83,11 +83,17 @@ EPOLL = {"TWISTED_REACTOR": "twisted.internet.epollreactor.EPollReactor"}
 def test_three_workers_keep_one_crawl_delay(
     redis_server: RedisServer, tmp_path: Path, reactor: dict[str, str]
 ) -> None:
+    three_workers_keep_one_crawl_delay(redis_server.url, tmp_path, reactor)
+
+
+def three_workers_keep_one_crawl_delay(queue_url: str, cwd: Path, settings: dict[str, Any]) -> None:
+    """The crawl and its checks; ``settings`` may put scrapy_rep's store
+    elsewhere (REP_REDIS_URL: a Cluster, tests/distributed/test_cluster.py)."""
     delay = 0.5
     with SiteServer({"/robots.txt": robots(delay)}) as site:
         urls = pages(site, 12)
-        own_queues = queue_each(redis_server.url, urls, 3)
-        reports = run_workers(redis_server.url, 3, tmp_path, {**reactor, **own_queues})
+        own_queues = queue_each(queue_url, urls, 3)
+        reports = run_workers(queue_url, 3, cwd, {**settings, **own_queues})
         hits = page_hits(site)
     assert got(reports) == sorted(urls)  # every page, once across the workers
     assert sorted(hit.path for hit in hits) == sorted(f"/page{n}" for n in range(12))

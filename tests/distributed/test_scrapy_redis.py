@@ -33,12 +33,15 @@ def route(host: str, path: str) -> tuple[int, bytes]:
     return (200, ROBOTS) if path == "/robots.txt" else (200, b"<html>page</html>")
 
 
-def run_workers(redis_url: str, count: int, cwd: Path) -> list[dict[str, object]]:
+def run_workers(
+    redis_url: str, count: int, cwd: Path, store_url: str | None = None
+) -> list[dict[str, object]]:
+    """``store_url``: scrapy_rep's store (REP_REDIS_URL) when not scrapy-redis's own."""
     with tempfile.TemporaryDirectory() as barrier:
         env = {"PYTHONPATH": str(ROOT), "PATH": os.environ.get("PATH", ""), BARRIER_ENV: barrier}
         workers = [
             subprocess.Popen(
-                [sys.executable, str(WORKER), redis_url],
+                [sys.executable, str(WORKER), redis_url, *([store_url] if store_url else [])],
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 cwd=cwd,
@@ -58,11 +61,19 @@ def run_workers(redis_url: str, count: int, cwd: Path) -> list[dict[str, object]
 def test_scrapy_redis_three_workers_one_robots_txt_per_origin(
     redis_server: RedisServer, tmp_path: Path
 ) -> None:
+    three_workers_one_robots_txt_per_origin(redis_server.url, tmp_path)
+
+
+def three_workers_one_robots_txt_per_origin(
+    queue_url: str, cwd: Path, store_url: str | None = None
+) -> None:
+    """The crawl and its checks; scrapy_rep's store on ``store_url`` if given
+    (a Cluster: tests/distributed/test_cluster.py), else in scrapy-redis's Redis."""
     with ManyHosts(ORIGINS, route, delay=0.05) as server:
         urls = [server.url(i, path) for i in range(ORIGINS) for path in PAGES]
-        client = redis.Redis.from_url(redis_server.url)
+        client = redis.Redis.from_url(queue_url)
         client.rpush("dist:start_urls", *urls)
-        reports = run_workers(redis_server.url, 3, tmp_path)
+        reports = run_workers(queue_url, 3, cwd, store_url)
         hits = dict(server.hits)
     got = [url for report in reports for url in report["got"]]  # type: ignore[union-attr]
     allowed = [url for url in urls if "/private/" not in url]

@@ -129,7 +129,7 @@ async def _open_redis(
     if not url:
         raise StorageError("REP_STORAGE = 'redis' needs REP_REDIS_URL (or REDIS_URL)")
     try:
-        from scrapy_rep.cache.storage.redis import RedisStorage, safe_url
+        from scrapy_rep.cache.storage.redis import RedisStorage
     except ImportError as exc:
         raise StorageError(
             f"REP_STORAGE = 'redis' needs the redis package ({exc}): "
@@ -139,7 +139,7 @@ async def _open_redis(
     return FallbackStorage(
         primary,
         memory,
-        name=f"Redis at {safe_url(url)}",
+        name=primary.where,
         retry_interval=retry_interval,
         clock=clock,
     )

@@ -15,163 +15,56 @@ import contextlib
 import math
 from collections.abc import Awaitable, Callable
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
-from redis import asyncio as aioredis
-from redis.asyncio.retry import Retry
-from redis.backoff import NoBackoff
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import RedisError
-from redis.exceptions import TimeoutError as RedisTimeoutError
+from redis.exceptions import ClusterDownError, RedisError
 
 from scrapy_rep.cache.policy import OriginRecord
-from scrapy_rep.cache.storage.errors import StorageUnavailable, UnreadableRecords
+from scrapy_rep.cache.storage.errors import StorageError, StorageUnavailable, UnreadableRecords
 from scrapy_rep.cache.storage.forgotten import FORGOTTEN_BATCH, FORGOTTEN_KEEP, FORGOTTEN_MAX
 from scrapy_rep.cache.storage.leases import Leases, holder_gone, new_token
+from scrapy_rep.cache.storage.redis_clients import LOST, RedisLink, connect
+from scrapy_rep.cache.storage.redis_scripts import (
+    ACQUIRE,
+    FORGET,
+    LOG_FORGOTTEN,
+    PACE,
+    RELEASE,
+    RENEW,
+    TAKE_OVER,
+)
+from scrapy_rep.cache.storage.redis_urls import safe_url
 
 __all__ = ["RedisStorage", "safe_url"]
 
-# Take a free lock; else cut one that would outlive a TTL (no expiry: an older
-# version crashed, or a tampered key) down to it, and name its holder.
-_ACQUIRE = """
-if redis.call('type', KEYS[1]).ok ~= 'string' then
-    redis.call('del', KEYS[1])
-end
-if redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
-    return {1, ''}
-end
-local left = redis.call('pttl', KEYS[1])
-if left == -1 or left > tonumber(ARGV[2]) then
-    redis.call('pexpire', KEYS[1], ARGV[2])
-end
-return {0, redis.call('get', KEYS[1])}
-"""
-# Compare-and-set: take the lock of a holder that is gone, unless it changed meanwhile.
-_TAKE_OVER = """
-if redis.call('get', KEYS[1]) == ARGV[1] then
-    redis.call('set', KEYS[1], ARGV[2], 'PX', ARGV[3])
-    return 1
-end
-return 0
-"""
-# Compare-and-extend, compare-and-delete: only the lock we hold, never a successor's.
-_RENEW = """
-if redis.call('get', KEYS[1]) == ARGV[1] then
-    return redis.call('pexpire', KEYS[1], ARGV[2])
-end
-return 0
-"""
-_RELEASE = """
-if redis.call('get', KEYS[1]) == ARGV[1] then
-    return redis.call('del', KEYS[1])
-end
-return 0
-"""
-# The pace (``scrapy_rep.cache.pace``, the same steps in Lua), on Redis's own
-# clock (TIME): the workers' clocks never meet, each gets a relative wait.
-# Times are integer milliseconds in a hash (n: next turn, p: paused until,
-# w: the last request went); a key that is not such a hash is replaced, a
-# value that is nonsense is clamped as ``pace.sane`` does.
-# ARGV: 1 what ("reserve", "pause", "going"), 2 interval or pause (ms),
-# 3 max_ahead (ms), 4 not_before (ms, reserve). Returns the wait (ms).
-_PACE = """
-local t = redis.call('time')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local amount = math.max(tonumber(ARGV[2]), 0)
-local ahead = tonumber(ARGV[3])
-if redis.call('type', KEYS[1]).ok ~= 'hash' then
-    redis.call('del', KEYS[1])
-end
-local stored = redis.call('hmget', KEYS[1], 'n', 'p', 'w')
-local function sane(value)
-    local v = tonumber(value)
-    if v == nil or v ~= v or v < now then
-        return now
-    end
-    return math.min(v, now + ahead)
-end
-local next_at, paused = sane(stored[1]), sane(stored[2])
-local went = tonumber(stored[3])
-if went ~= nil and went == went then
-    went = math.min(went, now)
-else
-    went = nil
-end
-local after_went = now
-if went ~= nil then
-    after_went = math.min(went + amount, now + ahead)
-end
-local wait
-if ARGV[1] == 'going' then
-    local ready = math.max(paused, after_went)
-    if ready > now then
-        return ready - now
-    end
-    next_at = math.max(next_at, now + amount)
-    went = now
-    wait = 0
-elseif ARGV[1] == 'pause' then
-    paused = math.max(paused, now + math.min(amount, ahead))
-    next_at = math.max(next_at, paused)
-    wait = paused - now
-else
-    local start = math.max(next_at, paused, after_went, now + math.min(tonumber(ARGV[4]), ahead))
-    next_at = start + amount
-    if start <= now then
-        went = now
-    end
-    wait = start - now
-end
-redis.call('hset', KEYS[1], 'n', string.format('%d', next_at), 'p', string.format('%d', paused))
-if went ~= nil then
-    redis.call('hset', KEYS[1], 'w', string.format('%d', went))
-end
-redis.call('pexpireat', KEYS[1], math.max(next_at, paused) + 1000)
-return wait
-"""
-# Delete a record and log it in one step: a stream under the prefix, its IDs
-# the server's clock; entries older than ARGV[3] seconds are trimmed (MINID,
-# Redis 6.2; before, the count bound and the key's expiry do it).
-_FORGET = """
-if redis.replicate_commands then redis.replicate_commands() end
-local deleted = redis.call('del', KEYS[1])
-redis.call('xadd', KEYS[2], 'MAXLEN', '~', ARGV[2], '*', 'key', ARGV[1])
-local now = redis.call('time')
-redis.pcall('xtrim', KEYS[2], 'MINID', (tonumber(now[1]) - tonumber(ARGV[3])) * 1000)
-redis.call('expire', KEYS[2], ARGV[3])
-return deleted
-"""
-_LOST = (RedisConnectionError, RedisTimeoutError, OSError)
-
-
-def safe_url(url: str) -> str:
-    """The URL for messages: any password replaced by ``***``."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    user = parts.username or ""
-    host = parts.hostname or ""
-    port = f":{parts.port}" if parts.port else ""
-    return urlunsplit(parts._replace(netloc=f"{user}:***@{host}{port}"))
-
 
 class RedisStorage:
-    """``Storage`` in Redis; open it with ``await RedisStorage.open(url)``."""
+    """``Storage`` in Redis; open it with ``await RedisStorage.open(url)``.
+
+    On a Cluster (``cluster``) an origin's keys carry it as a hash tag,
+    ``{origin}``, so they share one slot; on one server (Sentinel's too) the
+    names stay as they were, and stores already written stay readable
+    (docs/storage.md, "Production Redis").
+    """
 
     def __init__(
         self,
-        client: aioredis.Redis,
+        client: Any,
         *,
         url: str,
         prefix: str = "scrapy_rep:",
         sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
+        link: RedisLink | None = None,
     ) -> None:
         self._unreadable = UnreadableRecords("Redis")
         self._client = client
+        self._link = link
         self.url = url
         self.prefix = prefix
+        self.cluster = link is not None and link.cluster
+        self._broken = False  # a Cluster that lost a node: whole again or not used
+        self.where = link.where if link is not None else f"Redis at {safe_url(url)}"
         self._leases = Leases(self._extend, sleep=sleep)
-        self._pace_script = client.register_script(_PACE)
+        self._pace_script = client.register_script(PACE)
 
     @classmethod
     async def open(
@@ -184,44 +77,55 @@ class RedisStorage:
     ) -> RedisStorage:
         """Connect and ping; a server that does not answer is an error naming the URL."""
         try:
-            client = aioredis.Redis.from_url(
-                url,
-                socket_connect_timeout=timeout,
-                socket_timeout=timeout,
-                retry=Retry(NoBackoff(), 1),  # one reconnect for a pooled connection gone stale
-            )
+            link = connect(url, timeout)
         except ValueError as exc:
             raise ValueError(f"REP_REDIS_URL: {safe_url(url)!r} is not a Redis URL: {exc}") from exc
-        try:
-            await client.ping()
-        except (RedisError, OSError) as exc:
-            await client.aclose()
-            raise StorageUnavailable(
-                f"Redis at {safe_url(url)} is not reachable ({exc}); start it, or fix "
-                f"REP_REDIS_URL / REDIS_URL, or choose another REP_STORAGE"
-            ) from exc
-        return cls(client, url=url, prefix=prefix, sleep=sleep)
+        await link.check()
+        return cls(link.client, url=url, prefix=prefix, sleep=sleep, link=link)
+
+    def _tagged(self, key: str) -> str:
+        return f"{{{key}}}" if self.cluster else key
 
     def _record_key(self, key: str) -> str:
-        return f"{self.prefix}origin:{key}"
+        return f"{self.prefix}origin:{self._tagged(key)}"
 
     def _lock_key(self, key: str) -> str:
-        return f"{self.prefix}lock:{key}"
+        return f"{self.prefix}lock:{self._tagged(key)}"
 
     def _pace_key(self, key: str) -> str:
-        return f"{self.prefix}pace:{key}"
+        return f"{self.prefix}pace:{self._tagged(key)}"
 
     @property
     def _forgotten_key(self) -> str:
         return f"{self.prefix}forgotten"
 
+    def _lost(self, exc: BaseException) -> StorageUnavailable:
+        self._broken = self.cluster
+        return StorageUnavailable(f"{self.where} is unreachable: {exc}")
+
+    async def _whole(self) -> None:
+        """A Cluster is used whole or not at all: once a node is lost, every call
+        fails until each primary answers that the cluster is ok. Else the keys
+        of the other nodes would answer between two that fail, and the store
+        would be lost and back (a warning each time) at every probe
+        (docs/storage.md, "Production Redis")."""
+        if not self._broken:
+            return
+        try:
+            info = await self._client.cluster_info(target_nodes=self._client.PRIMARIES)
+        except LOST as exc:
+            raise self._lost(exc) from exc
+        states = [info] if "cluster_state" in info else list(info.values())
+        if any(state.get("cluster_state") != "ok" for state in states):
+            raise self._lost(ClusterDownError("a primary says the cluster is not ok"))
+        self._broken = False
+
     async def _call(self, method: str, *args: Any, **kwargs: Any) -> Any:
+        await self._whole()
         try:
             return await getattr(self._client, method)(*args, **kwargs)
-        except _LOST as exc:
-            raise StorageUnavailable(
-                f"Redis at {safe_url(self.url)} is unreachable: {exc}"
-            ) from exc
+        except LOST as exc:
+            raise self._lost(exc) from exc
 
     async def get(self, key: str) -> OriginRecord | None:
         data = await self._call("get", self._record_key(key))
@@ -239,10 +143,27 @@ class RedisStorage:
 
     async def forget(self, key: str) -> bool:
         """Delete ``key``'s record (not its lock) and log it (``forgotten_since``);
-        True if there was one."""
-        keys = (self._record_key(key), self._forgotten_key)
+        True if there was one.
+
+        One script on one server; on a Cluster the record and the log are in
+        two slots, so two calls: delete, then log. A crawl that reads the log
+        then finds no record and fetches; the other order would let it reload
+        the old record in between. A log that fails after the delete is an
+        error saying so: forgetting again tells the running crawls."""
         args = (key, FORGOTTEN_MAX, int(FORGOTTEN_KEEP))
-        return bool(await self._call("eval", _FORGET, 2, *keys, *args))
+        if not self.cluster:
+            keys = (self._record_key(key), self._forgotten_key)
+            return bool(await self._call("eval", FORGET, 2, *keys, *args))
+        deleted = bool(await self._call("delete", self._record_key(key)))
+        try:
+            await self._call("eval", LOG_FORGOTTEN, 1, self._forgotten_key, *args)
+        except (StorageUnavailable, RedisError) as exc:
+            raise StorageError(
+                f"{self.where}: the record of {key} was deleted but not logged ({exc}): "
+                "crawls running now keep their copy until it expires; forget it again "
+                "to tell them"
+            ) from exc
+        return deleted
 
     async def forgotten_since(self, cursor: str | None) -> tuple[str, list[str]]:
         """The keys forgotten after ``cursor`` (``ForgetLog``): one round trip."""
@@ -256,12 +177,12 @@ class RedisStorage:
 
     async def lock(self, key: str, ttl: float) -> bool:
         token, ttl_ms, lock_key = new_token(), _ms(ttl), self._lock_key(key)
-        won, holder = await self._call("eval", _ACQUIRE, 1, lock_key, token, ttl_ms)
+        won, holder = await self._call("eval", ACQUIRE, 1, lock_key, token, ttl_ms)
         taken_from = None
         if not won and isinstance(holder, bytes):
             held_by = holder.decode("utf-8", "replace")
             if holder_gone(held_by):
-                won = await self._call("eval", _TAKE_OVER, 1, lock_key, holder, token, ttl_ms)
+                won = await self._call("eval", TAKE_OVER, 1, lock_key, holder, token, ttl_ms)
                 taken_from = held_by if won else None
         if won:
             self._leases.hold(key, token, ttl)
@@ -277,7 +198,7 @@ class RedisStorage:
     async def release(self, key: str) -> None:
         token = self._leases.drop(key)
         if token is not None:
-            await self._call("eval", _RELEASE, 1, self._lock_key(key), token)
+            await self._call("eval", RELEASE, 1, self._lock_key(key), token)
 
     # --- the pace (``Pacing``): one script call each -------------------------------
 
@@ -298,24 +219,26 @@ class RedisStorage:
         """One EVALSHA (the script is sent once per connection's server, then by hash)."""
         amount_ms = max(math.ceil(amount * 1000), 0)
         args = (what, amount_ms, _ms(max_ahead), max(math.ceil(not_before * 1000), 0))
+        await self._whole()
         try:
             wait_ms = await self._pace_script(keys=(self._pace_key(key),), args=args)
-        except _LOST as exc:
-            raise StorageUnavailable(
-                f"Redis at {safe_url(self.url)} is unreachable: {exc}"
-            ) from exc
+        except LOST as exc:
+            raise self._lost(exc) from exc
         return max(int(wait_ms), 0) / 1000
 
     async def close(self) -> None:
         """Release our locks first: the next process need not wait for them to lapse."""
         for key, token in self._leases.drop_all().items():
-            with contextlib.suppress(RedisError, *_LOST):  # they lapse anyway
-                await self._client.eval(_RELEASE, 1, self._lock_key(key), token)
-        with contextlib.suppress(*_LOST):
-            await self._client.aclose()
+            with contextlib.suppress(RedisError, *LOST):  # they lapse anyway
+                await self._client.eval(RELEASE, 1, self._lock_key(key), token)
+        if self._link is not None:
+            await self._link.close()
+        else:
+            with contextlib.suppress(RedisError, *LOST):
+                await self._client.aclose()
 
     async def _extend(self, key: str, token: str, ttl: float) -> bool:
-        return bool(await self._call("eval", _RENEW, 1, self._lock_key(key), token, _ms(ttl)))
+        return bool(await self._call("eval", RENEW, 1, self._lock_key(key), token, _ms(ttl)))
 
 
 def _text(value: bytes | str) -> str:

@@ -10,8 +10,10 @@ import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
+import pytest
 from local_redis import RedisServer as RedisServer  # re-exported
 from local_redis import free_port as free_port
+from redis_topologies import LocalCluster
 from start_barrier import BARRIER_ENV, release_together
 
 from scrapy_rep.cache.storage.sqlite import SqliteStorage
@@ -19,6 +21,24 @@ from scrapy_rep.cache.storage.sqlite import SqliteStorage
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[2]
 WORKER = HERE / "storage_worker.py"
+
+
+def redis_url_of(kind: str, request: pytest.FixtureRequest) -> str | None:
+    """The URL a parametrized test opens for ``kind``: ``redis`` a server of its
+    own, ``redis-cluster`` the module's three-primary cluster (emptied first)."""
+    if kind == "redis":
+        server: RedisServer = request.getfixturevalue("redis_server")
+        return server.url
+    if kind == "redis-cluster":
+        cluster: LocalCluster = request.getfixturevalue("redis_cluster")
+        cluster.flush()
+        return cluster.url
+    return None
+
+
+def store_kind(kind: str) -> str:
+    """The ``REP_STORAGE`` of a parametrized kind: a cluster is a ``redis`` store."""
+    return "redis" if kind == "redis-cluster" else kind
 
 
 class FakeClock:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from scrapy.utils.defer import deferred_f_from_coro_f
-from storage_helpers import FakeClock
+from storage_helpers import FakeClock, redis_url_of, store_kind
 
 from scrapy_rep.cache.outcome import FetchKind
 from scrapy_rep.cache.policy import OriginRecord
@@ -23,7 +23,7 @@ from scrapy_rep.cache.storage import (
     single_flight,
 )
 
-BACKENDS = ["memory", "sqlite", "redis"]
+BACKENDS = ["memory", "sqlite", "redis", "redis-cluster"]
 BODY = b"User-agent: *\r\nDisallow: /private\n\xff\x00 not utf-8\n"
 
 Opener = Callable[[], Awaitable[Storage]]
@@ -40,11 +40,11 @@ def opener(
     """``opener(kind)()`` opens a fresh store of that kind; each call a new instance."""
 
     def make(kind: str) -> Opener:
-        url = request.getfixturevalue("redis_server").url if kind == "redis" else None
+        url = redis_url_of(kind, request)
 
         async def open_one() -> Storage:
             return await open_storage(
-                kind, path=tmp_path / "robots.sqlite3", redis_url=url, clock=clock
+                store_kind(kind), path=tmp_path / "robots.sqlite3", redis_url=url, clock=clock
             )
 
         return open_one

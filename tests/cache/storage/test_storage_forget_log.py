@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from scrapy.utils.defer import deferred_f_from_coro_f
-from storage_helpers import FakeClock, RedisServer
+from storage_helpers import FakeClock, RedisServer, redis_url_of, store_kind
 from test_storage_backends import sample
 
 from scrapy_rep.cache.storage import (
@@ -38,16 +38,18 @@ async def _open_pair(
     kind: str, tmp_path: Path, clock: FakeClock, request: pytest.FixtureRequest
 ) -> tuple[Storage, Storage]:
     """Two instances sharing one store (one and the same for memory)."""
-    url = request.getfixturevalue("redis_server").url if kind == "redis" else None
+    url = redis_url_of(kind, request)
 
     async def one() -> Storage:
-        return await open_storage(kind, path=tmp_path / "r.sqlite3", redis_url=url, clock=clock)
+        return await open_storage(
+            store_kind(kind), path=tmp_path / "r.sqlite3", redis_url=url, clock=clock
+        )
 
     first = await one()
     return first, (first if kind == "memory" else await one())
 
 
-@pytest.mark.parametrize("kind", ["memory", "sqlite", "redis"])
+@pytest.mark.parametrize("kind", ["memory", "sqlite", "redis", "redis-cluster"])
 @deferred_f_from_coro_f
 async def test_a_reader_gets_the_keys_forgotten_after_its_cursor(
     kind: str, tmp_path: Path, clock: FakeClock, request: pytest.FixtureRequest

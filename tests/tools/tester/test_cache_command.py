@@ -128,6 +128,24 @@ def test_cache_show_and_forget_in_redis(
     assert read_origin(StoreName(redis_server.url, "other:"), "https://example.com/")[1]
 
 
+@pytest.mark.parametrize("where", ["redis_cluster", "redis_sentinels"])
+def test_cache_show_and_forget_on_a_cluster_and_through_sentinel(
+    where: str, request: pytest.FixtureRequest, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--store takes every form of REP_REDIS_URL (issue 46); no password is printed."""
+    url: str = request.getfixturevalue(where).url
+    store = StoreName(url)
+    assert store.kind == "redis"
+    key = "https://example.com"
+    run(_put(store, key, record(time.time())))
+    assert main(["cache", "show", "https://example.com/a", "--store", url]) == 0
+    out = capsys.readouterr().out
+    assert "outcome     success" in out and ":***@" in out and "pw" not in out
+    assert main(["cache", "forget", "https://example.com/a", "--store", url]) == 0
+    assert "forgotten" in capsys.readouterr().out
+    assert read_origin(store, "https://example.com/")[1] is None
+
+
 def test_describe_says_closed_and_until_when_during_an_outage() -> None:
     """docs/spec.md §2.2: the first 12 hours of an outage close the origin."""
     now = 1_000_000.0

@@ -1,0 +1,130 @@
+"""A redis-py asyncio client for each form of ``REP_REDIS_URL`` (``redis_urls``).
+
+One server: ``Redis.from_url``. Sentinel: the primary the sentinels name,
+asked again whenever a connection to it fails, so a promoted replica is found
+on the first call after the failover. Cluster: ``RedisCluster`` from the seed
+nodes, each command sent to the node holding its key's slot. Every client
+reconnects once for a pooled connection gone stale and then gives up: a store
+that does not answer is ``FallbackStorage``'s to stand in for
+(docs/storage.md, "Production Redis").
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass, field
+from typing import Any
+
+from redis import asyncio as aioredis
+from redis.asyncio.cluster import ClusterNode, RedisCluster
+from redis.asyncio.retry import Retry
+from redis.asyncio.sentinel import Sentinel
+from redis.backoff import NoBackoff
+from redis.exceptions import ClusterDownError, RedisClusterException, RedisError, ResponseError
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+from scrapy_rep.cache.storage.errors import StorageError, StorageUnavailable
+from scrapy_rep.cache.storage.redis_urls import RedisAddress, parse_redis_url, safe_url
+
+__all__ = ["LOST", "RedisLink", "connect"]
+
+#: The server is gone (for now): a lost connection, a timeout, a Cluster whose
+#: slot has no node (a node down, a failover under way) or no node at all.
+LOST: tuple[type[BaseException], ...] = (
+    RedisConnectionError,
+    RedisTimeoutError,
+    OSError,
+    ClusterDownError,
+    RedisClusterException,
+)
+
+_ANY: tuple[type[BaseException], ...] = (RedisError, *LOST)
+
+#: What a ``redis://`` URL found instead of a server, and the form to use there.
+_WRONG_MODE = {
+    "sentinel": "a Sentinel, not a Redis server: use redis+sentinel://host:26379/service_name",
+    "cluster": "a node of a Redis Cluster: use redis+cluster://host:port[,host:port...]",
+}
+
+
+@dataclass
+class RedisLink:
+    """A client, what it talks to, and the sentinels' clients to close with it."""
+
+    client: Any  # aioredis.Redis, or RedisCluster
+    address: RedisAddress
+    sentinels: list[aioredis.Redis] = field(default_factory=list)
+
+    @property
+    def cluster(self) -> bool:
+        return self.address.kind == "cluster"
+
+    @property
+    def where(self) -> str:
+        """For messages: "Redis at URL", "Redis Sentinel at URL", "Redis Cluster at URL"."""
+        kind = {"server": "Redis", "sentinel": "Redis Sentinel", "cluster": "Redis Cluster"}
+        return f"{kind[self.address.kind]} at {safe_url(self.address.url)}"
+
+    async def check(self) -> None:
+        """Reach the server (the primary, the cluster's nodes) once, or raise."""
+        try:
+            if self.cluster:
+                await self.client.initialize()
+            await self.client.ping()
+            mode = await self._mode()
+        except _ANY as exc:
+            await self.close()
+            raise StorageUnavailable(
+                f"{self.where} is not reachable ({exc}); start it, or fix "
+                f"REP_REDIS_URL / REDIS_URL, or choose another REP_STORAGE"
+            ) from exc
+        if self.address.kind == "server" and mode in _WRONG_MODE:
+            await self.close()
+            shown = safe_url(self.address.url)
+            raise StorageError(f"REP_REDIS_URL: {shown} is {_WRONG_MODE[mode]}")
+
+    async def _mode(self) -> str:
+        """``redis_mode`` (standalone, sentinel, cluster); "" where INFO is refused."""
+        if self.address.kind != "server":
+            return ""
+        try:
+            info = await self.client.info("server")
+        except ResponseError:  # INFO renamed away, or not allowed to this user
+            return ""
+        return str(info.get("redis_mode", ""))
+
+    async def close(self) -> None:
+        for client in (self.client, *self.sentinels):
+            with contextlib.suppress(*_ANY):
+                await client.aclose()
+
+
+def connect(url: str, timeout: float) -> RedisLink:
+    """A client for ``url`` (nothing is sent yet); ``ValueError`` for a bad URL."""
+    address = parse_redis_url(url)
+    common: dict[str, Any] = {
+        "socket_connect_timeout": timeout,
+        "socket_timeout": timeout,
+        "retry": Retry(NoBackoff(), 1),  # one reconnect for a pooled connection gone stale
+    }
+    login: dict[str, Any] = {"username": address.username, "password": address.password}
+    if address.kind == "server":
+        return RedisLink(aioredis.Redis.from_url(url, **common), address)
+    if address.kind == "cluster":
+        nodes = [ClusterNode(host, port) for host, port in address.nodes]
+        return RedisLink(RedisCluster(startup_nodes=nodes, **common, **login), address)
+    to_sentinels = {  # each sentinel once, quickly: the next one is the retry
+        "socket_connect_timeout": timeout,
+        "socket_timeout": timeout,
+        "retry": Retry(NoBackoff(), 0),
+        "username": address.sentinel_username,
+        "password": address.sentinel_password,
+    }
+    sentinel = Sentinel(  # type: ignore[no-untyped-call]
+        list(address.nodes), sentinel_kwargs=to_sentinels, **common
+    )
+    client = sentinel.master_for(
+        address.service, redis_class=aioredis.Redis, db=address.db, **login
+    )
+    return RedisLink(client, address, list(sentinel.sentinels))
