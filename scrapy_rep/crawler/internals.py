@@ -13,14 +13,21 @@ checks them on both):
 - ``engine.downloader.middleware.methods["process_request"]`` lists the bound
   methods the downloader calls (unplugging the built-in middleware).
 - ``engine._slot.nextcall.schedule()`` wakes the engine before its heartbeat.
+- ``engine.downloader.slots`` maps ``get_slot_key(request)`` to a slot whose
+  ``queue`` and ``free_transfer_slots()`` say whether it would send a request
+  at once (``Slots``).
+- ``request_left_downloader`` is sent once a transfer has ended and its slot
+  has sent what its queue let it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections import deque
 from typing import TYPE_CHECKING, Any, Final
 
+from scrapy import signals
 from scrapy.utils.conf import build_component_list
 from scrapy.utils.misc import load_object
 from twisted.internet.defer import Deferred
@@ -174,6 +181,10 @@ class Parking:
                 waiters.remove((waiter, reserved))
                 self._reserved -= 1
 
+    def free_place(self) -> bool:
+        """A place is free this moment and no download waits for one."""
+        return self._active() is None or (self._free() > 0 and not any(self._place_waiters))
+
     def _free(self) -> int:
         active = self._active()
         limit = getattr(getattr(self._crawler.engine, "downloader", None), "total_concurrency", 0)
@@ -243,3 +254,72 @@ class Parking:
         schedule = getattr(nextcall, "schedule", None)
         if callable(schedule):
             schedule()
+
+
+class Slots:
+    """Scrapy's download slots, as the pace needs them (docs/politeness.md).
+
+    A request handed to the downloader waits in its slot's queue while the
+    slot is busy, out of reach: a turn it took before would be spent late,
+    and a ``Retry-After`` pause would not hold it. So a paced request goes
+    only when its slot would send it at once (``room``), and waits parked
+    until a transfer of that slot ends (``wait_room``).
+    """
+
+    def __init__(self, crawler: Crawler) -> None:
+        self._crawler = crawler
+        self._waiters: dict[str, deque[Deferred[None]]] = {}
+
+    def _find(self, request: Request) -> tuple[str, Any] | None:
+        """(key, slot or None), or None when the downloader looks different."""
+        downloader = getattr(self._crawler.engine, "downloader", None)
+        slots = getattr(downloader, "slots", None)
+        key_of = getattr(downloader, "get_slot_key", None)
+        if not isinstance(slots, dict) or not callable(key_of):
+            return None
+        key = key_of(request)
+        return key, slots.get(key)
+
+    def room(self, request: Request) -> bool:
+        """Would the request's slot send it at once (nothing queued, a transfer free)?"""
+        found = self._find(request)
+        slot = None if found is None else found[1]
+        if slot is None:
+            return True
+        try:
+            return not slot.queue and slot.free_transfer_slots() > 0
+        except (AttributeError, TypeError):
+            return True
+
+    async def wait_room(self, request: Request) -> None:
+        """Until a transfer of the request's slot ends (then ``room`` again)."""
+        found = self._find(request)
+        if found is None:
+            return
+        key = found[0]
+        waiter: Deferred[None] = Deferred()
+        if not self._waiters:
+            self._crawler.signals.connect(self._left, signal=signals.request_left_downloader)
+        self._waiters.setdefault(key, deque()).append(waiter)
+        try:
+            await wait(waiter)
+        finally:
+            waiters = self._waiters.get(key)
+            if waiters is not None:
+                with contextlib.suppress(ValueError):  # cancelled, not woken: still there
+                    waiters.remove(waiter)
+            if waiters is not None and not waiters:
+                del self._waiters[key]
+                if not self._waiters:
+                    self._crawler.signals.disconnect(
+                        self._left, signal=signals.request_left_downloader
+                    )
+
+    def _left(self, request: Request, spider: Spider | None = None) -> None:
+        """A transfer ended: the first request waiting for that slot looks again."""
+        waiters = self._waiters.get(request.meta.get("download_slot", ""))
+        while waiters:
+            waiter = waiters.popleft()
+            if not waiter.called:
+                waiter.callback(None)
+                return

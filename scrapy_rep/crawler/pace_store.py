@@ -21,6 +21,7 @@ from twisted.internet.defer import Deferred
 
 from scrapy_rep.cache.policy import PolicyConfig, retry_after_delay
 from scrapy_rep.cache.storage import MemoryStorage
+from scrapy_rep.crawler.fetcher import ROBOTSTXT_FETCH_META_KEY
 from scrapy_rep.crawler.loop_thread import pace_of
 from scrapy_rep.crawler.spider_robots import ROBOTS_PATH
 from scrapy_rep.engine.origin import Origin, origin_of
@@ -149,12 +150,7 @@ class PaceStore:
         """Learn from a download: this process's robots.txt fetch went (a
         request too), or a 429/503 with Retry-After pauses its origin."""
         if self._obey and urlparse_cached(request).path == ROBOTS_PATH:
-            fetched = origin_of(request.url)
-            if fetched is not None:
-                if len(self._robots_at) >= _MAX_REMEMBERED:
-                    self._robots_at.clear()
-                self._robots_at[fetched] = time.monotonic()
-                self._background(self._went(fetched))
+            self._robots_went(request)
         if response.status not in _BUSY or not self._retry_after:
             return
         value = response.headers.get(b"Retry-After")
@@ -183,6 +179,32 @@ class PaceStore:
             extra={"spider": self._crawler.spider},
         )
         self._background(self._pause(origin, seconds))
+
+    def _robots_went(self, request: Request) -> None:
+        """A robots.txt download: the first page waits a delay after it. The
+        store hears of it from ``robots_fetched`` (before the record is shared)
+        for this process's own fetches, here for any other (a spider's own)."""
+        fetched = origin_of(request.url)
+        if fetched is None:
+            return
+        if len(self._robots_at) >= _MAX_REMEMBERED:
+            self._robots_at.clear()
+        self._robots_at[fetched] = time.monotonic()
+        if not request.meta.get(ROBOTSTXT_FETCH_META_KEY):
+            self._background(self._went(fetched))
+
+    def departed(self, origin: Origin) -> None:
+        """A paced request left: the store marks it gone once more, now. Its
+        turn was given on the store's clock a moment before, and the answer
+        can reach a busy process late; the next turn counts from this mark,
+        which comes after the request left (docs/politeness.md)."""
+        self._background(self._went(origin))
+
+    async def robots_fetched(self, origin: Origin) -> None:
+        """This process fetched the origin's robots.txt: the store knows it
+        went before any process reads the record and sends a page after it."""
+        if self._obey:
+            await self._went(origin)
 
     async def _went(self, origin: Origin) -> None:
         """Tell the store a request to ``origin`` went now (``going`` with no interval)."""

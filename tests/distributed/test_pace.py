@@ -22,6 +22,7 @@ from crawler.servers import Hit, Reply, SiteServer
 from local_redis import RedisServer
 from pace_harness import run_workers
 from pace_worker import REDIS_KEY
+from paced_site import PacedSite
 
 needs_epoll = pytest.mark.skipif(not hasattr(select, "epoll"), reason="no epoll here")
 
@@ -95,6 +96,43 @@ def test_three_workers_keep_one_crawl_delay(
     assert {worker_of(hit) for hit in hits} == {"w0", "w1", "w2"}  # one pace for three
     waited = sum(report["stats"].get("robotstxt/pace/waited", 0) for report in reports)
     assert waited >= 6  # the waiting shows in stats
+
+
+@pytest.mark.parametrize(
+    ("store", "workers", "places"), [("memory", 1, 64), ("sqlite", 3, 16), ("redis", 3, 16)]
+)
+def test_crawl_delay_holds_for_200_origins_at_once(
+    redis_server: RedisServer, tmp_path: Path, store: str, workers: int, places: int
+) -> None:
+    """200 origins with ``Crawl-delay: 0.5``, 3 pages each, started at once,
+    while each worker's places are held by slow pages of other hosts for a
+    while (tests/paced_site.py): no gap under the delay at the site, from the
+    first page on, but for ``slack``. The pace spaces turns 0.55 s apart; with
+    three workers, 200 origins and the site on 2 shared cores, a request
+    reached the site's thread up to 0.3 s after its worker handed it to
+    Scrapy's downloader (the turns themselves 0.55 s apart, measured). Before
+    a turn was taken as its request left, 19-67 gaps came under 0.3 s."""
+    delay, origins, slack = 0.5, 200, 0.2
+    with PacedSite(origins, delay) as site:
+        urls, warm = site.pages(3), site.warm(places)
+        client = redis.Redis.from_url(redis_server.url)
+        for n in range(workers):  # each its own share, the slow hosts' robots.txt first
+            client.rpush(f"{REDIS_KEY}:w{n}", *warm, *urls[n::workers])
+        hogs = {"urls": site.slow(places), "after": origins // workers // 4}
+        settings = {
+            "PACE_OWN_QUEUES": True,
+            "PACE_HOGS": hogs,
+            "REP_STORAGE": store,
+            "REP_STORAGE_PATH": str(tmp_path / "rep.sqlite3"),
+            "CONCURRENT_REQUESTS": places,
+            "MAX_IDLE_TIME_BEFORE_CLOSE": 1,
+            "REDIS_START_URLS_BATCH_SIZE": len(urls),  # every page at once
+        }
+        reports = run_workers(redis_server.url, workers, tmp_path, settings)
+    assert sorted(set(got(reports))) == sorted({*warm, *urls, *hogs["urls"]})
+    assert len(site.stamps) == len(urls)
+    short = [gap for gap in site.gaps() if gap < delay - slack]
+    assert short == [], sorted(short)
 
 
 def once_busy(path: str, retry_after: str) -> tuple[dict[str, Any], list[float]]:

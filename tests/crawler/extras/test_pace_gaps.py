@@ -1,0 +1,79 @@
+"""Every gap between two pages of one origin is at least its crawl-delay, from
+the first page on, for every store (docs/politeness.md). 200 origins at
+once, and several processes: tests/distributed/test_pace.py.
+
+Real crawls against local servers, timed by the site's own clock. Once the
+first page is back, the spider asks for slow pages of other hosts that hold
+every place in CONCURRENT_REQUESTS for ``HOG`` seconds: the turns that come
+due meanwhile wait for a place, and the next turn of each origin must count
+from when its page really went, not from when its turn came. The pace
+spaces two pages ``crawl-delay + 50 ms`` apart; those 50 ms are for the
+time between a turn and the site reading the request.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from local_redis import RedisServer
+from paced_site import PacedSite
+from scrapy import Request
+from scrapy.http import Response
+from scrapy.utils.defer import deferred_f_from_coro_f
+
+from .conftest import PagesSpider, crawl, spider_of, stats
+
+DELAY = 0.5
+
+
+class HoggingSpider(PagesSpider):
+    """Asks for ``hogs`` (before anything else) once ``after`` paced pages came back."""
+
+    def __init__(self, hogs: list[str], after: int, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.hogs = hogs
+        self.after = after
+
+    def parse(self, response: Response) -> Iterator[Request]:  # type: ignore[override]
+        super().parse(response)
+        if response.url.rsplit("/", 1)[-1].startswith("p"):  # a paced page, /p<n>
+            self.after -= 1
+        if self.after == 0:
+            hogs, self.hogs = self.hogs, []
+            for url in hogs:
+                yield Request(url, callback=super().parse, dont_filter=True, priority=100)
+
+
+@pytest.fixture(params=["memory", "sqlite", "redis"])
+def storage(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[dict[str, Any]]:
+    if request.param == "sqlite":
+        yield {"REP_STORAGE": "sqlite", "REP_STORAGE_PATH": str(tmp_path / "rep.sqlite3")}
+    elif request.param == "redis":
+        server = RedisServer(tmp_path)
+        server.start()
+        try:
+            yield {"REP_STORAGE": "redis", "REP_REDIS_URL": server.url}
+        finally:
+            server.kill()
+    else:
+        yield {"REP_STORAGE": "memory"}
+
+
+@pytest.mark.parametrize(("origins", "places"), [(1, 1), (3, 2)])
+@deferred_f_from_coro_f
+async def test_crawl_delay_holds_from_the_first_page_when_turns_wait_for_a_place(
+    storage: dict[str, Any], origins: int, places: int
+) -> None:
+    pages = 3
+    with PacedSite(origins, DELAY) as site:
+        urls, hogs, warm = site.pages(pages), site.slow(places), site.warm(places)
+        settings = {"REP_CRAWL_DELAY": "obey", "CONCURRENT_REQUESTS": places, **storage}
+        crawler = await crawl([*warm, *urls], settings, HoggingSpider, hogs=hogs, after=1)
+    assert sorted(spider_of(crawler).got) == sorted([*warm, *urls, *hogs])
+    assert len(site.stamps) == origins * pages
+    short = [gap for gap in site.gaps() if gap < DELAY]
+    assert short == [], sorted(short)
+    assert stats(crawler)["robotstxt/pace/waited"] >= origins
