@@ -298,14 +298,13 @@ class SqliteStorage:
     async def reserve(
         self, key: str, interval: float, max_ahead: float, not_before: float = 0.0
     ) -> float:
-        now = self._clock()
-        return await self._run(self._pace, key, "reserve", interval, max_ahead, now, not_before)
+        return await self._run(self._pace, key, "reserve", interval, max_ahead, not_before)
 
     async def pause(self, key: str, seconds: float, max_ahead: float) -> float:
-        return await self._run(self._pace, key, "pause", seconds, max_ahead, self._clock())
+        return await self._run(self._pace, key, "pause", seconds, max_ahead)
 
     async def going(self, key: str, interval: float, max_ahead: float) -> float:
-        return await self._run(self._pace, key, "going", interval, max_ahead, self._clock())
+        return await self._run(self._pace, key, "going", interval, max_ahead)
 
     async def close(self) -> None:
         """Release our locks first: the next process need not wait for them to lapse."""
@@ -734,13 +733,13 @@ class SqliteStorage:
         what: str,
         amount: float,
         max_ahead: float,
-        now: float,
         not_before: float = 0.0,
     ) -> float:
-        """Read, compute (``pace``), write, in one IMMEDIATE transaction: the
-        processes sharing the file take turns, never the same one."""
+        """Read, compute (``pace``), write, in one IMMEDIATE transaction, ``now``
+        read once it holds the file: the processes sharing it take turns, never the same one."""
         db = self._conn()
         db.execute("BEGIN IMMEDIATE")
+        now = self._clock()
         try:
             found = db.execute(
                 "SELECT next_at, paused_until, went_at FROM pace WHERE key = ?", (key,)

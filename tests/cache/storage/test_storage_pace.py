@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
+import sqlite3
 from itertools import pairwise
 from pathlib import Path
 
@@ -135,6 +136,32 @@ async def test_storage_sqlite_paces_across_instances(tmp_path: Path, clock: Fake
         waits = await asyncio.gather(*(s.reserve(KEY, 1.0, AHEAD) for s in (first, second) * 5))
         assert sorted(waits) == pytest.approx([2.0 + n for n in range(10)])  # none shared
     finally:
+        await first.close()
+        await second.close()
+
+
+@deferred_f_from_coro_f
+async def test_storage_sqlite_turn_counts_from_when_the_file_was_free(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    """A turn asked while another process holds the file is computed when the
+    file is free, on the clock of then: computed from the time it was asked,
+    it went 5 s later than the file said, and the next turn came at once."""
+    path = tmp_path / "pace.sqlite3"
+    first = await SqliteStorage.open(path, clock=clock)
+    second = await SqliteStorage.open(path, clock=clock)
+    other = sqlite3.connect(path, isolation_level=None)
+    try:
+        other.execute("BEGIN IMMEDIATE")  # another process writes for 5 s
+        asked = asyncio.ensure_future(first.reserve(KEY, 1.0, AHEAD))
+        for _ in range(5):
+            await asyncio.sleep(0)  # the reservation waits for the file, in the thread
+        clock.advance(5)
+        other.execute("COMMIT")
+        assert await asked == 0.0  # its turn: now, 5 s after it was asked
+        assert await second.reserve(KEY, 1.0, AHEAD) == pytest.approx(1.0)
+    finally:
+        other.close()
         await first.close()
         await second.close()
 
