@@ -94,7 +94,7 @@ class Pace:
         self._retry_after = config.retry_after
         self._max_delay = config.max_delay
         self._slots = Slots(crawler)
-        self._store = PaceStore(crawler, Config.of(crawler), config, storage_of)
+        self._store = PaceStore(crawler, Config.of(crawler), config, storage_of, self._slots.hold)
         self._intervals: dict[Origin, tuple[object, tuple[str, ...], float]] = {}
         self._lines: dict[Origin, deque[Deferred[None]]] = {}
         self._waiting = 0
@@ -142,9 +142,7 @@ class Pace:
             lead.leave()
             raise
         if first <= 0 and self._slots.room(request):
-            lead.leave()
-            if lined:
-                self._store.departed(origin)
+            self._gone(request, origin, lead)
             return None
         return await self._wait(request, origin, interval, first, lead)
 
@@ -183,8 +181,7 @@ class Pace:
                 if self._crawler.stats is not None:
                     self._crawler.stats.inc_value(REQUEUED)
                 return request.replace(dont_filter=True)
-            if interval > 0:
-                self._store.departed(origin)
+            self._gone(request, origin, lead)
             return None
         finally:
             lead.leave()  # it went (or gave up): the next of the line reserves now
@@ -204,7 +201,7 @@ class Pace:
         """Wait until the request may go; False: the crawl is stopping."""
         seat.leave()
         if first is None:
-            if not lead.head:
+            if lead.lined and not lead.head:
                 waited.begin()
                 await self._in_line(origin)
                 lead.head = True
@@ -230,6 +227,14 @@ class Pace:
             mine = wait_for <= 0
             if mine and self._slots.room(request):
                 return True
+
+    def _gone(self, request: Request, origin: Origin, lead: Lead) -> None:
+        """The request goes to its slot now: the slot counts it, the store marks
+        it gone once more (``departed``), the next of its line reserves."""
+        self._slots.sent(request)
+        lead.leave()
+        if lead.lined:
+            self._store.departed(origin)
 
     async def _ready(self, request: Request, seat: Seat) -> bool | None:
         """Until its download slot would send it at once and it has a place:

@@ -79,12 +79,14 @@ class Seat:
 class Lead:
     """The head of an origin's line: leaves it once, whichever path sees it go."""
 
-    __slots__ = ("_leave", "head")
+    __slots__ = ("_leave", "head", "lined")
 
-    def __init__(self, leave: Callable[[], None], head: bool) -> None:
+    def __init__(self, leave: Callable[[], None], lined: bool) -> None:
         self._leave: Callable[[], None] | None = leave
+        #: The origin has a crawl-delay: its requests go one at a time, in line.
+        self.lined = lined
         #: This request leads its line (False while it waits behind another).
-        self.head = head
+        self.head = lined
 
     def leave(self) -> None:
         leave, self._leave = self._leave, None

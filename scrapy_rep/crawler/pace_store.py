@@ -58,9 +58,12 @@ class PaceStore:
         rep: Config,
         config: CrawlDelayConfig,
         storage_of: Callable[[], object],
+        hold: Callable[[Request, float], object] = lambda request, seconds: None,
     ) -> None:
         self._crawler = crawler
         self._storage_of = storage_of
+        #: Holds a request's download slot for a pause (``internals.Slots.hold``).
+        self._hold = hold
         self._obey = config.obey
         self._retry_after = config.retry_after
         self._policy = PolicyConfig(
@@ -160,20 +163,23 @@ class PaceStore:
         origin = origin_of(request.url) if seconds is not None else None
         if origin is None or seconds is None:
             return
-        if self._paused_here(origin) >= seconds - 1.0:
-            return  # the pause under way: said and stored already
+        here = self._paused_here(origin)
+        if here > 0 and here >= seconds - 1.0:
+            return  # the pause under way (a second's rounding): said and stored already
         self._paused[origin] = time.monotonic() + seconds
+        self._hold(request, seconds)  # what the downloader has queued waits too
         if self._crawler.stats is not None:
             self._crawler.stats.inc_value(PAUSED)
         logger.warning(
             "%(origin)s answered %(status)d with Retry-After %(value)r: no request to it "
-            "for %(seconds).0f s, from any process sharing the store (REP_RETRY_AFTER_MAX "
-            "%(max).0f s)",
+            "for %(seconds).0f s, from any process sharing the store (REP_RETRY_AFTER_MIN "
+            "%(min)g s, REP_RETRY_AFTER_MAX %(max).0f s)",
             {
                 "origin": origin,
                 "status": response.status,
                 "value": value.decode("latin-1"),
                 "seconds": seconds,
+                "min": self._policy.retry_after_min,
                 "max": self._policy.retry_after_max,
             },
             extra={"spider": self._crawler.spider},

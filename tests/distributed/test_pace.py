@@ -175,6 +175,54 @@ def test_retry_after_pauses_every_worker(redis_server: RedisServer, tmp_path: Pa
     assert sum(report["stats"].get("robotstxt/pace/paused", 0) for report in reports) == 1
 
 
+def busy_once(site: SiteServer, paths: list[str], nth: int, slow: float) -> list[str]:
+    """The ``nth`` of ``paths`` the site reads answers 503 with ``Retry-After:
+    3`` at once; every other page takes ``slow`` seconds. Returns the busy path."""
+    lock = threading.Lock()
+    read: list[str] = []
+
+    def route_of(path: str) -> Callable[[str], Reply]:
+        def route(host: str) -> Reply:
+            with lock:
+                read.append(path)
+                busy = len(read) == nth
+            if busy:
+                return Reply(503, b"busy", {"Retry-After": "3"})
+            site.stopping.wait(slow)  # the site is slow
+            return Reply(200, b"<html>page</html>", {"Content-Type": "text/html"})
+
+        return route
+
+    for path in paths:
+        site.routes[path] = route_of(path)
+    return read
+
+
+def test_retry_after_holds_what_no_worker_has_sent(
+    redis_server: RedisServer, tmp_path: Path
+) -> None:
+    """An origin without a crawl-delay; two workers, each with two places and
+    one request at a time per domain: the second waits for the download
+    slot. One worker gets a 503 with ``Retry-After: 3``; the other's waiting
+    request asks the store as it leaves, so it waits the pause out too. Only
+    what was on its way when the site answered reaches it within the pause."""
+    no_delay = Reply(200, b"User-agent: *\nDisallow: /private\n", {"Content-Type": "text/plain"})
+    with SiteServer({"/robots.txt": no_delay}) as site:
+        paths = [f"/page{n}" for n in range(16)]
+        read = busy_once(site, paths, nth=5, slow=0.3)
+        own_queues = queue_each(redis_server.url, [site.url(path) for path in paths], 2)
+        settings = {"CONCURRENT_REQUESTS": 2, "CONCURRENT_REQUESTS_PER_DOMAIN": 1}
+        reports = run_workers(redis_server.url, 2, tmp_path, {**settings, **own_queues})
+        hits = page_hits(site)
+    paused_at = next(hit.at for hit in hits if hit.path == read[4])
+    later = [hit.at - paused_at for hit in hits if hit.at > paused_at]
+    on_its_way = [at for at in later if at < 0.1]  # sent before the 503 was answered
+    assert len(on_its_way) <= 1  # the other worker's one request in flight
+    assert len(later) == 16 - 5
+    assert min(at for at in later if at not in on_its_way) >= 3.0, sorted(later)
+    assert sum(report["stats"].get("robotstxt/pace/paused", 0) for report in reports) == 1
+
+
 def stop(server: RedisServer) -> None:
     """Stop Redis saving its data: the queue survives the restart."""
     assert server.process is not None
