@@ -5,7 +5,8 @@ script, a SQLite transaction, a dict for the memory store), after what this
 process knows first: a Retry-After pause it just saw, its own robots.txt
 download a moment ago (a request too). A store that cannot pace (a user's
 class, a store down) leaves each process its own pace (a local memory
-store), with one warning: never faster than one process would go.
+store), with one warning: never faster than one process would go; every
+turn taken so is counted (``robotstxt/pace/local``, docs/politeness.md).
 """
 
 from __future__ import annotations
@@ -20,9 +21,9 @@ from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet.defer import Deferred
 
 from scrapy_rep.cache.policy import PolicyConfig, retry_after_delay
-from scrapy_rep.cache.storage import MemoryStorage
+from scrapy_rep.cache.storage import FallbackStorage, MemoryStorage
 from scrapy_rep.crawler.fetcher import ROBOTSTXT_FETCH_META_KEY
-from scrapy_rep.crawler.loop_thread import pace_of
+from scrapy_rep.crawler.loop_thread import ThreadedStorage, pace_of
 from scrapy_rep.crawler.spider_robots import ROBOTS_PATH
 from scrapy_rep.engine.origin import Origin, origin_of
 
@@ -78,6 +79,8 @@ class PaceStore:
         self._robots_at: dict[Origin, float] = {}
         self._warned = False
         self._tasks: set[Any] = set()
+        #: Turns the store took on its own, its shared part down, counted so far.
+        self._local_seen = 0
 
     def _store(self) -> Pacing:
         storage = self._storage_of()
@@ -93,11 +96,14 @@ class PaceStore:
         # What this process knows first (a pause, its robots.txt download): a
         # turn the store gave and the request did not take would be lost.
         floor = max(self._paused_here(origin), self._after_robots(origin, interval))
+        store = self._store()
         try:
-            return await self._store().reserve(key, interval, self.max_ahead, floor)
+            wait = await store.reserve(key, interval, self.max_ahead, floor)
         except Exception as exc:
             self._fall_back(repr(exc))
             return await self._local.reserve(key, interval, self.max_ahead, floor)
+        self._count_local(store)
+        return wait
 
     async def going(self, origin: Origin, interval: float) -> float:
         """A reserved turn has come: seconds to wait still (0: go now)."""
@@ -105,12 +111,25 @@ class PaceStore:
         here = self._paused_here(origin)
         if here > 0:
             return here
+        store = self._store()
         try:
-            left = await self._store().going(key, interval, self.max_ahead)
+            left = await store.going(key, interval, self.max_ahead)
         except Exception as exc:
             self._fall_back(repr(exc))
-            left = await self._local.going(key, interval, self.max_ahead)
+            return await self._local.going(key, interval, self.max_ahead)
+        self._count_local(store)
         return left
+
+    def _count_local(self, store: object) -> None:
+        """Turns a store took on its own while its shared part was down (Redis,
+        ``FallbackStorage``): local turns too, as docs/politeness.md says."""
+        inner = store.storage if isinstance(store, ThreadedStorage) else store
+        if not isinstance(inner, FallbackStorage):
+            return
+        taken = inner.local_turns
+        if taken != self._local_seen and self._crawler.stats is not None:
+            self._crawler.stats.inc_value(LOCAL, taken - self._local_seen)
+        self._local_seen = taken
 
     def _paused_here(self, origin: Origin) -> float:
         """The pause this process learned itself (before the store has it)."""

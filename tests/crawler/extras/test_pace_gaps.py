@@ -13,6 +13,7 @@ time between a turn and the site reading the request.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -77,3 +78,42 @@ async def test_crawl_delay_holds_from_the_first_page_when_turns_wait_for_a_place
     short = [gap for gap in site.gaps() if gap < DELAY]
     assert short == [], sorted(short)
     assert stats(crawler)["robotstxt/pace/waited"] >= origins
+
+
+class KillingSpider(PagesSpider):
+    """Kills ``server`` (the Redis the crawl shares) when its first page comes."""
+
+    def __init__(self, server: RedisServer, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.server = server
+
+    def parse(self, response: Response) -> None:
+        super().parse(response)
+        self.server.kill()
+
+
+@deferred_f_from_coro_f
+async def test_turns_taken_while_redis_is_down_are_counted(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Redis goes away after the first page: the turns are this process's own
+    from then on (docs/politeness.md, Faults), at the same pace, and counted."""
+    server = RedisServer(tmp_path)
+    server.start()
+    try:
+        with PacedSite(1, DELAY) as site, caplog.at_level(logging.WARNING):
+            urls = site.pages(4)
+            settings = {
+                "REP_CRAWL_DELAY": "obey",
+                "REP_STORAGE": "redis",
+                "REP_REDIS_URL": server.url,
+            }
+            crawler = await crawl(urls, settings, KillingSpider, server=server)
+    finally:
+        server.kill()
+    assert sorted(spider_of(crawler).got) == sorted(urls)
+    assert [gap for gap in site.gaps() if gap < DELAY] == []
+    # page 1 reserved its turn as page 0 left, Redis still up; pages 2 and 3 here
+    assert stats(crawler)["robotstxt/pace/local"] == 2
+    said = [r for r in caplog.records if "is unreachable" in r.getMessage()]
+    assert len(said) == 1
