@@ -166,6 +166,43 @@ async def test_storage_sqlite_turn_counts_from_when_the_file_was_free(
         await second.close()
 
 
+async def reopened(store: SqliteStorage) -> bool:
+    """Until ``store`` has its path open again (it looks every 0.25 s)."""
+    for _ in range(200):
+        if not store._file.moved():
+            return True
+        await asyncio.sleep(0.025)  # waiting for the store, not a time rule
+    return False
+
+
+@deferred_f_from_coro_f
+async def test_storage_sqlite_file_deleted_under_a_crawl_is_opened_again(
+    tmp_path: Path, clock: FakeClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The file deleted (``rm -rf .scrapy``) while a process has it open, and
+    another process opening the path: the first one notices, says so once,
+    opens the path again with its turns, and the two share one pace."""
+    path = tmp_path / "cache" / "pace.sqlite3"
+    first = await SqliteStorage.open(path, clock=clock)
+    second: SqliteStorage | None = None
+    try:
+        assert await first.reserve(KEY, 1.0, AHEAD) == 0.0
+        for name in path.parent.iterdir():
+            name.unlink()
+        path.parent.rmdir()
+        with caplog.at_level(logging.WARNING, logger="scrapy_rep.cache.storage.sqlite"):
+            second = await SqliteStorage.open(path, clock=clock)  # a new file
+            assert await reopened(first)
+            assert await second.reserve(KEY, 1.0, AHEAD) == pytest.approx(1.0)  # first's turn
+            assert await first.reserve(KEY, 1.0, AHEAD) == pytest.approx(2.0)
+        said = [r.getMessage() for r in caplog.records if "deleted or replaced" in r.getMessage()]
+        assert len(said) == 1 and str(path) in said[0]
+    finally:
+        await first.close()
+        if second is not None:
+            await second.close()
+
+
 @deferred_f_from_coro_f
 async def test_storage_sqlite_tampered_pace_row_is_clamped(
     tmp_path: Path, clock: FakeClock

@@ -13,7 +13,9 @@ time between a turn and the site reading the request.
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -117,3 +119,47 @@ async def test_turns_taken_while_redis_is_down_are_counted(
     assert stats(crawler)["robotstxt/pace/local"] == 2
     said = [r for r in caplog.records if "is unreachable" in r.getMessage()]
     assert len(said) == 1
+
+
+class DeletingSpider(PagesSpider):
+    """Deletes the folder of the store's file when its ``after``-th page comes,
+    and sets ``deleted``."""
+
+    def __init__(self, folder: Path, after: int, deleted: asyncio.Event, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.folder, self.after, self.deleted = folder, after, deleted
+
+    def parse(self, response: Response) -> None:
+        super().parse(response)
+        if len(self.got) == self.after:
+            shutil.rmtree(self.folder)  # rm -rf .scrapy, mid-crawl
+            self.deleted.set()
+
+
+@deferred_f_from_coro_f
+async def test_a_store_file_deleted_mid_crawl_is_shared_again(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """One crawl has the SQLite file open; it is deleted, and a second crawl
+    starts on the path (a new file). The first notices, says so once, and
+    opens the path again with its turns: the two keep one pace. Before,
+    the first kept the deleted file and nothing said so."""
+    folder = tmp_path / "scrapy"
+    settings = {
+        "REP_CRAWL_DELAY": "obey",
+        "REP_STORAGE": "sqlite",
+        "REP_STORAGE_PATH": str(folder / "robotstxt.sqlite3"),
+    }
+    deleted = asyncio.Event()
+    with PacedSite(1, DELAY) as site, caplog.at_level(logging.WARNING):
+        urls = site.pages(16)
+        first = asyncio.ensure_future(
+            crawl(urls[:8], settings, DeletingSpider, folder=folder, after=2, deleted=deleted)
+        )
+        await deleted.wait()
+        second = await crawl(urls[8:], settings)
+        await first
+    assert len(site.stamps) == 16 and len(spider_of(second).got) == 8
+    assert [gap for gap in site.gaps() if gap < DELAY] == []
+    said = [r.getMessage() for r in caplog.records if "deleted or replaced" in r.getMessage()]
+    assert len(said) == 1 and "opened it again" in said[0]
