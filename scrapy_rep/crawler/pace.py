@@ -13,15 +13,23 @@ first waiting request of an origin holds a reservation; the others wait in
 line behind it, so the store never hands out more turns than there are
 processes.
 
+A turn is spent as the request leaves (docs/politeness.md): one that waited
+takes a place, and waits until its download slot would send it at once
+(``internals.Slots``), before the store's last word (``going``): a pause
+may have begun after its turn was handed out, or another request may have
+gone less than a delay ago. Its line moves on, and the store marks it gone
+again (``departed``), only once it left. Spent earlier, a turn let a request
+that then waited for a place go late and the next one on time.
+
 ``Retry-After`` on a 429 or 503 (a page or robots.txt) pauses the origin in
-the store for every worker, clamped to ``REP_RETRY_AFTER_MAX``.
+the store for every worker, within ``REP_RETRY_AFTER_MIN`` and ``_MAX``; a
+request waiting for its slot asks the store as it leaves, and what the slot
+has queued already is held with it (``Slots.hold``).
 
 Store round trips: a request whose turn is now makes one (``reserve``). A
-request that waited makes one more when its turn comes (``going``): a pause
-may have begun after its turn was handed out, or another process's request
-may have gone late (a busy event loop), and either holds it a little longer.
-Such requests go at most once per crawl-delay per origin, so the second trip
-costs nothing a crawl would notice.
+request that waited makes two more (``going`` as it leaves, the ``departed``
+mark after). Such requests go at most once per crawl-delay per origin, so
+the trips cost nothing a crawl would notice.
 
 A store that cannot pace (a user's class, a store down) leaves each process
 its own pace, with one warning: never faster than one process would go.
