@@ -218,6 +218,8 @@ class RobotsTxtMiddleware:
         if not await self._parking.place():
             raise FetchStopped
         outcome = await self._fetcher.fetch(origin, route)
+        if self._pace is not None:  # a request too: before any process reads the record
+            await self._pace.robots_fetched(origin)
         other = answered_for_another(origin, outcome)
         if other is not None:
             await self._resolver.seed(*other)

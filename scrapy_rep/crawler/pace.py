@@ -13,15 +13,23 @@ first waiting request of an origin holds a reservation; the others wait in
 line behind it, so the store never hands out more turns than there are
 processes.
 
+A turn is spent as the request leaves (docs/politeness.md): one that waited
+takes a place, and waits until its download slot would send it at once
+(``internals.Slots``), before the store's last word (``going``): a pause
+may have begun after its turn was handed out, or another request may have
+gone less than a delay ago. Its line moves on, and the store marks it gone
+again (``departed``), only once it left. Spent earlier, a turn let a request
+that then waited for a place go late and the next one on time.
+
 ``Retry-After`` on a 429 or 503 (a page or robots.txt) pauses the origin in
-the store for every worker, clamped to ``REP_RETRY_AFTER_MAX``.
+the store for every worker, within ``REP_RETRY_AFTER_MIN`` and ``_MAX``; a
+request waiting for its slot asks the store as it leaves, and what the slot
+has queued already is held with it (``Slots.hold``).
 
 Store round trips: a request whose turn is now makes one (``reserve``). A
-request that waited makes one more when its turn comes (``going``): a pause
-may have begun after its turn was handed out, or another process's request
-may have gone late (a busy event loop), and either holds it a little longer.
-Such requests go at most once per crawl-delay per origin, so the second trip
-costs nothing a crawl would notice.
+request that waited makes two more (``going`` as it leaves, the ``departed``
+mark after). Such requests go at most once per crawl-delay per origin, so
+the trips cost nothing a crawl would notice.
 
 A store that cannot pace (a user's class, a store down) leaves each process
 its own pace, with one warning: never faster than one process would go.
@@ -39,6 +47,8 @@ from scrapy import signals as scrapy_signals
 from twisted.internet.defer import Deferred
 
 from scrapy_rep.crawler.flights import sleep, unless_stopped, wait
+from scrapy_rep.crawler.internals import Slots
+from scrapy_rep.crawler.pace_seat import Lead, Seat
 from scrapy_rep.crawler.pace_store import PaceStore
 from scrapy_rep.crawler.settings import Config, CrawlDelayConfig
 from scrapy_rep.engine.origin import Origin
@@ -91,7 +101,8 @@ class Pace:
         self._obey = config.obey
         self._retry_after = config.retry_after
         self._max_delay = config.max_delay
-        self._store = PaceStore(crawler, Config.of(crawler), config, storage_of)
+        self._slots = Slots(crawler)
+        self._store = PaceStore(crawler, Config.of(crawler), config, storage_of, self._slots.hold)
         self._intervals: dict[Origin, tuple[object, tuple[str, ...], float]] = {}
         self._lines: dict[Origin, deque[Deferred[None]]] = {}
         self._waiting = 0
@@ -111,6 +122,11 @@ class Pace:
             return None
         return cls(crawler, parking, tokens_for, storage_of, config)
 
+    async def robots_fetched(self, origin: Origin) -> None:
+        """The origin's robots.txt was fetched here: a request, the store hears
+        it before the record is shared (``PaceStore.robots_fetched``)."""
+        await self._store.robots_fetched(origin)
+
     # --- a request's turn ----------------------------------------------------------
 
     async def turn(self, request: Request, origin: Origin, access: Access) -> Request | None:
@@ -119,19 +135,24 @@ class Pace:
         interval = self._interval(origin, access, request)
         if interval is None:
             return None
-        first: float | None = None
-        if interval <= 0 or origin not in self._lines:
-            if interval > 0:
-                self._lines[origin] = deque()  # this request is the head of the line
-            try:
-                first = await self._store.reserve(origin, interval)
-            except BaseException:
-                self._next_in_line(origin, interval)
-                raise
-            if first <= 0:
-                self._next_in_line(origin, interval)
-                return None
-        return await self._wait(request, origin, interval, first)
+        lined = interval > 0
+        lead = Lead(self._leave(origin), lined)
+        if lined and origin in self._lines:  # another request leads: behind it
+            lead.head = False
+            return await self._wait(request, origin, interval, None, lead)
+        if lined:
+            self._lines[origin] = deque()  # this request is the head of the line
+        if not self._slots.room(request):  # its turn would be spent in the slot's queue
+            return await self._wait(request, origin, interval, None, lead)
+        try:
+            first = await self._store.reserve(origin, interval)
+        except BaseException:
+            lead.leave()
+            raise
+        if first <= 0 and self._slots.room(request):
+            self._gone(request, origin, lead)
+            return None
+        return await self._wait(request, origin, interval, first, lead)
 
     def _interval(self, origin: Origin, access: Access, request: Request) -> float | None:
         """Seconds between two turns of the origin (0: only pauses); None: no pacing."""
@@ -153,60 +174,92 @@ class Pace:
         return interval
 
     async def _wait(
-        self, request: Request, origin: Origin, interval: float, first: float | None
+        self, request: Request, origin: Origin, interval: float, first: float | None, lead: Lead
     ) -> Request | None:
-        stats = self._crawler.stats
-        parked = self._parking.park(request)
-        if not parked:
-            self._parking.holding += 1
-        self._waiting += 1
-        if stats is not None:
-            stats.inc_value(WAITED)
-            stats.max_value(WAITING_MAX, self._waiting)
-        started = time.monotonic()
-        lead = _Lead(lambda: self._next_in_line(origin, interval))
+        """``first``: the turn reserved (seconds to it); None: not reserved yet
+        (the request waits in line, or for its download slot)."""
+        seat = Seat(self._parking, request)
+        waited = _Waited(self)
         try:
             went = await unless_stopped(
-                self._take_turn(origin, interval, first, lead), self._parking.stop_signal
+                self._take_turn(request, origin, interval, first, lead, seat, waited),
+                self._parking.stop_signal,
             )
-            if went is None:
-                if stats is not None:
-                    stats.inc_value(REQUEUED)
+            if not went:
+                if self._crawler.stats is not None:
+                    self._crawler.stats.inc_value(REQUEUED)
                 return request.replace(dont_filter=True)
-            if parked:  # every origin's turn coming at once must not overfill the places
-                await self._parking.place(ahead=True)
+            self._gone(request, origin, lead)
             return None
         finally:
-            if first is not None:  # the head, even if its turn was cancelled unstarted
-                lead.leave()
-            self._waiting -= 1
-            if parked:
-                self._parking.unpark(request)
-            else:
-                self._parking.holding -= 1
-            if stats is not None:
-                waited = stats.get_value(WAIT_SECONDS, 0.0) + time.monotonic() - started
-                stats.set_value(WAIT_SECONDS, round(waited, 3))
+            lead.leave()  # it went (or gave up): the next of the line reserves now
+            seat.finish()
+            waited.end()
 
     async def _take_turn(
-        self, origin: Origin, interval: float, first: float | None, lead: _Lead
+        self,
+        request: Request,
+        origin: Origin,
+        interval: float,
+        first: float | None,
+        lead: Lead,
+        seat: Seat,
+        waited: _Waited,
     ) -> bool:
-        head = first is not None or interval <= 0
-        try:
-            if not head:
+        """Wait until the request may go; False: the crawl is stopping."""
+        seat.leave()
+        if first is None:
+            if lead.lined and not lead.head:
+                waited.begin()
                 await self._in_line(origin)
-                head = True
-            wait_for = first if first is not None else await self._store.reserve(origin, interval)
-            while wait_for > 0:
+                lead.head = True
+            while not self._slots.room(request):
+                await self._slots.wait_room(request)
+            first = await self._store.reserve(origin, interval)
+        wait_for, mine = first, first <= 0  # mine: the store counts it as gone now
+        while True:
+            if wait_for > 0:
+                waited.begin()
+                seat.leave()  # no place held while it sleeps
                 logger.debug("%s: turn in %.3f s", origin, wait_for)
                 await sleep(wait_for)
-                # Not yet if a pause began after this turn was handed out, or
-                # another process's request went late, less than a delay ago.
-                wait_for = await self._store.going(origin, interval)
-            return True
-        finally:
-            if head:
-                lead.leave()
+            delayed = await self._ready(request, seat)
+            if delayed is None:
+                return False
+            if mine and not delayed:
+                return True
+            # The store's last word, now that nothing stands between the request
+            # and the site: not yet if a pause began, or another request went
+            # less than a delay ago; else it goes, and the store says so.
+            wait_for = await self._store.going(origin, 0.0 if mine else interval)
+            mine = wait_for <= 0
+            if mine and self._slots.room(request):
+                return True
+
+    def _gone(self, request: Request, origin: Origin, lead: Lead) -> None:
+        """The request goes to its slot now: the slot counts it, the store marks
+        it gone once more (``departed``), the next of its line reserves."""
+        self._slots.sent(request)
+        lead.leave()
+        if lead.lined:
+            self._store.departed(origin)
+
+    async def _ready(self, request: Request, seat: Seat) -> bool | None:
+        """Until its download slot would send it at once and it has a place:
+        whether it had to wait for either; None: the crawl is stopping."""
+        delayed = False
+        while True:
+            if not self._slots.room(request):
+                seat.leave()
+                await self._slots.wait_room(request)
+                delayed = True
+                continue
+            if not seat.take_free():
+                if not await seat.sit():
+                    return None
+                delayed = True
+            if self._slots.room(request):  # still, after waiting for the place
+                return delayed
 
     async def _in_line(self, origin: Origin) -> None:
         line = self._lines.get(origin)
@@ -217,10 +270,11 @@ class Pace:
         line.append(waiter)
         await wait(waiter)
 
-    def _next_in_line(self, origin: Origin, interval: float) -> None:
-        """The head is done: the next request of the line reserves its turn."""
-        if interval <= 0:
-            return
+    def _leave(self, origin: Origin) -> Callable[[], None]:
+        return lambda: self._next_in_line(origin)
+
+    def _next_in_line(self, origin: Origin) -> None:
+        """The head went: the next request of the line reserves its turn."""
         line = self._lines.get(origin)
         while line:
             waiter = line.popleft()
@@ -230,15 +284,33 @@ class Pace:
         self._lines.pop(origin, None)
 
 
-class _Lead:
-    """The head of an origin's line leaves it once, whichever path sees it go."""
+class _Waited:
+    """One request's wait for its turn, counted once in the stats."""
 
-    __slots__ = ("_leave",)
+    __slots__ = ("_pace", "_since")
 
-    def __init__(self, leave: Callable[[], None]) -> None:
-        self._leave: Callable[[], None] | None = leave
+    def __init__(self, pace: Pace) -> None:
+        self._pace = pace
+        self._since: float | None = None
 
-    def leave(self) -> None:
-        leave, self._leave = self._leave, None
-        if leave is not None:
-            leave()
+    def begin(self) -> None:
+        if self._since is not None:
+            return
+        self._since = time.monotonic()
+        pace = self._pace
+        pace._waiting += 1
+        stats = pace._crawler.stats
+        if stats is not None:
+            stats.inc_value(WAITED)
+            stats.max_value(WAITING_MAX, pace._waiting)
+
+    def end(self) -> None:
+        if self._since is None:
+            return
+        pace = self._pace
+        pace._waiting -= 1
+        stats = pace._crawler.stats
+        if stats is not None:
+            waited = stats.get_value(WAIT_SECONDS, 0.0) + time.monotonic() - self._since
+            stats.set_value(WAIT_SECONDS, round(waited, 3))
+        self._since = None

@@ -5,7 +5,8 @@ script, a SQLite transaction, a dict for the memory store), after what this
 process knows first: a Retry-After pause it just saw, its own robots.txt
 download a moment ago (a request too). A store that cannot pace (a user's
 class, a store down) leaves each process its own pace (a local memory
-store), with one warning: never faster than one process would go.
+store), with one warning: never faster than one process would go; every
+turn taken so is counted (``robotstxt/pace/local``, docs/politeness.md).
 """
 
 from __future__ import annotations
@@ -20,8 +21,9 @@ from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet.defer import Deferred
 
 from scrapy_rep.cache.policy import PolicyConfig, retry_after_delay
-from scrapy_rep.cache.storage import MemoryStorage
-from scrapy_rep.crawler.loop_thread import pace_of
+from scrapy_rep.cache.storage import FallbackStorage, MemoryStorage
+from scrapy_rep.crawler.fetcher import ROBOTSTXT_FETCH_META_KEY
+from scrapy_rep.crawler.loop_thread import ThreadedStorage, pace_of
 from scrapy_rep.crawler.spider_robots import ROBOTS_PATH
 from scrapy_rep.engine.origin import Origin, origin_of
 
@@ -57,9 +59,12 @@ class PaceStore:
         rep: Config,
         config: CrawlDelayConfig,
         storage_of: Callable[[], object],
+        hold: Callable[[Request, float], object] = lambda request, seconds: None,
     ) -> None:
         self._crawler = crawler
         self._storage_of = storage_of
+        #: Holds a request's download slot for a pause (``internals.Slots.hold``).
+        self._hold = hold
         self._obey = config.obey
         self._retry_after = config.retry_after
         self._policy = PolicyConfig(
@@ -74,6 +79,8 @@ class PaceStore:
         self._robots_at: dict[Origin, float] = {}
         self._warned = False
         self._tasks: set[Any] = set()
+        #: Turns the store took on its own, its shared part down, counted so far.
+        self._local_seen = 0
 
     def _store(self) -> Pacing:
         storage = self._storage_of()
@@ -89,11 +96,14 @@ class PaceStore:
         # What this process knows first (a pause, its robots.txt download): a
         # turn the store gave and the request did not take would be lost.
         floor = max(self._paused_here(origin), self._after_robots(origin, interval))
+        store = self._store()
         try:
-            return await self._store().reserve(key, interval, self.max_ahead, floor)
+            wait = await store.reserve(key, interval, self.max_ahead, floor)
         except Exception as exc:
             self._fall_back(repr(exc))
             return await self._local.reserve(key, interval, self.max_ahead, floor)
+        self._count_local(store)
+        return wait
 
     async def going(self, origin: Origin, interval: float) -> float:
         """A reserved turn has come: seconds to wait still (0: go now)."""
@@ -101,12 +111,25 @@ class PaceStore:
         here = self._paused_here(origin)
         if here > 0:
             return here
+        store = self._store()
         try:
-            left = await self._store().going(key, interval, self.max_ahead)
+            left = await store.going(key, interval, self.max_ahead)
         except Exception as exc:
             self._fall_back(repr(exc))
-            left = await self._local.going(key, interval, self.max_ahead)
+            return await self._local.going(key, interval, self.max_ahead)
+        self._count_local(store)
         return left
+
+    def _count_local(self, store: object) -> None:
+        """Turns a store took on its own while its shared part was down (Redis,
+        ``FallbackStorage``): local turns too, as docs/politeness.md says."""
+        inner = store.storage if isinstance(store, ThreadedStorage) else store
+        if not isinstance(inner, FallbackStorage):
+            return
+        taken = inner.local_turns
+        if taken != self._local_seen and self._crawler.stats is not None:
+            self._crawler.stats.inc_value(LOCAL, taken - self._local_seen)
+        self._local_seen = taken
 
     def _paused_here(self, origin: Origin) -> float:
         """The pause this process learned itself (before the store has it)."""
@@ -149,12 +172,7 @@ class PaceStore:
         """Learn from a download: this process's robots.txt fetch went (a
         request too), or a 429/503 with Retry-After pauses its origin."""
         if self._obey and urlparse_cached(request).path == ROBOTS_PATH:
-            fetched = origin_of(request.url)
-            if fetched is not None:
-                if len(self._robots_at) >= _MAX_REMEMBERED:
-                    self._robots_at.clear()
-                self._robots_at[fetched] = time.monotonic()
-                self._background(self._went(fetched))
+            self._robots_went(request)
         if response.status not in _BUSY or not self._retry_after:
             return
         value = response.headers.get(b"Retry-After")
@@ -164,25 +182,54 @@ class PaceStore:
         origin = origin_of(request.url) if seconds is not None else None
         if origin is None or seconds is None:
             return
-        if self._paused_here(origin) >= seconds - 1.0:
-            return  # the pause under way: said and stored already
+        here = self._paused_here(origin)
+        if here > 0 and here >= seconds - 1.0:
+            return  # the pause under way (a second's rounding): said and stored already
         self._paused[origin] = time.monotonic() + seconds
+        self._hold(request, seconds)  # what the downloader has queued waits too
         if self._crawler.stats is not None:
             self._crawler.stats.inc_value(PAUSED)
         logger.warning(
             "%(origin)s answered %(status)d with Retry-After %(value)r: no request to it "
-            "for %(seconds).0f s, from any process sharing the store (REP_RETRY_AFTER_MAX "
-            "%(max).0f s)",
+            "for %(seconds).0f s, from any process sharing the store (REP_RETRY_AFTER_MIN "
+            "%(min)g s, REP_RETRY_AFTER_MAX %(max).0f s)",
             {
                 "origin": origin,
                 "status": response.status,
                 "value": value.decode("latin-1"),
                 "seconds": seconds,
+                "min": self._policy.retry_after_min,
                 "max": self._policy.retry_after_max,
             },
             extra={"spider": self._crawler.spider},
         )
         self._background(self._pause(origin, seconds))
+
+    def _robots_went(self, request: Request) -> None:
+        """A robots.txt download: the first page waits a delay after it. The
+        store hears of it from ``robots_fetched`` (before the record is shared)
+        for this process's own fetches, here for any other (a spider's own)."""
+        fetched = origin_of(request.url)
+        if fetched is None:
+            return
+        if len(self._robots_at) >= _MAX_REMEMBERED:
+            self._robots_at.clear()
+        self._robots_at[fetched] = time.monotonic()
+        if not request.meta.get(ROBOTSTXT_FETCH_META_KEY):
+            self._background(self._went(fetched))
+
+    def departed(self, origin: Origin) -> None:
+        """A paced request left: the store marks it gone once more, now. Its
+        turn was given on the store's clock a moment before, and the answer
+        can reach a busy process late; the next turn counts from this mark,
+        which comes after the request left (docs/politeness.md)."""
+        self._background(self._went(origin))
+
+    async def robots_fetched(self, origin: Origin) -> None:
+        """This process fetched the origin's robots.txt: the store knows it
+        went before any process reads the record and sends a page after it."""
+        if self._obey:
+            await self._went(origin)
 
     async def _went(self, origin: Origin) -> None:
         """Tell the store a request to ``origin`` went now (``going`` with no interval)."""

@@ -43,6 +43,7 @@ from scrapy_rep.cache.storage.forgotten import FORGOTTEN_BATCH, FORGOTTEN_KEEP, 
 from scrapy_rep.cache.storage.key_filter import KeyFilter
 from scrapy_rep.cache.storage.leases import Leases, holder_gone, new_token
 from scrapy_rep.cache.storage.presence import Presence
+from scrapy_rep.cache.storage.sqlite_file import FileWatch, live_paces, merge_paces
 from scrapy_rep.cache.storage.worker import Worker, WouldBlock
 
 __all__ = ["SqliteStorage"]
@@ -176,6 +177,7 @@ class SqliteStorage:
         self._keys_known = False  # the keys there at open are in ``_keys``
         self._watch: asyncio.TimerHandle | None = None
         self._scan: asyncio.Task[None] | None = None
+        self._file = FileWatch(self.path, self._reopen)  # the path deleted or replaced
 
     @classmethod
     async def open(
@@ -193,6 +195,7 @@ class SqliteStorage:
             if storage._presence is not None:
                 storage._presence.close()
             raise
+        storage._file.start()
         if storage._presence is not None and storage._presence.alone:
             storage._alone = True
             storage._watch_others()
@@ -298,18 +301,18 @@ class SqliteStorage:
     async def reserve(
         self, key: str, interval: float, max_ahead: float, not_before: float = 0.0
     ) -> float:
-        now = self._clock()
-        return await self._run(self._pace, key, "reserve", interval, max_ahead, now, not_before)
+        return await self._run(self._pace, key, "reserve", interval, max_ahead, not_before)
 
     async def pause(self, key: str, seconds: float, max_ahead: float) -> float:
-        return await self._run(self._pace, key, "pause", seconds, max_ahead, self._clock())
+        return await self._run(self._pace, key, "pause", seconds, max_ahead)
 
     async def going(self, key: str, interval: float, max_ahead: float) -> float:
-        return await self._run(self._pace, key, "going", interval, max_ahead, self._clock())
+        return await self._run(self._pace, key, "going", interval, max_ahead)
 
     async def close(self) -> None:
         """Release our locks first: the next process need not wait for them to lapse."""
         held = self._leases.drop_all()
+        self._file.stop()
         self._stop_alone()
         self._alone_held.clear()
         try:
@@ -469,7 +472,9 @@ class SqliteStorage:
         deadline = time.monotonic() + _BUSY_TIMEOUT_MS / 1000
         while True:
             try:
-                return self._open_db_once()
+                db = self._open_db_once()
+                self._file.opened()
+                return db
             except sqlite3.OperationalError as exc:
                 if "locked" not in str(exc) or time.monotonic() >= deadline:
                     raise
@@ -512,6 +517,30 @@ class SqliteStorage:
             aside,
         )
         self._db = self._open_db()
+
+    async def _reopen(self) -> None:
+        """The path names another file, or none: this store's turns to come,
+        then the path opened again (the new file shared from the start)."""
+        self._stop_alone()
+        await self._run(self._reopen_file, here=False)
+
+    def _reopen_file(self) -> None:
+        paces = live_paces(self._conn(), self._clock())
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        presence = Presence.enter(self.path)
+        try:
+            db = self._open_db()
+        except BaseException:
+            presence.close()
+            raise
+        self._disconnect()
+        if self._presence is not None:
+            self._presence.close()
+        self._db, self._presence = db, presence
+        self._waits, self._checkpoint_at = True, _CHECKPOINT_EVERY
+        if presence.alone:
+            presence.let_in()  # no longer alone with it: whoever comes shares at once
+        merge_paces(db, paces)
 
     def _conn(self) -> sqlite3.Connection:
         if self._db is None:
@@ -734,13 +763,13 @@ class SqliteStorage:
         what: str,
         amount: float,
         max_ahead: float,
-        now: float,
         not_before: float = 0.0,
     ) -> float:
-        """Read, compute (``pace``), write, in one IMMEDIATE transaction: the
-        processes sharing the file take turns, never the same one."""
+        """Read, compute (``pace``), write, in one IMMEDIATE transaction, ``now``
+        read once it holds the file: the processes sharing it take turns, never the same one."""
         db = self._conn()
         db.execute("BEGIN IMMEDIATE")
+        now = self._clock()
         try:
             found = db.execute(
                 "SELECT next_at, paused_until, went_at FROM pace WHERE key = ?", (key,)
