@@ -166,10 +166,12 @@ async def test_storage_sqlite_turn_counts_from_when_the_file_was_free(
         await second.close()
 
 
-async def reopened(store: SqliteStorage) -> bool:
-    """Until ``store`` has its path open again (it looks every 0.25 s)."""
+async def reopened(store: SqliteStorage, caplog: pytest.LogCaptureFixture) -> bool:
+    """Until ``store`` has its path open again with its turns carried over (it
+    looks every 0.25 s, and says so once it is done: the path is the new file
+    a moment before the turns are in it)."""
     for _ in range(200):
-        if not store._file.moved():
+        if not store._file.moved() and "deleted or replaced" in caplog.text:
             return True
         await asyncio.sleep(0.025)  # waiting for the store, not a time rule
     return False
@@ -192,7 +194,7 @@ async def test_storage_sqlite_file_deleted_under_a_crawl_is_opened_again(
         path.parent.rmdir()
         with caplog.at_level(logging.WARNING, logger="scrapy_rep.cache.storage.sqlite"):
             second = await SqliteStorage.open(path, clock=clock)  # a new file
-            assert await reopened(first)
+            assert await reopened(first, caplog)
             assert await second.reserve(KEY, 1.0, AHEAD) == pytest.approx(1.0)  # first's turn
             assert await first.reserve(KEY, 1.0, AHEAD) == pytest.approx(2.0)
         said = [r.getMessage() for r in caplog.records if "deleted or replaced" in r.getMessage()]
