@@ -756,6 +756,7 @@ class Score:
     mutants: int = 0
     equivalent: int = 0
     killed: int = 0
+    wrongly_listed: int = 0  # listed as equivalent, yet killed
     survivors: list[Mutant] = field(default_factory=list)
     errors: list[Mutant] = field(default_factory=list)
 
@@ -870,7 +871,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             assert result.mutant is not None
             status = "killed" if result.status == "timeout" else result.status
             statuses[result.mutant.key] = (status, result.by if status == "killed" else "")
-            if status != "killed":
+            if status != ("survived" if args.equivalents else "killed"):  # news
                 print(f"  {status}: {room.path}:{result.mutant.line}: {result.mutant.key}")
         _save_report(args.report, report, lines)
         score = Score(name, len(mutants))
@@ -879,6 +880,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             if mutant.key in listed and status == "killed":
                 print(f"listed as equivalent, but the tests kill it: {mutant.key}")
                 score.killed += 1
+                score.wrongly_listed += 1
             elif mutant.key in listed:
                 score.equivalent += 1
             elif status == "killed":
@@ -890,6 +892,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         scores.append(score)
     if args.list:
         return 0
+    if args.equivalents:
+        wrong = sum(score.wrongly_listed for score in scores)
+        print(f"listed as equivalent and killed: {wrong} (each should survive)")
+        return 1 if wrong else 0
     print()
     print(f"{'room':28} {'mutants':>7} {'equiv.':>6} {'killed':>6} {'alive':>6} {'score':>6}")
     for score in scores:
