@@ -6,11 +6,13 @@ first second of reuse. On a hand-moved clock: no reactor, no I/O."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import replace
 
 import pytest
 
 from scrapy_rep.cache import lifecycle as lifecycle_module
+from scrapy_rep.cache import policy
 from scrapy_rep.cache.lifecycle import (
     FETCH_NOW,
     REUSE,
@@ -153,9 +155,10 @@ def test_spec_3_4_the_record_another_process_fetched_replaces_our_own_fetch() ->
         ([("fetched", BUSY)], 0),
     ],
 )
-def test_spec_issue_28_size_counts_each_body_kept_once(
+def test_scrapy_size_counts_each_body_kept_once(
     events: list[tuple[str, FetchOutcome]], size: int
 ) -> None:
+    """The bytes REP_MEMORY_MAX_BYTES counts for an origin (issue 28)."""
     origin = lifecycle()
     for what, outcome in events:
         if what == "load":
@@ -202,23 +205,21 @@ def test_spec_2_2_a_retry_due_a_second_after_an_answer_is_started() -> None:
 
 
 @pytest.mark.parametrize(
-    ("events", "at"),
+    ("refresh_failed", "at"),
     [
-        ([("load", stored(OK))], 10.0),  # fresh
-        ([("load", stored(OK)), ("fetched", BUSY, DAY)], DAY),  # closed, at the expiry
-        ([("load", stored(OK)), ("fetched", BUSY, DAY)], DAY + 13 * HOUR),  # the stale copy
+        (False, 10.0),  # fresh
+        (True, DAY),  # closed, from the very instant the copy expired
+        (True, DAY + 13 * HOUR),  # the stale copy
     ],
 )
 def test_spec_3_1_one_answer_object_for_a_second_from_the_instant_it_is_given(
-    events: list[tuple[object, ...]], at: float
+    refresh_failed: bool, at: float
 ) -> None:
     """A busy origin costs one decision a second (``REUSE``), whatever its state."""
     origin = lifecycle(busy_retry_initial=2 * DAY, busy_retry_max=2 * DAY)  # no retry due
-    for event in events:
-        if event[0] == "load":
-            origin.loaded(event[1], T0)  # type: ignore[arg-type]
-        else:
-            origin.fetched(event[1], T0 + event[2], None)  # type: ignore[arg-type, operator]
+    origin.loaded(stored(OK), T0)
+    if refresh_failed:
+        origin.fetched(BUSY, T0 + DAY, None)
     first = origin.asked(T0 + at)
     assert isinstance(first, Use | Announce)
     use = first.use if isinstance(first, Announce) else first
@@ -253,9 +254,15 @@ def test_spec_3_2_an_answer_the_policy_cannot_record_counts_without_its_headers(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     """A bug nobody foresaw in reading the headers costs the headers, never the answer."""
-    real = lifecycle_module.record_outcome
+    real = policy.record_outcome
 
-    def failing_on_headers(record, outcome, now, config, **kw):  # type: ignore[no-untyped-def]
+    def failing_on_headers(
+        record: OriginRecord | None,
+        outcome: FetchOutcome,
+        now: float,
+        config: PolicyConfig,
+        **kw: Callable[[], float],
+    ) -> OriginRecord:
         if outcome.cache_control is not None:
             raise ArithmeticError("a header nobody foresaw")
         return real(record, outcome, now, config, **kw)
@@ -276,9 +283,15 @@ def test_spec_3_2_an_answer_the_policy_cannot_record_counts_without_its_headers(
 def test_spec_2_2_an_answer_the_policy_cannot_record_at_all_counts_as_unreachable(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    real = lifecycle_module.record_outcome
+    real = policy.record_outcome
 
-    def failing_but_on_failures(record, outcome, now, config, **kw):  # type: ignore[no-untyped-def]
+    def failing_but_on_failures(
+        record: OriginRecord | None,
+        outcome: FetchOutcome,
+        now: float,
+        config: PolicyConfig,
+        **kw: Callable[[], float],
+    ) -> OriginRecord:
         if outcome.kind is not FetchKind.UNREACHABLE:
             raise ArithmeticError("a body nobody foresaw")
         return real(record, outcome, now, config, **kw)
