@@ -8,8 +8,8 @@ store's single flight, docs/spec.md §3.5), ``WaitUntil`` (a first failure's
 quick retry, docs/spec.md §2.2), ``Save``, ``Announce``, ``Use``.
 
 Quick retries are bounded twice: by the lifecycle on the crawl's clock, and
-here by ``unreachable_wait`` of real time, so a crawl never hangs on a dead
-origin whatever its clock says.
+here by ``unreachable_wait`` of real time (``monotonic``), so a crawl never
+hangs on a dead origin whatever its clock says.
 """
 
 from __future__ import annotations
@@ -76,6 +76,7 @@ class Driver:
         clock: Callable[[], float],
         sleep: Sleep,
         unreachable_wait: float,
+        monotonic: Callable[[], float] = time.monotonic,
         on_access: OnAccess | None,
         on_fetched: OnFetched | None,
     ) -> None:
@@ -85,6 +86,7 @@ class Driver:
         self._clock = clock
         self._sleep = sleep
         self._unreachable_wait = unreachable_wait
+        self._monotonic = monotonic
         self._on_access = on_access
         self._on_fetched = on_fetched
         self.closed = False
@@ -114,7 +116,7 @@ class Driver:
                 effects = [lifecycle.asked(self._clock()) or FETCH_NOW]
             if isinstance(effects[0], FetchNow):
                 how = MISS if lifecycle.record is None else EXPIRED
-            deadline = time.monotonic() + self._unreachable_wait
+            deadline = self._monotonic() + self._unreachable_wait
             since = self._clock()
             while effects:
                 effect = effects.pop(0)
@@ -154,14 +156,14 @@ class Driver:
         """Fetch, across every process sharing the store unless ``effect`` says
         here or nobody shares it; the lifecycle's effects after it (the save already done by the
         store's single flight). ``wait``: since when requests wait (the
-        clock), and until when they may (``time.monotonic``)."""
+        clock), and until when they may (``monotonic``)."""
         told: list[list[Effect]] = []
 
         def waiting() -> Waiting | None:
             """Read when the fetch ended: what the requests may still wait."""
             if wait is None or self.closed:
                 return None
-            return Waiting(wait[0], wait[1] - time.monotonic())
+            return Waiting(wait[0], wait[1] - self._monotonic())
 
         async def fetch() -> Save:
             outcome = await _fetch_safely(fetch_it, origin, self._clock)

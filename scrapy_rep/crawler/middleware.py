@@ -12,6 +12,7 @@ own robots.txt requests) and ``internals`` (what reaches into Scrapy).
 from __future__ import annotations
 
 import logging
+import time
 from typing import TYPE_CHECKING
 from urllib.parse import ParseResult
 
@@ -102,6 +103,9 @@ class RobotsTxtMiddleware:
             policy=config.policy(),
             google_quirks=config.google_quirks,
             clock=config.clock,
+            # REP_CLOCK (a testing hook) may also time the waits between quick retries.
+            sleep=getattr(config.clock, "sleep", None),
+            monotonic=getattr(config.clock, "monotonic", time.monotonic),
             on_access=self._resolved,
             on_fetched=self._report.fetched,
             count=self._report.count,

@@ -81,6 +81,7 @@ class Resolver:
         on_fetched: OnFetched | None = None,
         count: Count | None = None,
         sleep: Sleep | None = None,
+        monotonic: Callable[[], float] = time.monotonic,
         max_wait: float = MAX_WAIT,
         poll: float = 0.05,
         max_origins: int = 10_000,
@@ -119,6 +120,7 @@ class Resolver:
             clock=clock,
             sleep=self._sleep,
             unreachable_wait=self.policy.unreachable_wait,
+            monotonic=monotonic,
             on_access=on_access,
             on_fetched=on_fetched,
         )

@@ -163,7 +163,9 @@ class Config:
 
     #: REP_CLOCK: a testing hook. The dotted path of (or the object itself) a
     #: zero-argument callable returning seconds since the epoch; every time
-    #: rule reads it instead of ``time.time``. Not for production use.
+    #: rule reads it instead of ``time.time``. Not for production use. If it
+    #: also has ``sleep`` (a coroutine function) and ``monotonic``, they time
+    #: the waits between a first failure's quick retries instead of real time.
     clock: Callable[[], float] = time.time
 
     @classmethod
