@@ -84,6 +84,52 @@ CACHE_TESTS = (
 )
 
 
+#: The pace's pure steps on a clock given as an argument, then the stores that run them.
+PACE_TESTS = ("tests/cache/storage/test_storage_pace.py",)
+_API = "tests/tools/tester/test_tester_api.py::"
+_SECURITY = "tests/tools/tester/test_tester_security.py::"
+#: The Tester's server and its request guard: a real server on 127.0.0.1 driven
+#: over HTTP and raw sockets. Not the browser tests (slow), nor those that start
+#: the Tester in another process (which never imports the mutant).
+TESTER_TESTS = (
+    *(
+        _SECURITY + name
+        for name in (
+            "test_a_rebound_name_is_refused_on_every_bind_address",
+            "test_names_given_to_allow_host_are_answered_and_no_others",
+            "test_a_body_without_a_valid_length_is_refused_before_it_is_read",
+            "test_a_chunked_body_is_read_within_the_cap",
+            "test_the_live_call_asks_for_the_origins_robots_txt_whatever_url_it_is_given",
+            "test_idle_and_slow_connections_time_out",
+            "test_connections_at_once_are_bounded",
+        )
+    ),
+    *(
+        _API + name
+        for name in (
+            "test_every_call_needs_the_runs_token",
+            "test_forget_wants_json_and_another_host_is_refused",
+            "test_page_is_served_with_a_strict_policy_and_nothing_from_elsewhere",
+            "test_every_static_file_is_served_and_the_icon_too",
+            "test_a_link_as_long_as_the_limit_opens_and_a_longer_one_is_refused",
+            "test_answers_are_the_engines_row_for_row",
+            "test_a_lines_class_is_the_worst_of_lints_findings_on_it",
+            "test_an_empty_page_reports_no_findings",
+            "test_unavailable_and_unreachable_sources_answer_as_the_crawl",
+            "test_diff_between_the_compared_file_and_the_edit",
+            "test_diff_hunks_carry_their_line_counts_as_diff_u_does",
+            "test_live_fetch_shows_status_headers_and_follows_the_crawls_rules",
+            "test_live_fetch_is_http_only",
+            "test_stored_source_without_a_store_says_so",
+            "test_stored_answer_reads_what_the_store_keeps",
+            "test_stored_from_a_missing_store_file_says_so",
+            "test_usage_says_which_lines_it_came_from",
+            "test_licenses_are_shown_and_the_line_is_valid",
+        )
+    ),
+)
+
+
 @dataclass(frozen=True)
 class Room:
     """A module and the fast tests that cover it, the most telling first."""
@@ -124,13 +170,10 @@ ROOMS: dict[str, Room] = {
         "scrapy_rep/cache/lifecycle.py",
         ("tests/cache/test_lifecycle.py", "tests/cache/test_lifecycle_edges.py", *CACHE_TESTS),
     ),
-    # Being changed on other branches: their tests come when those are merged.
-    "cache/pace.py": Room(
-        "scrapy_rep/cache/pace.py", ("tests/cache/storage/test_storage_pace.py",), False
-    ),
-    "tools/tester/server.py": Room(
-        "scrapy_rep/tools/tester/server.py", ("tests/tools/tester/test_tester_api.py",), False
-    ),
+    # Run only when named (``--room``) until their scores are in docs/development.md.
+    "cache/pace.py": Room("scrapy_rep/cache/pace.py", PACE_TESTS, False),
+    "tools/tester/server.py": Room("scrapy_rep/tools/tester/server.py", TESTER_TESTS, False),
+    "tools/tester/guard.py": Room("scrapy_rep/tools/tester/guard.py", TESTER_TESTS, False),
 }
 
 PYTEST_ARGS = (
