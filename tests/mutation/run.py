@@ -85,7 +85,7 @@ CACHE_TESTS = (
 
 
 #: The pace's pure steps on a clock given as an argument, then the stores that run them.
-PACE_TESTS = ("tests/cache/storage/test_storage_pace.py",)
+PACE_TESTS = ("tests/cache/test_pace_edges.py", "tests/cache/storage/test_storage_pace.py")
 _API = "tests/tools/tester/test_tester_api.py::"
 _SECURITY = "tests/tools/tester/test_tester_security.py::"
 #: The Tester's server and its request guard: a real server on 127.0.0.1 driven
