@@ -337,3 +337,39 @@ async def test_storage_fallback_own_turns_never_veto_a_shared_one(clock: FakeClo
             break
         clock.advance(wait)
     assert went == pytest.approx(t + 1.4, abs=1e-6)
+
+
+@deferred_f_from_coro_f
+async def test_storage_redis_lost_the_first_local_turn_is_an_interval_after_the_last_shared(
+    redis_server: RedisServer, clock: FakeClock
+) -> None:
+    """Redis gave this process a turn now and one 0.5 s ahead, then died: the
+    first turn taken without it is an interval after the last one Redis gave
+    (1.0 s from now), not with it or before it."""
+    storage = await open_storage(
+        "redis", redis_url=redis_server.url, clock=clock, redis_retry_interval=5
+    )
+    assert isinstance(storage, FallbackStorage)
+    try:
+        assert await storage.reserve(KEY, 0.5, AHEAD) == 0.0
+        shared = await storage.reserve(KEY, 0.5, AHEAD)  # Redis's clock: a little under 0.5
+        assert 0.4 < shared <= 0.5
+        redis_server.kill()
+        assert await storage.reserve(KEY, 0.5, AHEAD) == pytest.approx(shared + 0.5)
+        assert storage.local_turns == 1
+    finally:
+        await storage.close()
+
+
+@deferred_f_from_coro_f
+async def test_storage_fallback_a_turn_given_ahead_is_not_a_request_gone(clock: FakeClock) -> None:
+    """A request went at t; another was given a turn at t+0.5 (at t+0.3, by
+    the shared store). When its turn comes it goes: this process's own times
+    must not count the turn it was given as a request that went at t+0.3."""
+    shared = MemoryStorage(clock=clock)
+    worker = FallbackStorage(shared, MemoryStorage(clock=clock), name="shared", clock=clock)
+    assert await worker.reserve(KEY, 0.5, AHEAD) == 0.0
+    clock.advance(0.3)
+    assert await worker.reserve(KEY, 0.5, AHEAD) == pytest.approx(0.2)
+    clock.advance(0.2)
+    assert await worker.going(KEY, 0.5, AHEAD) == 0.0
