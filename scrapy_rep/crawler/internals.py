@@ -36,7 +36,7 @@ from scrapy.utils.misc import load_object
 from twisted.internet.defer import Deferred
 from twisted.internet.task import LoopingCall
 
-from scrapy_rep.crawler.flights import StopSignal, wait
+from scrapy_rep.crawler.async_bridge import StopSignal, wait
 
 if TYPE_CHECKING:
     from scrapy import Spider

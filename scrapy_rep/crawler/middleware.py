@@ -21,11 +21,8 @@ from scrapy.http import Request, Response
 from scrapy.utils.httpobj import urlparse_cached
 
 from scrapy_rep.cache.outcome import Access, FetchOutcome
-from scrapy_rep.crawler import spider_robots
-from scrapy_rep.crawler.checked_origins import CheckedOrigins, opted_out
-from scrapy_rep.crawler.crawl_life import CrawlLife
-from scrapy_rep.crawler.errors import RobotsTxtNoOrigin, RobotsTxtStorageUnavailable
-from scrapy_rep.crawler.fetcher import (
+from scrapy_rep.crawler.access import spider_robots
+from scrapy_rep.crawler.access.fetcher import (
     ENVIRONMENT,
     ROBOTSTXT_FETCH_META_KEY,
     Fetcher,
@@ -33,15 +30,18 @@ from scrapy_rep.crawler.fetcher import (
     answered_for_another,
     route_of,
 )
+from scrapy_rep.crawler.access.origins import CheckedOrigins, opted_out
+from scrapy_rep.crawler.access.resolver import Fetch, FetchStopped, Resolver
+from scrapy_rep.crawler.access.spider_robots import ROBOTS_PATH
+from scrapy_rep.crawler.access.tokens import RequestTokens
+from scrapy_rep.crawler.access.waiting import Waiting
+from scrapy_rep.crawler.config.settings import Config
+from scrapy_rep.crawler.crawl_life import CrawlLife
+from scrapy_rep.crawler.errors import RobotsTxtNoOrigin, RobotsTxtStorageUnavailable
 from scrapy_rep.crawler.internals import Parking
-from scrapy_rep.crawler.pace import Pace
+from scrapy_rep.crawler.pace.turns import Pace
 from scrapy_rep.crawler.reporting import Drop, Reporter
 from scrapy_rep.crawler.request_checks import ResponseCheck, request_checks
-from scrapy_rep.crawler.resolver import Fetch, FetchStopped, Resolver
-from scrapy_rep.crawler.settings import Config
-from scrapy_rep.crawler.spider_robots import ROBOTS_PATH
-from scrapy_rep.crawler.tokens import RequestTokens
-from scrapy_rep.crawler.waiting import Waiting
 from scrapy_rep.engine.origin import Origin
 
 if TYPE_CHECKING:

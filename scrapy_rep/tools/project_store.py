@@ -16,7 +16,7 @@ from scrapy_rep.tools.store_view import StoreName
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
 
-    from scrapy_rep.crawler.settings import Config
+    from scrapy_rep.crawler.config.settings import Config
 
 __all__ = ["ProjectStoreError", "project_store", "store_of"]
 
@@ -33,7 +33,7 @@ def store_of(config: Config, *, create: bool = False) -> StoreName | None:
     """
     from scrapy.utils.project import data_path
 
-    from scrapy_rep.crawler.settings import DEFAULT_STORAGE_FILE
+    from scrapy_rep.crawler.config.settings import DEFAULT_STORAGE_FILE
 
     if config.storage == "sqlite":
         return StoreName(data_path(config.storage_path or DEFAULT_STORAGE_FILE, createdir=create))
@@ -50,7 +50,7 @@ def project_store(settings: BaseSettings | None = None) -> StoreName:
     """
     from scrapy.utils.project import get_project_settings, inside_project
 
-    from scrapy_rep.crawler.settings import Config
+    from scrapy_rep.crawler.config.settings import Config
 
     if settings is None:
         if not inside_project():

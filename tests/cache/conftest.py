@@ -21,7 +21,7 @@ from local_redis import free_port as free_port
 from reactor_choice import REACTOR_ENV, chosen_reactor
 from start_barrier import BARRIER_ENV, release_together
 
-from scrapy_rep.crawler.flights import sleep as reactor_sleep
+from scrapy_rep.crawler.async_bridge import sleep as reactor_sleep
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent

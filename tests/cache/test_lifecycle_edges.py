@@ -18,7 +18,7 @@ from scrapy_rep.cache.lifecycle import (
     REUSE,
     Announce,
     FetchNow,
-    Lifecycles,
+    LifecycleRules,
     OriginLifecycle,
     Use,
     Waiting,
@@ -33,9 +33,9 @@ from scrapy_rep.engine.robotstxt import RobotsTxt
 from .test_lifecycle import BODY, BUSY, GONE, OK, T0, URL, answer, stored
 
 
-def lifecycle(rules: Lifecycles | None = None, **policy: float) -> OriginLifecycle:
+def lifecycle(rules: LifecycleRules | None = None, **policy: float) -> OriginLifecycle:
     config = PolicyConfig(retry_jitter=0, **policy)  # type: ignore[arg-type]
-    return (rules or Lifecycles(config, RobotsTxt.parse, random=lambda: 0.0)).new()
+    return (rules or LifecycleRules(config, RobotsTxt.parse, random=lambda: 0.0)).new()
 
 
 def announced(effect: object) -> Announce:
@@ -237,7 +237,7 @@ def test_spec_3_2_a_robots_txt_that_cannot_be_parsed_allows_everything_and_says_
     def parse(body: bytes) -> RobotsTxt:
         raise RecursionError("a body nobody foresaw")
 
-    origin = Lifecycles(PolicyConfig(), parse, random=lambda: 0.0).new()
+    origin = LifecycleRules(PolicyConfig(), parse, random=lambda: 0.0).new()
     with caplog.at_level(logging.ERROR, logger="scrapy_rep"):
         told = announced(origin.loaded(stored(OK), T0))
     assert told.use.access.state is AccessState.ALLOW_ALL
@@ -318,7 +318,7 @@ def test_spec_2_2_an_answer_the_policy_cannot_record_at_all_counts_as_unreachabl
 def test_spec_3_4_a_record_from_the_future_is_said_once_for_every_origin(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    rules = Lifecycles(PolicyConfig(), RobotsTxt.parse, random=lambda: 0.0)
+    rules = LifecycleRules(PolicyConfig(), RobotsTxt.parse, random=lambda: 0.0)
     future = stored(OK, 10 * DAY)
     with caplog.at_level(logging.WARNING, logger="scrapy_rep"):
         assert lifecycle(rules).loaded(stored(OK), T0) is not FETCH_NOW  # not from the future

@@ -19,6 +19,8 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Final
 
+from scrapy_rep.cache.storage.sqlite_statements import immediate, stored_time
+
 __all__ = ["FileWatch", "live_paces", "merge_paces"]
 
 logger = logging.getLogger("scrapy_rep.cache.storage.sqlite")  # said as the store
@@ -109,7 +111,10 @@ def live_paces(db: sqlite3.Connection, now: float) -> list[Pace]:
         "WHERE next_at > ? OR paused_until > ?",
         (now, now),
     ).fetchall()
-    return [(str(key), _time(at), _time(paused), _time(went)) for key, at, paused, went in rows]
+    return [
+        (str(key), stored_time(at), stored_time(paused), stored_time(went))
+        for key, at, paused, went in rows
+    ]
 
 
 def merge_paces(db: sqlite3.Connection, rows: list[Pace]) -> None:
@@ -117,27 +122,18 @@ def merge_paces(db: sqlite3.Connection, rows: list[Pace]) -> None:
     process may have written the new file meanwhile."""
     if not rows:
         return
-    db.execute("BEGIN IMMEDIATE")
-    try:
+    with immediate(db):
         for key, *times in rows:
             found = db.execute(
                 "SELECT next_at, paused_until, went_at FROM pace WHERE key = ?", (key,)
             ).fetchone()
-            there = [_time(value) for value in found] if found else [None, None, None]
+            there = [stored_time(value) for value in found] if found else [None, None, None]
             merged = [_later(mine, theirs) for mine, theirs in zip(times, there)]
             db.execute(
                 "INSERT OR REPLACE INTO pace (key, next_at, paused_until, went_at) "
                 "VALUES (?, ?, ?, ?)",
                 (key, *merged),
             )
-    except BaseException:
-        db.execute("ROLLBACK")
-        raise
-    db.execute("COMMIT")
-
-
-def _time(value: object) -> float | None:
-    return float(value) if isinstance(value, (int, float)) else None
 
 
 def _later(a: float | None, b: float | None) -> float | None:

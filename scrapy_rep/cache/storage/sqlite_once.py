@@ -10,8 +10,9 @@ costs a crawl only refetches. A person's look must do none of that:
   ``immutable`` when no process has it open (no ``-wal`` or ``-journal``
   beside it), so that SQLite creates no side file either;
 - ``forget_record`` opens it read-write but never creates it, and writes
-  what ``SqliteStorage.forget`` writes: the record deleted, the origin
-  logged for running crawls (``forgotten``), in one transaction;
+  what ``SqliteStorage.forget`` writes (the same statements,
+  ``sqlite_statements``): the record deleted, the origin logged for running
+  crawls (``forgotten``), in one transaction;
 - both wait at most ``wait`` seconds for a process holding the file's lock
   (``StoreBusy``), and a damaged file raises ``StoreDamaged`` naming it:
   nothing is moved, renamed or created.
@@ -26,7 +27,7 @@ from typing import Final
 
 from scrapy_rep.cache.policy import OriginRecord
 from scrapy_rep.cache.storage.errors import StorageError
-from scrapy_rep.cache.storage.forgotten import FORGOTTEN_KEEP, FORGOTTEN_MAX
+from scrapy_rep.cache.storage.sqlite_statements import immediate, log_forgotten, select
 
 __all__ = ["DEFAULT_WAIT", "StoreBusy", "StoreDamaged", "forget_record", "read_record"]
 
@@ -76,38 +77,19 @@ def forget_record(path: str | Path, key: str, now: float, wait: float) -> bool:
             tables = _tables(db)
             if "origins" not in tables:
                 return False
-            db.execute("BEGIN IMMEDIATE")
-            try:
+            with immediate(db):
                 deleted = db.execute("DELETE FROM origins WHERE key = ?", (key,)).rowcount > 0
                 if "forgotten" in tables:
-                    _log(db, key, now)
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
-            db.execute("COMMIT")
+                    log_forgotten(db, key, now)
             return deleted
     except sqlite3.DatabaseError as exc:
         raise _named(exc, path, wait) from None
 
 
-def _log(db: sqlite3.Connection, key: str, now: float) -> None:
-    """The entry running crawls read, and the log trimmed by age and by count."""
-    row = db.execute("INSERT INTO forgotten (key, at) VALUES (?, ?)", (key, now))
-    db.execute(
-        "DELETE FROM forgotten WHERE at < ? OR id <= ?",
-        (now - FORGOTTEN_KEEP, (row.lastrowid or 0) - FORGOTTEN_MAX),
-    )
-
-
 def _select(path: Path, key: str, now: float, wait: float, quiet: bool) -> bytes | None:
     mode = "ro&immutable=1" if quiet else "ro"
     with closing(_connect(path, wait, mode)) as db:
-        if "origins" not in _tables(db):
-            return None
-        row = db.execute(
-            "SELECT data FROM origins WHERE key = ? AND expires_at > ?", (key, now)
-        ).fetchone()
-        return None if row is None else bytes(row[0])
+        return select(db, key, now) if "origins" in _tables(db) else None
 
 
 def _connect(path: Path, wait: float, mode: str) -> sqlite3.Connection:

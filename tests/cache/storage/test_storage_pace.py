@@ -213,7 +213,7 @@ async def test_storage_sqlite_tampered_pace_row_is_clamped(
     try:
         await store.reserve(KEY, 1.0, AHEAD)
         await store._run(
-            lambda: store._conn().execute(
+            lambda: store._connection.db().execute(
                 "UPDATE pace SET next_at = 'soon', paused_until = 1e300"
             )
         )

@@ -14,7 +14,7 @@ from scrapy.http import Headers, Request, Response
 from scrapy.responsetypes import responsetypes
 
 from scrapy_rep.cache.outcome import FetchKind, FetchOutcome, kind_of_status
-from scrapy_rep.crawler.fetcher import first_header
+from scrapy_rep.crawler.access.fetcher import first_header
 from scrapy_rep.engine.origin import ROBOTS_PATH, Origin, robots_url
 
 __all__ = ["ROBOTS_PATH", "cached_response", "is_robots_path", "outcome_of"]

@@ -3,7 +3,7 @@ asks for, if longer), and the extension that reports it.
 
 Google ignores ``crawl-delay`` (docs/spec.md §4.5) and so does every access decision
 of scrapy_rep; ``REP_CRAWL_DELAY = "obey"`` only slows a crawl down. The pace
-itself is kept by ``scrapy_rep.crawler.pace`` (issue 26): each origin's turns
+itself is kept by ``scrapy_rep.crawler.pace.turns`` (issue 26): each origin's turns
 are reserved in the store, so the delay holds across every process sharing
 it (the memory store: one process, through the same code). This extension
 counts the origins whose delay is obeyed and warns once per origin when
@@ -24,10 +24,9 @@ from scrapy import signals as scrapy_signals
 from scrapy.exceptions import NotConfigured
 
 from scrapy_rep import signals
-from scrapy_rep.crawler.middleware import RobotsTxtMiddleware
-from scrapy_rep.crawler.pace import pacing
-from scrapy_rep.crawler.settings import Config, CrawlDelayConfig
-from scrapy_rep.crawler.tokens import RequestTokens
+from scrapy_rep.crawler.access.tokens import RequestTokens, read_spider_tokens
+from scrapy_rep.crawler.config.settings import Config, CrawlDelayConfig
+from scrapy_rep.crawler.pace.turns import pacing
 from scrapy_rep.engine.origin import Origin, origin_of
 
 if TYPE_CHECKING:
@@ -71,13 +70,16 @@ class CrawlDelay:
             raise NotConfigured  # the warning above says why
         self._crawler = crawler
         self._max = config.max_delay
-        self._own_tokens = RequestTokens(rep)  # when the middleware is not there
+        #: The tokens the downloader middleware matches each request with: the
+        #: same settings and spider attributes, read the same way.
+        self._tokens = RequestTokens(rep)
         self._robots: dict[Origin, RobotsTxt] = {}  # only those with a crawl-delay
         self._delays: dict[Origin, dict[tuple[str, ...], float | None]] = {}
         # The tokens an origin's requests last came with, while they have a delay.
         self._last_tokens: dict[Origin, tuple[str, ...]] = {}
         self._warned: set[Origin] = set()
         self._counted: set[Origin] = set()
+        crawler.signals.connect(self._spider_opened, signal=scrapy_signals.spider_opened)
         crawler.signals.connect(self._resolved, signal=signals.robotstxt_resolved)
         crawler.signals.connect(self._reached, signal=scrapy_signals.request_reached_downloader)
 
@@ -86,6 +88,9 @@ class CrawlDelay:
         return cls(crawler)
 
     # --- signal handlers ---------------------------------------------------------
+
+    def _spider_opened(self, spider: Spider) -> None:
+        read_spider_tokens(self._tokens, spider)
 
     def _resolved(
         self, origin: Origin, robotstxt_url: str, access: Access, spider: Spider | None = None
@@ -115,13 +120,6 @@ class CrawlDelay:
             self._last_tokens.pop(origin, None)
         else:
             self._last_tokens[origin] = tokens
-
-    def _tokens(self, request: Request) -> tuple[str, ...]:
-        """The tokens the middleware matches this request with."""
-        middleware = self._crawler.get_downloader_middleware(RobotsTxtMiddleware)
-        if middleware is None:
-            return self._own_tokens(request)
-        return middleware.tokens_for(request)
 
     def _delay(self, origin: Origin, tokens: tuple[str, ...]) -> float | None:
         """The origin's clamped crawl-delay for these tokens; None when it has none."""

@@ -11,14 +11,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from scrapy_rep.crawler.flights import FetchStopped
+from scrapy_rep.crawler.async_bridge import FetchStopped
 
 if TYPE_CHECKING:
     from scrapy.http import Request
 
     from scrapy_rep.cache.outcome import Access
+    from scrapy_rep.crawler.access.resolver import Resolver
     from scrapy_rep.crawler.internals import Parking
-    from scrapy_rep.crawler.resolver import Resolver
     from scrapy_rep.engine.origin import Origin
 
 __all__ = ["Check", "Waiting"]

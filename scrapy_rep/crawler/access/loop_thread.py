@@ -24,7 +24,7 @@ from twisted.internet.defer import CancelledError, Deferred
 from scrapy_rep.cache.policy import OriginRecord
 from scrapy_rep.cache.storage import ForgetLog, Storage, combined_calls
 from scrapy_rep.cache.storage.protocol import Pacing
-from scrapy_rep.crawler.flights import wait
+from scrapy_rep.crawler.async_bridge import wait
 
 __all__ = ["LoopThread", "ThreadedStorage", "pace_of"]
 

@@ -46,11 +46,11 @@ from typing import TYPE_CHECKING, Final
 from scrapy import signals as scrapy_signals
 from twisted.internet.defer import Deferred
 
-from scrapy_rep.crawler.flights import sleep, unless_stopped, wait
+from scrapy_rep.crawler.async_bridge import sleep, unless_stopped, wait
+from scrapy_rep.crawler.config.settings import Config, CrawlDelayConfig
 from scrapy_rep.crawler.internals import Slots
-from scrapy_rep.crawler.pace_seat import Lead, Seat
-from scrapy_rep.crawler.pace_store import PaceStore
-from scrapy_rep.crawler.settings import Config, CrawlDelayConfig
+from scrapy_rep.crawler.pace.seat import Lead, Seat
+from scrapy_rep.crawler.pace.turn_store import PaceStore
 from scrapy_rep.engine.origin import Origin
 
 if TYPE_CHECKING:

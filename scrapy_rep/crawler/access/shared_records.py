@@ -15,12 +15,12 @@ from collections.abc import Awaitable, Callable
 from scrapy_rep.cache.lifecycle import Save
 from scrapy_rep.cache.record import OriginRecord
 from scrapy_rep.cache.storage import MAX_WAIT, MemoryStorage, Storage, single_flight
-from scrapy_rep.crawler.flights import sleep as reactor_sleep
+from scrapy_rep.crawler.async_bridge import sleep as reactor_sleep
 from scrapy_rep.engine.origin import Origin
 
 __all__ = ["SharedRecords", "Sleep"]
 
-logger = logging.getLogger("scrapy_rep.crawler.resolver")
+logger = logging.getLogger("scrapy_rep.crawler.access.resolver")
 
 Sleep = Callable[[float], Awaitable[object]]
 

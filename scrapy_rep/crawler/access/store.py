@@ -12,9 +12,9 @@ from __future__ import annotations
 from scrapy.utils.project import data_path
 
 from scrapy_rep.cache.storage import Storage, open_storage
-from scrapy_rep.crawler.flights import asyncio_running
-from scrapy_rep.crawler.loop_thread import LoopThread, ThreadedStorage
-from scrapy_rep.crawler.settings import DEFAULT_STORAGE_FILE, Config
+from scrapy_rep.crawler.access.loop_thread import LoopThread, ThreadedStorage
+from scrapy_rep.crawler.async_bridge import asyncio_running
+from scrapy_rep.crawler.config.settings import DEFAULT_STORAGE_FILE, Config
 
 __all__ = ["open_configured_storage"]
 

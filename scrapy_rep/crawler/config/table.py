@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from scrapy_rep.cache.policy import DAY, LONG_OUTAGE_VALUES
-from scrapy_rep.crawler.setting_values import (
+from scrapy_rep.crawler.config.values import (
     choice,
     int_at_least,
     number_within,
@@ -91,7 +91,7 @@ class Setting:
 
 
 #: Where the extensions' settings are read (``CrawlDelayConfig``, ``SitemapConfig``).
-_EXTENSIONS: Final = "scrapy_rep.crawler.settings"
+_EXTENSIONS: Final = "scrapy_rep.crawler.config.settings"
 _SECONDS: Final = "seconds >= 0"
 
 #: Every setting scrapy_rep reads but REP_CLOCK (a testing hook), in the order

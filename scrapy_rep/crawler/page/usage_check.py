@@ -35,9 +35,9 @@ if TYPE_CHECKING:
     from scrapy.http import Request, Response
 
     from scrapy_rep.cache.outcome import Access
+    from scrapy_rep.crawler.access.tokens import RequestTokens
+    from scrapy_rep.crawler.config.settings import Config
     from scrapy_rep.crawler.reporting import Reporter
-    from scrapy_rep.crawler.settings import Config
-    from scrapy_rep.crawler.tokens import RequestTokens
     from scrapy_rep.engine.origin import Origin
 
 __all__ = ["USAGE_META_KEY", "UsageCheck", "usage_meta"]

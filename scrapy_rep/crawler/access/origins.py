@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Final
 
-from scrapy_rep.crawler.fetcher import ROBOTSTXT_FETCH_META_KEY
+from scrapy_rep.crawler.access.fetcher import ROBOTSTXT_FETCH_META_KEY
 from scrapy_rep.engine.origin import Origin, origin_of_parts
 
 if TYPE_CHECKING:

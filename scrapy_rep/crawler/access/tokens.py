@@ -7,18 +7,19 @@ crawler's names in the request's User-Agent header, else those in
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from typing import TYPE_CHECKING, Final
 
-from scrapy_rep.crawler.setting_values import parse_tokens, token_notes
-from scrapy_rep.crawler.settings import Config
+from scrapy_rep.crawler.config.settings import Config
+from scrapy_rep.crawler.config.values import SettingError, parse_tokens, token_notes
 from scrapy_rep.engine.agents import agent_tokens
 
 if TYPE_CHECKING:
     from scrapy import Spider
     from scrapy.http import Request
 
-__all__ = ["RequestTokens"]
+__all__ = ["RequestTokens", "read_spider_tokens"]
 
 logger = logging.getLogger(__name__)
 
@@ -49,11 +50,12 @@ class RequestTokens:
             self._by_header[header] = tokens
         return tokens
 
-    def read_spider(self, spider: Spider) -> None:
+    def read_spider(self, spider: Spider, warn: bool = True) -> None:
         """A ``robotstxt_user_agent`` spider attribute beats the setting, and a
         ``user_agent`` one (which Scrapy sends instead of USER_AGENT) beats USER_AGENT.
 
-        Raises ``SettingError`` naming the attribute for an unusable value.
+        Raises ``SettingError`` naming the attribute for an unusable value;
+        ``warn``: log what RFC 9309 reads otherwise than written.
         """
         sent = getattr(spider, "user_agent", None)
         if isinstance(sent, str) and sent and not self.configured:
@@ -66,7 +68,7 @@ class RequestTokens:
         name = f"{type(spider).__name__}.robotstxt_user_agent"
         self.configured = parse_tokens(name, value)
         self.source = name
-        for note in token_notes(name, value):
+        for note in token_notes(name, value) if warn else ():
             logger.warning(note, extra={"spider": spider})
 
     def describe(self) -> str:
@@ -78,3 +80,11 @@ class RequestTokens:
             return f"robots.txt token {tokens[0]!r} from {self.source}"
         shown = ", ".join(repr(token) for token in tokens)
         return f"robots.txt tokens {shown} from {self.source} (the first with a group decides)"
+
+
+def read_spider_tokens(tokens: RequestTokens, spider: Spider) -> None:
+    """For a component beside the middleware (crawl-delay, page rules): the
+    spider's attributes read as the middleware reads them, quietly; the
+    middleware warns, or stops the crawl on a bad value."""
+    with contextlib.suppress(SettingError):
+        tokens.read_spider(spider, warn=False)

@@ -2,9 +2,9 @@
 
 What applies to an origin is its lifecycle's to say (``cache/lifecycle.py``,
 a machine without I/O). A request asks it once (``current``, ``access``);
-when the answer needs I/O, a flight (``flight.Driver``: load, fetch, save,
-sleep) carries it out, one per origin at a time (``Flights``), and every
-request waiting gets its result. Beside them: ``OriginStates`` (what this
+when the answer needs I/O, a flight (``driver.LifecycleDriver``: load, fetch, save,
+sleep) carries it out, one per origin at a time (``SingleFlight``), and every
+request waiting gets its result. Beside them: ``KnownOrigins`` (what this
 process knows, bounded) and ``SharedRecords`` (the store, shared across
 processes, never fatal). No Scrapy here: the fetch, the clock and the store
 are injected.
@@ -22,18 +22,28 @@ from scrapy_rep.cache.lifecycle import (
     FETCH_NOW,
     Announce,
     FetchNow,
-    Lifecycles,
+    LifecycleRules,
     Use,
     shared_parser,
 )
 from scrapy_rep.cache.outcome import Access, AccessState, FetchOutcome
 from scrapy_rep.cache.policy import OriginRecord, PolicyConfig
 from scrapy_rep.cache.storage import MAX_WAIT, MemoryStorage, Storage
-from scrapy_rep.crawler.flight import FETCH, HIT, RETRY, Driver, Fetch, Landed, OnAccess, OnFetched
-from scrapy_rep.crawler.flights import FetchStopped, Flights, StopSignal
-from scrapy_rep.crawler.flights import sleep as reactor_sleep
-from scrapy_rep.crawler.origin_state import OriginStates
-from scrapy_rep.crawler.shared_records import SharedRecords, Sleep
+from scrapy_rep.crawler.access.driver import (
+    FETCH,
+    HIT,
+    RETRY,
+    Fetch,
+    Landed,
+    LifecycleDriver,
+    OnAccess,
+    OnFetched,
+)
+from scrapy_rep.crawler.access.known_origins import KnownOrigins
+from scrapy_rep.crawler.access.shared_records import SharedRecords, Sleep
+from scrapy_rep.crawler.access.single_flight import SingleFlight
+from scrapy_rep.crawler.async_bridge import FetchStopped, StopSignal
+from scrapy_rep.crawler.async_bridge import sleep as reactor_sleep
 from scrapy_rep.engine.origin import Origin, robots_url
 
 __all__ = [
@@ -104,16 +114,16 @@ class Resolver:
         )
         parse = shared_parser(google_quirks)
         parse.max_bytes = parsed_max_bytes  # process-wide: the last crawler's
-        self._lifecycles = Lifecycles(self.policy, parse, random)
+        self._lifecycles = LifecycleRules(self.policy, parse, random)
         self._count = count or _ignore
-        self._states = OriginStates(max_origins, max_bytes)
+        self._states = KnownOrigins(max_origins, max_bytes)
         #: Origins whose record was in an outage streak when a request of theirs
         #: was last answered: the responses worth telling ``site_answered``. A
         #: superset (an origin leaves it at its next plain answer), so that the
         #: other responses cost the middleware nothing.
         self.streaking: set[Origin] = set()
-        self._flights: Flights[Origin, Landed] = Flights()
-        self._driver = Driver(
+        self._flights: SingleFlight[Origin, Landed] = SingleFlight()
+        self._driver = LifecycleDriver(
             self._store,
             self._states,
             self._lifecycles,
@@ -162,7 +172,7 @@ class Resolver:
         """Start loading (or fetching) the origin's robots.txt now, if nothing
         is known or under way; the requests that come later join that flight.
 
-        Not beyond ``OriginStates.room`` answers fetched and not yet asked
+        Not beyond ``KnownOrigins.room`` answers fetched and not yet asked
         for, or under way: one fetched further ahead of its requests would be
         evicted before they come, and fetched again. Those origins are fetched
         when their requests come instead.

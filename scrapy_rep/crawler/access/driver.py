@@ -1,6 +1,6 @@
 """The driver of an origin's lifecycle for one flight: load, fetch, save, sleep.
 
-A flight (one per origin at a time, ``Flights``) tells the origin's
+A flight (one per origin at a time, ``SingleFlight``) tells the origin's
 ``OriginLifecycle`` each event once (the record loaded, each fetch's outcome
 or another process's record) and carries out the effects it hands back, in
 order, until an answer for the requests that wait: ``FetchNow`` (through the
@@ -24,7 +24,7 @@ from scrapy_rep.cache.lifecycle import (
     Announce,
     Effect,
     FetchNow,
-    Lifecycles,
+    LifecycleRules,
     OriginLifecycle,
     Save,
     Use,
@@ -32,13 +32,13 @@ from scrapy_rep.cache.lifecycle import (
     WaitUntil,
 )
 from scrapy_rep.cache.outcome import Access, FetchKind, FetchOutcome
-from scrapy_rep.crawler.origin_state import OriginStates
-from scrapy_rep.crawler.shared_records import SharedRecords, Sleep
+from scrapy_rep.crawler.access.known_origins import KnownOrigins
+from scrapy_rep.crawler.access.shared_records import SharedRecords, Sleep
 from scrapy_rep.engine.origin import Origin, robots_url
 
-__all__ = ["ASK", "EXPIRED", "FETCH", "HIT", "MISS", "RETRY", "Driver", "Fetch", "Landed"]
+__all__ = ["ASK", "EXPIRED", "FETCH", "HIT", "MISS", "RETRY", "Fetch", "Landed", "LifecycleDriver"]
 
-logger = logging.getLogger("scrapy_rep.crawler.resolver")
+logger = logging.getLogger("scrapy_rep.crawler.access.resolver")
 
 Fetch = Callable[[Origin], Awaitable[FetchOutcome]]
 #: After the fetches of one flight (a first failure and its quick retries,
@@ -64,14 +64,14 @@ RETRY: Final = "retry"
 Landed = tuple[OriginLifecycle, str, Use]
 
 
-class Driver:
+class LifecycleDriver:
     """Flies flights: what they need of the crawl, and whether it is closing."""
 
     def __init__(
         self,
         store: SharedRecords,
-        states: OriginStates,
-        lifecycles: Lifecycles,
+        states: KnownOrigins,
+        lifecycles: LifecycleRules,
         *,
         clock: Callable[[], float],
         sleep: Sleep,

@@ -2,7 +2,7 @@
 
 A forget deletes the origin's record in the store, and logs its key there
 (``ForgetLog``). This process holds its own copy of the origin in memory
-(``OriginStates``), which it would keep until it expires. So once every
+(``KnownOrigins``), which it would keep until it expires. So once every
 ``REP_FORGET_POLL_INTERVAL`` seconds the watch reads the log's new entries,
 one query whatever the number of origins, and drops those origins here: the
 next request for one loads the store, finds nothing, and fetches robots.txt
@@ -22,16 +22,16 @@ from collections.abc import Callable
 from twisted.internet.defer import Deferred
 
 from scrapy_rep.cache.storage import ForgetLog, MemoryStorage, Storage
-from scrapy_rep.crawler.flights import asyncio_running
-from scrapy_rep.crawler.flights import sleep as reactor_sleep
-from scrapy_rep.crawler.loop_thread import ThreadedStorage
-from scrapy_rep.crawler.resolver import Resolver
-from scrapy_rep.crawler.shared_records import Sleep
+from scrapy_rep.crawler.access.loop_thread import ThreadedStorage
+from scrapy_rep.crawler.access.resolver import Resolver
+from scrapy_rep.crawler.access.shared_records import Sleep
+from scrapy_rep.crawler.async_bridge import asyncio_running
+from scrapy_rep.crawler.async_bridge import sleep as reactor_sleep
 from scrapy_rep.engine.origin import Origin, origin_of
 
 __all__ = ["ForgetWatch", "forget_log", "watch_forgets"]
 
-logger = logging.getLogger("scrapy_rep.crawler.resolver")
+logger = logging.getLogger("scrapy_rep.crawler.access.resolver")
 
 
 def forget_log(storage: Storage) -> ForgetLog | None:

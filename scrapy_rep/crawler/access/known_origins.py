@@ -13,10 +13,10 @@ from collections.abc import Callable
 from scrapy_rep.cache.lifecycle import LARGEST_SIZE, OriginLifecycle
 from scrapy_rep.engine.origin import Origin
 
-__all__ = ["OriginStates"]
+__all__ = ["KnownOrigins"]
 
 
-class OriginStates:
+class KnownOrigins:
     """Origin -> its lifecycle, least recently used first, at most ``limit`` of them
     and ``max_bytes`` of bodies (the newest is kept even when alone over it)."""
 

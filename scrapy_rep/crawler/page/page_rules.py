@@ -30,9 +30,8 @@ from scrapy import signals as scrapy_signals
 from scrapy.exceptions import NotConfigured
 from scrapy.http import HtmlResponse, Request
 
-from scrapy_rep.crawler.middleware import RobotsTxtMiddleware
-from scrapy_rep.crawler.settings import Config
-from scrapy_rep.crawler.tokens import RequestTokens
+from scrapy_rep.crawler.access.tokens import RequestTokens, read_spider_tokens
+from scrapy_rep.crawler.config.settings import Config
 from scrapy_rep.engine.page_directives import (
     EMPTY,
     PageDirectives,
@@ -82,8 +81,9 @@ class PageDirectivesMiddleware:
             raise NotConfigured
         self._crawler = crawler
         self._max_bytes = config.page_directives_max_bytes
-        self._own_tokens = RequestTokens(config)
-        self._robots: RobotsTxtMiddleware | None = None
+        #: The tokens the downloader middleware matches each request with: the
+        #: same settings and spider attributes, read the same way.
+        self._tokens = RequestTokens(config)
         crawler.signals.connect(self._spider_opened, signal=scrapy_signals.spider_opened)
 
     @classmethod
@@ -91,15 +91,7 @@ class PageDirectivesMiddleware:
         return cls(crawler)
 
     def _spider_opened(self, spider: Spider) -> None:
-        """The downloader middleware's tokens, when it runs (spider attribute and all)."""
-        self._robots = self._crawler.get_downloader_middleware(RobotsTxtMiddleware)
-        if self._robots is None:
-            self._own_tokens.read_spider(spider)
-
-    def _tokens(self, request: Request) -> tuple[str, ...]:
-        if self._robots is not None:
-            return self._robots.tokens_for(request)
-        return self._own_tokens(request)
+        read_spider_tokens(self._tokens, spider)
 
     def process_spider_input(self, response: Response, spider: Spider | None = None) -> None:
         """Read the page's rules before the callback sees the response."""

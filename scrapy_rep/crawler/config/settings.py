@@ -22,7 +22,15 @@ from typing import TYPE_CHECKING, Any, Final
 from weakref import WeakKeyDictionary
 
 from scrapy_rep.cache.policy import LongOutage, PolicyConfig
-from scrapy_rep.crawler.setting_values import (
+from scrapy_rep.crawler.config.table import (
+    DEFAULT_STORAGE_FILE,
+    MIN_BODY_BYTES,
+    MIN_REDIRECTS,
+    SETTINGS,
+    Setting,
+    unknown_setting_notes,
+)
+from scrapy_rep.crawler.config.values import (
     SettingError,
     digits_at_least_one,
     positive_seconds,
@@ -33,14 +41,6 @@ from scrapy_rep.crawler.setting_values import (
     to_obey_mode,
     token_notes,
     user_agent_notes,
-)
-from scrapy_rep.crawler.settings_table import (
-    DEFAULT_STORAGE_FILE,
-    MIN_BODY_BYTES,
-    MIN_REDIRECTS,
-    SETTINGS,
-    Setting,
-    unknown_setting_notes,
 )
 from scrapy_rep.engine.page_directives import MAX_HTML_BYTES
 
@@ -280,7 +280,7 @@ class CrawlDelayConfig:
     """REP_CRAWL_DELAY, REP_CRAWL_DELAY_MAX and REP_RETRY_AFTER, validated."""
 
     #: REP_CRAWL_DELAY == "obey": pace each origin's requests by its crawl-delay,
-    #: through the store (``scrapy_rep.crawler.pace``).
+    #: through the store (``scrapy_rep.crawler.pace.turns``).
     obey: bool = False
     #: REP_CRAWL_DELAY_MAX: seconds; a larger crawl-delay is cut to this.
     max_delay: float = 30.0

@@ -29,9 +29,9 @@ from scrapy.http.request import NO_CALLBACK
 from w3lib.url import safe_url_string
 
 from scrapy_rep.cache.outcome import FetchKind, FetchOutcome, kind_of_status, proxy_answer
-from scrapy_rep.crawler.ftp import download_ftp
-from scrapy_rep.crawler.resolver import FetchStopped
-from scrapy_rep.crawler.settings import Config
+from scrapy_rep.crawler.access.ftp import download_ftp
+from scrapy_rep.crawler.access.resolver import FetchStopped
+from scrapy_rep.crawler.config.settings import Config
 from scrapy_rep.engine.origin import Origin, origin_of, robots_url
 
 if TYPE_CHECKING:

@@ -16,7 +16,7 @@ from scrapy.exceptions import NotConfigured
 from scrapy.http import Request
 
 from scrapy_rep import signals
-from scrapy_rep.crawler.settings import Config, SettingError, SitemapConfig
+from scrapy_rep.crawler.config.settings import Config, SettingError, SitemapConfig
 
 if TYPE_CHECKING:
     from scrapy import Spider

@@ -15,7 +15,7 @@ from urllib.parse import unquote, urlsplit
 from scrapy.http import Response
 from twisted.internet.protocol import ClientCreator, Protocol
 
-from scrapy_rep.crawler.flights import wait
+from scrapy_rep.crawler.async_bridge import wait
 
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings

@@ -22,9 +22,9 @@ from twisted.internet.defer import Deferred
 
 from scrapy_rep.cache.policy import PolicyConfig, retry_after_delay
 from scrapy_rep.cache.storage import FallbackStorage, MemoryStorage
-from scrapy_rep.crawler.fetcher import ROBOTSTXT_FETCH_META_KEY
-from scrapy_rep.crawler.loop_thread import ThreadedStorage, pace_of
-from scrapy_rep.crawler.spider_robots import ROBOTS_PATH
+from scrapy_rep.crawler.access.fetcher import ROBOTSTXT_FETCH_META_KEY
+from scrapy_rep.crawler.access.loop_thread import ThreadedStorage, pace_of
+from scrapy_rep.crawler.access.spider_robots import ROBOTS_PATH
 from scrapy_rep.engine.origin import Origin, origin_of
 
 if TYPE_CHECKING:
@@ -33,11 +33,11 @@ if TYPE_CHECKING:
     from scrapy.http import Request, Response
 
     from scrapy_rep.cache.storage.protocol import Pacing
-    from scrapy_rep.crawler.settings import Config, CrawlDelayConfig
+    from scrapy_rep.crawler.config.settings import Config, CrawlDelayConfig
 
 __all__ = ["LOCAL", "PAUSED", "PaceStore"]
 
-logger = logging.getLogger("scrapy_rep.crawler.pace")  # said as the pace
+logger = logging.getLogger("scrapy_rep.crawler.pace.turns")  # said as the pace
 
 #: Processes whose turns one origin's next time may legitimately be ahead by:
 #: a stored time further ahead than a pause plus this many delays is clamped.
