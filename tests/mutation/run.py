@@ -92,6 +92,7 @@ _SECURITY = "tests/tools/tester/test_tester_security.py::"
 #: over HTTP and raw sockets. Not the browser tests (slow), nor those that start
 #: the Tester in another process (which never imports the mutant).
 TESTER_TESTS = (
+    "tests/tools/tester/test_tester_guard.py",
     *(
         _SECURITY + name
         for name in (
