@@ -93,6 +93,7 @@ _SECURITY = "tests/tools/tester/test_tester_security.py::"
 #: the Tester in another process (which never imports the mutant).
 TESTER_TESTS = (
     "tests/tools/tester/test_tester_guard.py",
+    "tests/tools/tester/test_tester_server.py",
     *(
         _SECURITY + name
         for name in (
