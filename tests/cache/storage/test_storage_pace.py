@@ -352,8 +352,10 @@ async def test_storage_redis_lost_the_first_local_turn_is_an_interval_after_the_
     assert isinstance(storage, FallbackStorage)
     try:
         assert await storage.reserve(KEY, 0.5, AHEAD) == 0.0
-        shared = await storage.reserve(KEY, 0.5, AHEAD)  # Redis's clock: a little under 0.5
-        assert 0.4 < shared <= 0.5
+        # Ahead by Redis's own clock: under 0.5 by however long the first call
+        # took to come back, which a busy machine can stretch; only its sign matters.
+        shared = await storage.reserve(KEY, 0.5, AHEAD)
+        assert 0.0 < shared <= 0.5
         redis_server.kill()
         assert await storage.reserve(KEY, 0.5, AHEAD) == pytest.approx(shared + 0.5)
         assert storage.local_turns == 1
