@@ -94,6 +94,7 @@ _SECURITY = "tests/tools/tester/test_tester_security.py::"
 TESTER_TESTS = (
     "tests/tools/tester/test_tester_guard.py",
     "tests/tools/tester/test_tester_server.py",
+    "tests/tools/tester/test_tester_connections.py",
     *(
         _SECURITY + name
         for name in (

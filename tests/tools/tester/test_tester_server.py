@@ -20,7 +20,6 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,10 +32,10 @@ from scrapy_rep.crawler.config.settings import Config
 from scrapy_rep.tools.store_view import StoreName
 from scrapy_rep.tools.tester import server as tester_server
 from scrapy_rep.tools.tester.guard import Limits
-from scrapy_rep.tools.tester.server import LINK_LIMIT, make_server, serve
+from scrapy_rep.tools.tester.server import LINK_LIMIT, serve
 
 from .conftest import Running
-from .test_tester_security import PATIENCE, get, read_all, status_of
+from .test_tester_security import PATIENCE, get, status_of
 
 BODY = "User-agent: *\nDisallow: /a\n"
 
@@ -287,57 +286,6 @@ def test_a_failure_inside_a_call_answers_500_and_the_tester_goes_on(
     assert broken.status == 500
     assert broken.json()["error"].startswith("AssertionError: ")
     assert api(tester, "GET", "/api/config").status == 200
-
-
-# --- the server: ports, threads, connections ---------------------------------------------
-
-
-def test_make_server_without_a_port_picks_a_free_one() -> None:
-    servers = [make_server(tester_server.TesterConfig()) for _ in range(2)]
-    try:
-        ports = [server.server_address[1] for server in servers]
-        assert ports[0] != ports[1] and 0 not in ports
-    finally:
-        for server in servers:
-            server.server_close()
-
-
-def test_a_connection_turned_away_reads_its_503_after_sending_its_request(
-    start_tester: Callable[..., Running],
-) -> None:
-    """A client over the bound that sent its whole request (as a browser
-    does) still reads the 503, then the end of the connection."""
-    tester = start_tester(limits=Limits(request_timeout=PATIENCE * 3, max_connections=1))
-    port = tester.server.server_address[1]
-    with closing(socket.create_connection(("127.0.0.1", port), PATIENCE)):
-        request = f"GET / HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode()
-        with closing(socket.create_connection(("127.0.0.1", port), PATIENCE)) as turned:
-            turned.sendall(request)
-            answer = read_all(turned)
-    assert status_of(answer) == 503 and answer.endswith(b"too many connections: try again")
-
-
-def test_closing_the_tester_does_not_wait_for_an_idle_connection() -> None:
-    """Ctrl+C (``server_close``) with a browser's idle connection open: the
-    Tester closes at once, not when that connection's deadline passes."""
-    server = make_server(tester_server.TesterConfig(limits=Limits(request_timeout=PATIENCE * 3)))
-    serving = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
-    serving.start()
-    port = server.server_address[1]
-    with closing(socket.create_connection(("127.0.0.1", port), PATIENCE)):
-        assert status_of(get(port, "/", f"127.0.0.1:{port}")) == 200  # the idle one is taken
-
-        def close() -> None:
-            server.shutdown()
-            server.server_close()
-
-        closer = threading.Thread(target=close)
-        closer.start()
-        closer.join(PATIENCE)
-        closed_at_once = not closer.is_alive()
-    closer.join(PATIENCE * 3)
-    serving.join(PATIENCE)
-    assert closed_at_once
 
 
 # --- serve(): what ``scrapy-rep tester`` runs ---------------------------------------------

@@ -1,0 +1,135 @@
+"""The Tester's connections (``scrapy_rep.tools.tester.server``, docs/tester.md
+"Safety"): its port, a connection over the bound turned away, one whose thread
+cannot start, and closing with a connection still open. Real Testers on
+127.0.0.1, raw sockets; nothing waits on the clock.
+"""
+
+from __future__ import annotations
+
+import socket
+import socketserver
+import threading
+from collections.abc import Callable
+from contextlib import closing
+from typing import Any
+
+import pytest
+
+from scrapy_rep.tools.tester import server as tester_server
+from scrapy_rep.tools.tester.guard import Limits
+from scrapy_rep.tools.tester.server import make_server
+
+from .conftest import Running
+from .test_tester_security import PATIENCE, exchange, get, status_of
+
+
+def connect(port: int) -> closing[socket.socket]:
+    return closing(socket.create_connection(("127.0.0.1", port), PATIENCE))
+
+
+def request_for(port: int) -> bytes:
+    return f"GET / HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode()
+
+
+def test_make_server_without_a_port_picks_a_free_one() -> None:
+    servers = [make_server(tester_server.TesterConfig()) for _ in range(2)]
+    try:
+        ports = [server.server_address[1] for server in servers]
+        assert ports[0] != ports[1] and 0 not in ports
+    finally:
+        for server in servers:
+            server.server_close()
+
+
+def read_to_the_end(sock: socket.socket) -> bytes:
+    """All a socket receives until the other side ends it; a reset fails the test."""
+    received = b""
+    while chunk := sock.recv(65536):
+        received += chunk
+    return received
+
+
+def test_a_connection_turned_away_reads_its_503_though_its_request_is_unread() -> None:
+    """A client over the bound that has sent its whole request (as a browser
+    has) reads the 503, then the end of the connection. The Tester never reads
+    that request, and a socket closed with bytes unread is reset instead (a
+    client may then report the reset, not the 503) unless the Tester ends its
+    side first. Both connections are made and the request sent before the
+    Tester begins to accept: the request is there when it is turned away."""
+    limits = Limits(request_timeout=PATIENCE * 3, max_connections=1)
+    server = make_server(tester_server.TesterConfig(limits=limits))
+    port = server.server_address[1]
+    serving = threading.Thread(
+        target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+    )
+    try:
+        with connect(port), connect(port) as turned:  # the first sends nothing: it holds the place
+            turned.sendall(request_for(port))
+            serving.start()
+            answer = read_to_the_end(turned)
+    finally:
+        if serving.is_alive():
+            server.shutdown()
+        server.server_close()
+    assert status_of(answer) == 503 and answer.endswith(b"too many connections: try again")
+
+
+class OutOfThreads:
+    """``threading`` as ``socketserver`` sees it on a machine out of threads
+    for one connection: that connection's thread does not start (``start``
+    raises RuntimeError, as ``Thread.start`` does then); later ones do."""
+
+    refused = 0
+
+    def Thread(self, *args: Any, **kwargs: Any) -> threading.Thread:
+        thread = threading.Thread(*args, **kwargs)
+        if not self.refused:
+            self.refused += 1
+
+            def start() -> None:
+                raise RuntimeError("can't start new thread")
+
+            thread.start = start  # type: ignore[method-assign]
+        return thread
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(threading, name)
+
+
+def test_a_connection_whose_thread_cannot_start_gives_its_place_back(
+    start_tester: Callable[..., Running], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The machine out of threads for a moment: the connection that got none
+    is closed unanswered and its place given back. Kept, each such moment
+    would hold a place for good, and once all were held every connection
+    would be told 503 (here, with one place, the very next one)."""
+    tester = start_tester(limits=Limits(request_timeout=PATIENCE * 3, max_connections=1))
+    port = tester.server.server_address[1]
+    threads = OutOfThreads()
+    monkeypatch.setattr(socketserver, "threading", threads)
+    unanswered = exchange(port, request_for(port))
+    assert (threads.refused, unanswered) == (1, b"")
+    assert status_of(get(port, "/", f"127.0.0.1:{port}")) == 200
+
+
+def test_closing_the_tester_does_not_wait_for_an_idle_connection() -> None:
+    """Ctrl+C (``server_close``) with a browser's idle connection open: the
+    Tester closes at once, not when that connection's deadline passes."""
+    server = make_server(tester_server.TesterConfig(limits=Limits(request_timeout=PATIENCE * 3)))
+    serving = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
+    serving.start()
+    port = server.server_address[1]
+    with connect(port):
+        assert status_of(get(port, "/", f"127.0.0.1:{port}")) == 200  # the idle one is taken
+
+        def close() -> None:
+            server.shutdown()
+            server.server_close()
+
+        closer = threading.Thread(target=close)
+        closer.start()
+        closer.join(PATIENCE)
+        closed_at_once = not closer.is_alive()
+    closer.join(PATIENCE * 3)
+    serving.join(PATIENCE)
+    assert closed_at_once
