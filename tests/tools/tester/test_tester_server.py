@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import http.client
+import inspect
 import io
 import json
 import os
@@ -20,7 +21,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,7 @@ from crawler.servers import Huge, Redirect, Reply, SiteServer
 from scrapy.settings import Settings
 
 from scrapy_rep.crawler.config.settings import Config
+from scrapy_rep.tools import cli
 from scrapy_rep.tools.store_view import StoreName
 from scrapy_rep.tools.tester import server as tester_server
 from scrapy_rep.tools.tester.guard import Limits
@@ -135,6 +137,18 @@ def test_every_answer_is_under_the_strict_policy_and_never_cached(
 
 
 # --- the token and what a call refuses -----------------------------------------------------
+
+
+def test_each_run_has_its_own_token_of_192_random_bits(
+    start_tester: Callable[..., Running],
+) -> None:
+    """The token no other page can know: 24 random bytes written as 32
+    URL-safe characters, new for each run, and in the page it serves."""
+    tokens = {tester_server.TesterConfig().token for _ in range(50)}
+    assert len(tokens) == 50
+    assert all(re.fullmatch(r"[A-Za-z0-9_-]{32}", token) for token in tokens)
+    tester = start_tester()
+    assert f'content="{tester.token}"'.encode() in ask(tester, "GET", "/").body
 
 
 def test_config_needs_the_runs_token_too(start_tester: Callable[..., Running]) -> None:
@@ -289,6 +303,27 @@ def test_a_failure_inside_a_call_answers_500_and_the_tester_goes_on(
 
 
 # --- serve(): what ``scrapy-rep tester`` runs ---------------------------------------------
+
+
+def test_serve_and_the_config_made_in_python_are_what_scrapy_rep_tester_serves(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``serve(TesterConfig())`` is ``scrapy-rep tester`` with no option: the
+    same crawler, fetch timeout, limits and address (127.0.0.1:8765, as
+    docs/tester.md gives it); only the run's token differs."""
+    served: list[tuple[tester_server.TesterConfig, str, int]] = []
+
+    def record(config: tester_server.TesterConfig, host: str, port: int) -> int:
+        served.append((config, host, port))
+        return 0
+
+    monkeypatch.setattr(tester_server, "serve", record)
+    assert cli.main(["tester"]) == 0
+    [(config, host, port)] = served
+    assert replace(config, token="") == replace(tester_server.TesterConfig(), token="")
+    parameters = inspect.signature(serve).parameters
+    assert (parameters["host"].default, parameters["port"].default) == (host, port)
+    assert (host, port) == ("127.0.0.1", 8765)
 
 
 @dataclass
