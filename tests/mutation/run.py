@@ -173,10 +173,9 @@ ROOMS: dict[str, Room] = {
         "scrapy_rep/cache/lifecycle.py",
         ("tests/cache/test_lifecycle.py", "tests/cache/test_lifecycle_edges.py", *CACHE_TESTS),
     ),
-    # Run only when named (``--room``) until their scores are in docs/development.md.
-    "cache/pace.py": Room("scrapy_rep/cache/pace.py", PACE_TESTS, False),
-    "tools/tester/server.py": Room("scrapy_rep/tools/tester/server.py", TESTER_TESTS, False),
-    "tools/tester/guard.py": Room("scrapy_rep/tools/tester/guard.py", TESTER_TESTS, False),
+    "cache/pace.py": Room("scrapy_rep/cache/pace.py", PACE_TESTS),
+    "tools/tester/server.py": Room("scrapy_rep/tools/tester/server.py", TESTER_TESTS),
+    "tools/tester/guard.py": Room("scrapy_rep/tools/tester/guard.py", TESTER_TESTS),
 }
 
 PYTEST_ARGS = (
