@@ -344,9 +344,12 @@ class TesterServer(ThreadingHTTPServer):
             _turn_away(request)
             self.shutdown_request(request)
             return
+        # A thread that could not start frees its place here. Not on Ctrl+C
+        # (KeyboardInterrupt): it can land in Thread.start after the thread has
+        # begun, and the thread frees its place itself (a second release raises).
         try:
             super().process_request(request, client_address)
-        except BaseException:
+        except Exception:
             self._slots.release()
             raise
 

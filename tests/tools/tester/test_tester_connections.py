@@ -1,7 +1,7 @@
 """The Tester's connections (``scrapy_rep.tools.tester.server``, docs/tester.md
-"Safety"): its port, a connection over the bound turned away, one whose thread
-cannot start, and closing with a connection still open. Real Testers on
-127.0.0.1, raw sockets; nothing waits on the clock.
+"Safety"): its port, a connection over the bound turned away, one whose
+thread cannot start, Ctrl+C while one starts, and closing with a connection
+open. Real Testers on 127.0.0.1, raw sockets; nothing waits on the clock.
 """
 
 from __future__ import annotations
@@ -110,6 +110,58 @@ def test_a_connection_whose_thread_cannot_start_gives_its_place_back(
     unanswered = exchange(port, request_for(port))
     assert (threads.refused, unanswered) == (1, b"")
     assert status_of(get(port, "/", f"127.0.0.1:{port}")) == 200
+
+
+class CtrlCWhileStarting:
+    """``threading`` as ``socketserver`` sees it when Ctrl+C lands in
+    ``Thread.start`` after the connection's thread has run: ``start`` waits
+    for the thread to begin, and on a busy machine the thread may have served
+    the whole request before the accepting thread runs again."""
+
+    def Thread(self, *args: Any, **kwargs: Any) -> threading.Thread:
+        thread = threading.Thread(*args, **kwargs)
+        started = thread.start
+
+        def start() -> None:
+            started()
+            thread.join(PATIENCE)
+            raise KeyboardInterrupt
+
+        thread.start = start  # type: ignore[method-assign]
+        return thread
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(threading, name)
+
+
+def test_ctrl_c_while_a_connections_thread_starts_gives_its_place_back_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The Ctrl+C goes through (``serve()`` stops on it), not a "released too
+    many times" in its place, and the Tester's one place is still one."""
+    limits = Limits(request_timeout=PATIENCE * 3, max_connections=1)
+    server = make_server(tester_server.TesterConfig(limits=limits))
+    port = server.server_address[1]
+    serving = threading.Thread(
+        target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+    )
+    try:
+        with connect(port) as client:
+            client.sendall(request_for(port))
+            request, address = server.get_request()
+            monkeypatch.setattr(socketserver, "threading", CtrlCWhileStarting())
+            with pytest.raises(KeyboardInterrupt):
+                server.process_request(request, address)
+            monkeypatch.undo()
+            assert status_of(read_to_the_end(client)) == 200  # its thread served it
+        serving.start()
+        with connect(port), connect(port) as turned:  # the first holds the place
+            turned.sendall(request_for(port))
+            assert status_of(read_to_the_end(turned)) == 503
+    finally:
+        if serving.is_alive():
+            server.shutdown()
+        server.server_close()
 
 
 def test_closing_the_tester_does_not_wait_for_an_idle_connection() -> None:
