@@ -8,7 +8,7 @@ once, with the time it happened:
 - ``fetched``: the outcome of a fetch this process made;
 - ``shared``: a record another process fetched meanwhile (docs/spec.md §3.5);
 - ``seeded``: a robots.txt response someone else downloaded (the spider);
-- ``site_answered``: a page of the origin answered, during a streak;
+- ``site_answered``: a page of the origin answered, during an outage;
 - ``asked``: a request wants the origin's access now;
 
 and carries out the effects handed back, in order: ``Use`` (answer the
@@ -25,7 +25,7 @@ then hands back:
     fetching           fetched 5xx     -> Save, then WaitUntil (a quick retry while
                                           requests may still wait) or Announce
     fetching           shared          -> as fetched; FetchNow here if not shareable
-    streak             asked           -> Use (closed, the kept copy, or allow by
+    outage             asked           -> Use (closed, the kept copy, or allow by
                                           docs/spec.md §2.2), ``retry`` when one is due
 
 The rules are the pure functions of ``policy``; this module only walks an
@@ -94,8 +94,8 @@ class Use:
 
     access: Access
     stale: bool = False  # the rules come from an expired copy (stats: stale_used)
-    #: In an outage streak: the state it gives (stats: unreachable/<state>).
-    streak: AccessState | None = None
+    #: In an outage: the state it gives (stats: unreachable/<state>).
+    outage: AccessState | None = None
     #: A background refetch is due: start it; requests do not wait for it.
     retry: bool = False
 
@@ -287,7 +287,7 @@ class OriginLifecycle:
         return Save(record, retention(record, now, self._rules.config))
 
     def site_answered(self, now: float) -> Save | None:
-        """A page answered during a streak: after 30 days that matters (docs/spec.md §2.2)."""
+        """A page answered during an outage: after 30 days that matters (docs/spec.md §2.2)."""
         marked = note_site_answer(self.record, now, self._rules.config)
         if marked is None:
             return None
@@ -344,9 +344,9 @@ class OriginLifecycle:
         """Requests that waited for a first failure wait a little more for
         quick retries, while the origin would be closed (docs/spec.md §2.2)."""
         record = self.record
-        if waiting is not None and record is not None and record.in_streak:
+        if waiting is not None and record is not None and record.in_outage:
             config = self._rules.config
-            if decide(record, now, config).state is AccessState.DISALLOW_ALL:
+            if decide(record, now, config).state is AccessState.CLOSED:
                 at = quick_retry_at(record, waiting.since, now, config)
                 if at is not None and at - now <= waiting.left:
                     return WaitUntil(at)
@@ -381,8 +381,8 @@ class OriginLifecycle:
             self._last = None
         assert self.access is not None
         record = self.record
-        streak = decision.state if record is not None and record.in_streak else None
-        use = Use(self.access, decision.stale, streak, decision.refresh_due)
+        outage = decision.state if record is not None and record.in_outage else None
+        use = Use(self.access, decision.stale, outage, decision.refresh_due)
         if not new and not outcomes:
             return use
         fetched = None

@@ -81,7 +81,7 @@ class AccessState(str, Enum):
 
     RULES = "rules"  # the parsed rules decide
     ALLOW_ALL = "allow"  # no robots.txt applies
-    DISALLOW_ALL = "disallow"  # the origin is closed (unreachable)
+    CLOSED = "closed"  # every request dropped: an outage (docs/spec.md §2.2)
 
 
 @dataclass(frozen=True)

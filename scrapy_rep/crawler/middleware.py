@@ -278,7 +278,7 @@ class RobotsTxtMiddleware:
         """Learn from the response; then the checks that read responses (a drop raises)."""
         life = self._life
         # Nearly every response has nothing to teach: nothing parsed for it.
-        if (self._resolver.streaking or ROBOTS_PATH in request.url) and not (
+        if (self._resolver.outages or ROBOTS_PATH in request.url) and not (
             life.bypass or life.storage_error is not None
         ):
             await self._learn(request, response)
@@ -287,7 +287,7 @@ class RobotsTxtMiddleware:
         return response
 
     async def _learn(self, request: Request, response: Response) -> None:
-        """A spider's own robots.txt, pages answering in a streak."""
+        """A spider's own robots.txt, pages answering in an outage."""
         if request.meta.get(ROBOTSTXT_FETCH_META_KEY):
             return
         parts = urlparse_cached(request)
@@ -302,7 +302,7 @@ class RobotsTxtMiddleware:
                 await self._resolver.seed(origin, outcome)
             return
         record = self._resolver.record(origin)
-        if record is not None and record.in_streak:
+        if record is not None and record.in_outage:
             await self._resolver.site_answered(origin)
 
     async def _resolved(self, origin: Origin, access: Access, fetched: FetchOutcome | None) -> None:

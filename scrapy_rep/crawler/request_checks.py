@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 __all__ = ["RequestCheck", "ResponseCheck", "RobotsCheck", "request_checks"]
 
 _ALLOW_ALL: Final = AccessState.ALLOW_ALL
-_DISALLOW_ALL: Final = AccessState.DISALLOW_ALL
+_CLOSED: Final = AccessState.CLOSED
 
 
 class RequestCheck(Protocol):
@@ -63,7 +63,7 @@ class RobotsCheck:
         if state is _ALLOW_ALL:
             return None
         url = request.url
-        if state is _DISALLOW_ALL or robots is None:
+        if state is _CLOSED or robots is None:
             return Drop(RobotsTxtUnreachable(access.reason, url), "unreachable")
         tokens = self._tokens(request)
         if robots.allowed(url, tokens):
