@@ -329,7 +329,7 @@ class OriginLifecycle:
         bounded by the origin count. Counting them here too (a kilobyte each,
         once) capped a broad crawl's live origins near 30,000 whatever the
         setting, and a breadth-first crawl past that evicted every answer
-        just before its origin's next request (issue 28).
+        just before its origin's next request (docs/benchmarks.md, "At scale").
         """
         body = self.record.good_body if self.record is not None else None
         size = len(body) if body else 0
@@ -410,7 +410,7 @@ class OriginLifecycle:
 
     def _recorded(self, outcome: FetchOutcome, now: float) -> OriginRecord:
         """``record_outcome``, which must not raise; if it does anyway, the
-        answer still counts (issue 13 §1): without its headers, else as
+        answer still counts (docs/spec.md §2): without its headers, else as
         unreachable with the usual back-off. Never a fetch again at once."""
         rules = self._rules
         try:

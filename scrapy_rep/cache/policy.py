@@ -191,7 +191,7 @@ def _read_header(
     name: str, value: str | None, read: Callable[[], _T], default: Callable[[], _T]
 ) -> _T:
     """``read()``; if it raises anyway (no header value should make it), the
-    header costs its meaning, never the answer: ``default()`` (issue 13 §1)."""
+    header costs its meaning, never the answer: ``default()`` (docs/spec.md §3.2)."""
     try:
         return read()
     except Exception as exc:

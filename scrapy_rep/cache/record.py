@@ -69,9 +69,10 @@ class OriginRecord:
     def from_bytes(cls, data: bytes) -> OriginRecord:
         """The inverse of ``to_bytes``; raises ``ValueError`` on anything else.
 
-        A store row may be tampered with or foreign (issue 13 §6): every field
-        is checked for its type, finiteness and range, so that a bad row is
-        absent (fetched again), never a crash or an origin open forever.
+        A store row may be tampered with or foreign (docs/storage.md, "When
+        a store fails"): every field is checked for its type, finiteness and
+        range, so that a bad row is absent (fetched again), never a crash or
+        an origin open forever.
         """
         head, sep, body = data.partition(b"\n")
         try:

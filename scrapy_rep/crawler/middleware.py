@@ -118,7 +118,7 @@ class RobotsTxtMiddleware:
         )
         self.checks = request_checks(config, self._tokens, self._report)
         self._response_checks = tuple(c for c in self.checks if isinstance(c, ResponseCheck))
-        # Each origin's pace across processes (issue 26); None unless asked for.
+        # Each origin's pace across processes (docs/politeness.md); None unless asked for.
         self._pace = Pace.of(crawler, self._parking, self._tokens, lambda: self._resolver.storage)
         self._waiting = Waiting(self._resolver, self._parking)
         self._origins = CheckedOrigins(config.checked_schemes)
@@ -207,7 +207,7 @@ class RobotsTxtMiddleware:
 
     def _fetch_for(self, request: object) -> Fetch:
         """The fetch on behalf of ``request``, as its origin's flight starts:
-        every attempt of that flight goes the request's route (issue 23 §1)."""
+        every attempt of that flight goes the request's route (docs/proxies.md)."""
         route = route_of(request) if isinstance(request, Request) else ENVIRONMENT
 
         async def fetch(origin: Origin) -> FetchOutcome:
@@ -251,8 +251,9 @@ class RobotsTxtMiddleware:
         self._report.announce(drop, request, early=True)
 
     def early(self, request: Request) -> Drop | None:
-        """For the spider middleware, before the scheduler (issue 14 §3): the
-        drop this request would get if its origin's access is known already;
+        """For the spider middleware, before the scheduler (docs/decisions.md,
+        "Robots-aware scheduling"): the drop this request would get if its
+        origin's access is known already;
         else start its robots.txt now. None: schedule it (this middleware
         still checks it when it is downloaded)."""
         life = self._life
