@@ -255,7 +255,7 @@ class OriginLifecycle:
         began: a page may have answered meanwhile (``site_answered``), and
         that mark is what opens the site 30 days into an outage.
         """
-        record = self._recorded(outcome, now)
+        record = _recorded(self.record, outcome, now, self._rules)
         self._adopt(record, outcome)
         self._fetches += (outcome,)
         save = Save(record, retention(record, now, self._rules.config))
@@ -408,25 +408,6 @@ class OriginLifecycle:
             self.outcome, self.outcome_record = outcome, record
             self._unannounced = outcome
 
-    def _recorded(self, outcome: FetchOutcome, now: float) -> OriginRecord:
-        """``record_outcome``, which must not raise; if it does anyway, the
-        answer still counts (docs/spec.md §2): without its headers, else as
-        unreachable with the usual back-off. Never a fetch again at once."""
-        rules = self._rules
-        try:
-            return record_outcome(self.record, outcome, now, rules.config, random=rules.random)
-        except Exception:
-            logger.exception("Recording %s failed; its headers are ignored", outcome.url)
-        try:
-            plain = replace(outcome, cache_control=None, retry_after=None, headers={})
-            return record_outcome(self.record, plain, now, rules.config, random=rules.random)
-        except Exception:
-            logger.exception("Recording %s failed; it counts as unreachable", outcome.url)
-        broken = FetchOutcome(
-            FetchKind.UNREACHABLE, outcome.url, now, reason="an answer that could not be recorded"
-        )
-        return record_outcome(self.record, broken, now, rules.config, random=rules.random)
-
     def _trusted(self, record: OriginRecord | None, now: float) -> OriginRecord | None:
         """A stored record, its expiry capped by the policy; one from the future is absent."""
         if record is None:
@@ -440,6 +421,27 @@ class OriginLifecycle:
                 record.reason,
             )
         return trusted
+
+
+def _recorded(
+    record: OriginRecord | None, outcome: FetchOutcome, now: float, rules: LifecycleRules
+) -> OriginRecord:
+    """``record_outcome``, which must not raise; if it does anyway, the
+    answer still counts (docs/spec.md §2): without its headers, else as
+    unreachable with the usual back-off. Never a fetch again at once."""
+    try:
+        return record_outcome(record, outcome, now, rules.config, random=rules.random)
+    except Exception:
+        logger.exception("Recording %s failed; its headers are ignored", outcome.url)
+    try:
+        plain = replace(outcome, cache_control=None, retry_after=None, headers={})
+        return record_outcome(record, plain, now, rules.config, random=rules.random)
+    except Exception:
+        logger.exception("Recording %s failed; it counts as unreachable", outcome.url)
+    broken = FetchOutcome(
+        FetchKind.UNREACHABLE, outcome.url, now, reason="an answer that could not be recorded"
+    )
+    return record_outcome(record, broken, now, rules.config, random=rules.random)
 
 
 def _key(decision: Decision) -> _Key:

@@ -41,7 +41,7 @@ from scrapy_rep.crawler.errors import RobotsTxtNoOrigin, RobotsTxtStorageUnavail
 from scrapy_rep.crawler.internals import Parking
 from scrapy_rep.crawler.pace.turns import Pace
 from scrapy_rep.crawler.reporting import Drop, Reporter
-from scrapy_rep.crawler.request_checks import ResponseCheck, request_checks
+from scrapy_rep.crawler.request_checks import ResponseCheck, first_drop, request_checks
 from scrapy_rep.engine.origin import Origin
 
 if TYPE_CHECKING:
@@ -231,18 +231,10 @@ class RobotsTxtMiddleware:
 
     def _check(self, request: Request, origin: Origin, access: Access) -> None:
         """The verdict: pass (return) or drop (raise)."""
-        drop = self._verdict(request, origin, access)
+        drop = first_drop(self.checks, request, origin, access)
         if drop is not None:
             self._report.announce(drop, request)
             raise drop.error
-
-    def _verdict(self, request: Request, origin: Origin, access: Access) -> Drop | None:
-        """None to pass; else the first check's drop (``checks``, in order)."""
-        for check in self.checks:
-            drop = check.verdict(request, origin, access)
-            if drop is not None:
-                return drop
-        return None
 
     def announce_early(self, drop: Drop, request: Request) -> None:
         """A drop decided before the scheduler: counted (its origin's answer was
@@ -253,9 +245,8 @@ class RobotsTxtMiddleware:
     def early(self, request: Request) -> Drop | None:
         """For the spider middleware, before the scheduler (docs/decisions.md,
         "Robots-aware scheduling"): the drop this request would get if its
-        origin's access is known already;
-        else start its robots.txt now. None: schedule it (this middleware
-        still checks it when it is downloaded)."""
+        origin's access is known already; else start its robots.txt now.
+        None: schedule it (this middleware still checks it when downloaded)."""
         life = self._life
         if life.bypass or life.storage_error is not None or not life.storage_opened:
             return None
@@ -271,7 +262,7 @@ class RobotsTxtMiddleware:
         if access is None:
             self._resolver.prefetch(origin, request)
             return None
-        return self._verdict(request, origin, access)
+        return first_drop(self.checks, request, origin, access)
 
     async def process_response(
         self, request: Request, response: Response, spider: Spider | None = None

@@ -216,25 +216,9 @@ async def single_flight(
         if combined is not None:
             won, found = await combined.lock_and_get(key, lock_ttl)
         else:
-            won = await storage.lock(key, lock_ttl)
-            found = None
+            won, found = await storage.lock(key, lock_ttl), None
         if won:
-            released = False
-            try:
-                if combined is None:
-                    found = await storage.get(key)
-                if found is not None and fresh(found):
-                    return found
-                record = await fetch()
-                if combined is None:
-                    await storage.put(key, record, ttl_seconds(record))
-                else:
-                    await combined.put_and_release(key, record, ttl_seconds(record))
-                    released = True
-                return record
-            finally:
-                if not released:
-                    await storage.release(key)
+            return await _holding_the_lock(storage, combined, key, found, fresh, fetch, ttl_seconds)
         if combined is None:
             found = await storage.get(key)
         if found is not None and fresh(found):
@@ -252,3 +236,33 @@ async def single_flight(
             )
             return await fetch_and_put()
         await sleep(poll)
+
+
+async def _holding_the_lock(
+    storage: Storage,
+    combined: CombinedCalls | None,
+    key: str,
+    found: OriginRecord | None,
+    fresh: Callable[[OriginRecord | None], bool],
+    fetch: Callable[[], Awaitable[OriginRecord]],
+    ttl_seconds: Callable[[OriginRecord], float],
+) -> OriginRecord:
+    """This process holds ``key``'s lock: a record another process has just
+    stored will do; else fetch and store one. The lock is released either way
+    (with the write, where the store combines the two)."""
+    released = False
+    try:
+        if combined is None:
+            found = await storage.get(key)
+        if found is not None and fresh(found):
+            return found
+        record = await fetch()
+        if combined is None:
+            await storage.put(key, record, ttl_seconds(record))
+        else:
+            await combined.put_and_release(key, record, ttl_seconds(record))
+            released = True
+        return record
+    finally:
+        if not released:
+            await storage.release(key)
