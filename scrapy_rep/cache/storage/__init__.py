@@ -203,11 +203,6 @@ async def single_flight(
     def fresh(found: OriginRecord | None) -> bool:
         return found is not None and (newer_than is None or found.fetched_at > newer_than)
 
-    async def fetch_and_put() -> OriginRecord:
-        record = await fetch()
-        await storage.put(key, record, ttl_seconds(record))
-        return record
-
     combined = combined_calls(storage)
     since: float | None = None
     while True:
@@ -228,13 +223,11 @@ async def single_flight(
             if on_wait is not None:
                 on_wait(key)
         elif clock() - since >= max_wait:
-            logger.warning(
-                "Waited %.0f s for another process to fetch the robots.txt of %s; "
-                "fetching it here too",
-                max_wait,
-                key,
-            )
-            return await fetch_and_put()
+            message = "Waited %.0f s for another process to fetch the robots.txt of %s; %s"
+            logger.warning(message, max_wait, key, "fetching it here too")
+            record = await fetch()
+            await storage.put(key, record, ttl_seconds(record))
+            return record
         await sleep(poll)
 
 
