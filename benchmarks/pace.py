@@ -38,6 +38,7 @@ import tempfile
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from itertools import pairwise
 from pathlib import Path
 from typing import Any
@@ -133,7 +134,11 @@ def crawl_cost(workdir: Path, runs: int, origins: int = 40, per_origin: int = 25
     )
 
 
-def throughput(workdir: Path, origins: int = 20, per_origin: int = 8, delay: float = 0.5) -> None:
+def stamping_site(
+    delay: float,
+) -> tuple[Callable[[str, str], tuple[int, bytes]], list[tuple[str, float]]]:
+    """A site whose robots.txt asks for ``Crawl-delay: delay``, and the (host,
+    time) of each page request as it arrives."""
     stamps: list[tuple[str, float]] = []
     lock = threading.Lock()
     robots = f"User-agent: *\nCrawl-delay: {delay}\n".encode()
@@ -144,6 +149,12 @@ def throughput(workdir: Path, origins: int = 20, per_origin: int = 8, delay: flo
         with lock:
             stamps.append((host, time.monotonic()))
         return 200, b"<html>page</html>"
+
+    return route, stamps
+
+
+def throughput(workdir: Path, origins: int = 20, per_origin: int = 8, delay: float = 0.5) -> None:
+    route, stamps = stamping_site(delay)
 
     server = fresh_redis(workdir)
     try:
@@ -192,16 +203,7 @@ def table(workdir: Path, code: Path | None, label: str, pages: int = 30) -> None
 
 def gaps(workdir: Path, args: argparse.Namespace, code: Path | None, label: str) -> None:
     """Gaps under the delay between two pages of one origin, at the site."""
-    stamps: list[tuple[str, float]] = []
-    lock = threading.Lock()
-    robots = f"User-agent: *\nCrawl-delay: {args.delay}\n".encode()
-
-    def route(host: str, path: str) -> tuple[int, bytes]:
-        if path == "/robots.txt":
-            return 200, robots
-        with lock:
-            stamps.append((host, time.monotonic()))
-        return 200, b"<html>page</html>"
+    route, stamps = stamping_site(args.delay)
 
     server = fresh_redis(workdir)
     try:

@@ -8,7 +8,7 @@ once, with the time it happened:
 - ``fetched``: the outcome of a fetch this process made;
 - ``shared``: a record another process fetched meanwhile (docs/spec.md §3.5);
 - ``seeded``: a robots.txt response someone else downloaded (the spider);
-- ``site_answered``: a page of the origin answered, during a streak;
+- ``site_answered``: a page of the origin answered, during an outage;
 - ``asked``: a request wants the origin's access now;
 
 and carries out the effects handed back, in order: ``Use`` (answer the
@@ -25,7 +25,7 @@ then hands back:
     fetching           fetched 5xx     -> Save, then WaitUntil (a quick retry while
                                           requests may still wait) or Announce
     fetching           shared          -> as fetched; FetchNow here if not shareable
-    streak             asked           -> Use (closed, the kept copy, or allow by
+    outage             asked           -> Use (closed, the kept copy, or allow by
                                           docs/spec.md §2.2), ``retry`` when one is due
 
 The rules are the pure functions of ``policy``; this module only walks an
@@ -94,8 +94,8 @@ class Use:
 
     access: Access
     stale: bool = False  # the rules come from an expired copy (stats: stale_used)
-    #: In an outage streak: the state it gives (stats: unreachable/<state>).
-    streak: AccessState | None = None
+    #: In an outage: the state it gives (stats: unreachable/<state>).
+    outage: AccessState | None = None
     #: A background refetch is due: start it; requests do not wait for it.
     retry: bool = False
 
@@ -255,7 +255,7 @@ class OriginLifecycle:
         began: a page may have answered meanwhile (``site_answered``), and
         that mark is what opens the site 30 days into an outage.
         """
-        record = self._recorded(outcome, now)
+        record = _recorded(self.record, outcome, now, self._rules)
         self._adopt(record, outcome)
         self._fetches += (outcome,)
         save = Save(record, retention(record, now, self._rules.config))
@@ -287,7 +287,7 @@ class OriginLifecycle:
         return Save(record, retention(record, now, self._rules.config))
 
     def site_answered(self, now: float) -> Save | None:
-        """A page answered during a streak: after 30 days that matters (docs/spec.md §2.2)."""
+        """A page answered during an outage: after 30 days that matters (docs/spec.md §2.2)."""
         marked = note_site_answer(self.record, now, self._rules.config)
         if marked is None:
             return None
@@ -329,7 +329,7 @@ class OriginLifecycle:
         bounded by the origin count. Counting them here too (a kilobyte each,
         once) capped a broad crawl's live origins near 30,000 whatever the
         setting, and a breadth-first crawl past that evicted every answer
-        just before its origin's next request (issue 28).
+        just before its origin's next request (docs/benchmarks.md, "At scale").
         """
         body = self.record.good_body if self.record is not None else None
         size = len(body) if body else 0
@@ -344,9 +344,9 @@ class OriginLifecycle:
         """Requests that waited for a first failure wait a little more for
         quick retries, while the origin would be closed (docs/spec.md §2.2)."""
         record = self.record
-        if waiting is not None and record is not None and record.in_streak:
+        if waiting is not None and record is not None and record.in_outage:
             config = self._rules.config
-            if decide(record, now, config).state is AccessState.DISALLOW_ALL:
+            if decide(record, now, config).state is AccessState.CLOSED:
                 at = quick_retry_at(record, waiting.since, now, config)
                 if at is not None and at - now <= waiting.left:
                     return WaitUntil(at)
@@ -381,8 +381,8 @@ class OriginLifecycle:
             self._last = None
         assert self.access is not None
         record = self.record
-        streak = decision.state if record is not None and record.in_streak else None
-        use = Use(self.access, decision.stale, streak, decision.refresh_due)
+        outage = decision.state if record is not None and record.in_outage else None
+        use = Use(self.access, decision.stale, outage, decision.refresh_due)
         if not new and not outcomes:
             return use
         fetched = None
@@ -408,25 +408,6 @@ class OriginLifecycle:
             self.outcome, self.outcome_record = outcome, record
             self._unannounced = outcome
 
-    def _recorded(self, outcome: FetchOutcome, now: float) -> OriginRecord:
-        """``record_outcome``, which must not raise; if it does anyway, the
-        answer still counts (issue 13 §1): without its headers, else as
-        unreachable with the usual back-off. Never a fetch again at once."""
-        rules = self._rules
-        try:
-            return record_outcome(self.record, outcome, now, rules.config, random=rules.random)
-        except Exception:
-            logger.exception("Recording %s failed; its headers are ignored", outcome.url)
-        try:
-            plain = replace(outcome, cache_control=None, retry_after=None, headers={})
-            return record_outcome(self.record, plain, now, rules.config, random=rules.random)
-        except Exception:
-            logger.exception("Recording %s failed; it counts as unreachable", outcome.url)
-        broken = FetchOutcome(
-            FetchKind.UNREACHABLE, outcome.url, now, reason="an answer that could not be recorded"
-        )
-        return record_outcome(self.record, broken, now, rules.config, random=rules.random)
-
     def _trusted(self, record: OriginRecord | None, now: float) -> OriginRecord | None:
         """A stored record, its expiry capped by the policy; one from the future is absent."""
         if record is None:
@@ -440,6 +421,27 @@ class OriginLifecycle:
                 record.reason,
             )
         return trusted
+
+
+def _recorded(
+    record: OriginRecord | None, outcome: FetchOutcome, now: float, rules: LifecycleRules
+) -> OriginRecord:
+    """``record_outcome``, which must not raise; if it does anyway, the
+    answer still counts (docs/spec.md §2): without its headers, else as
+    unreachable with the usual back-off. Never a fetch again at once."""
+    try:
+        return record_outcome(record, outcome, now, rules.config, random=rules.random)
+    except Exception:
+        logger.exception("Recording %s failed; its headers are ignored", outcome.url)
+    try:
+        plain = replace(outcome, cache_control=None, retry_after=None, headers={})
+        return record_outcome(record, plain, now, rules.config, random=rules.random)
+    except Exception:
+        logger.exception("Recording %s failed; it counts as unreachable", outcome.url)
+    broken = FetchOutcome(
+        FetchKind.UNREACHABLE, outcome.url, now, reason="an answer that could not be recorded"
+    )
+    return record_outcome(record, broken, now, rules.config, random=rules.random)
 
 
 def _key(decision: Decision) -> _Key:

@@ -72,7 +72,7 @@ class FetchOutcome:
     retry_after: str | None = None  # the final response's Retry-After header
     final_url: str | None = None  # where the redirects ended, if any
     #: Names in lower case. Values in tuples, which the garbage collector stops
-    #: tracking: a broad crawl keeps each origin's last outcome (issue 28).
+    #: tracking: a broad crawl keeps each origin's last outcome (docs/benchmarks.md, "At scale").
     headers: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
 
@@ -81,7 +81,7 @@ class AccessState(str, Enum):
 
     RULES = "rules"  # the parsed rules decide
     ALLOW_ALL = "allow"  # no robots.txt applies
-    DISALLOW_ALL = "disallow"  # the origin is closed (unreachable)
+    CLOSED = "closed"  # every request dropped: an outage (docs/spec.md §2.2)
 
 
 @dataclass(frozen=True)

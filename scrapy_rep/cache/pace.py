@@ -1,4 +1,4 @@
-"""The pace of one origin: an atomic "next allowed time" reservation (issue 26).
+"""The pace of one origin: an atomic "next allowed time" reservation (docs/politeness.md).
 
 Pure: every function takes the store's ``now`` and the stored times, and
 returns the new times. Each store runs them (or, for Redis, the same steps

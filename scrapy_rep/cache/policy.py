@@ -9,9 +9,9 @@ An origin goes through these states (the ``OriginRecord`` remembers which):
 
 - fresh: a 2xx or 4xx answer younger than its TTL -> rules / full allow;
 - expired: older than its TTL -> fetch again before deciding (docs/spec.md §3.3);
-- streak: the last fetches were unreachable (docs/spec.md §2.2). For the first
-  ``disallow_window`` of the streak the origin is closed; then the last good
-  copy applies (none -> full allow) until ``stale_limit``; after that,
+- outage: the last fetches were unreachable (docs/spec.md §2.2). For the first
+  ``unreachable_disallow`` of the outage the origin is closed; then the last good
+  copy applies (none -> full allow) until ``unreachable_max_age``; after that,
   ``long_outage`` decides. Retries go on in the background meanwhile.
 The rules only: ``lifecycle`` walks an origin through them, event by event.
 """
@@ -57,6 +57,7 @@ __all__ = [
     "record_outcome",
     "retention",
     "retry_after_delay",
+    "span",
 ]
 
 logger = logging.getLogger(__name__)
@@ -68,7 +69,7 @@ def loaded_record(record: OriginRecord, now: float, config: PolicyConfig) -> Ori
     it claims a fetch (or a site answer) in the future; its expiry capped at
     the fetch time plus the longest life this policy gives, its next retry at
     the fetch time plus the longest back-off (a row cannot keep an origin's
-    rules, or its allow-all, forever, nor stop the retries of a streak)."""
+    rules, or its allow-all, forever, nor stop the retries of an outage)."""
     if record.fetched_at > now + CLOCK_SKEW:
         return None
     if record.site_reachable_at is not None and record.site_reachable_at > now + CLOCK_SKEW:
@@ -97,7 +98,7 @@ class Decision:
     state: AccessState | None = None  # set when action is USE
     body: bytes | None = None  # the body whose rules apply, when state is RULES
     reason: str = ""
-    #: USE only: a background refetch is due (streak retry); requests do not wait.
+    #: USE only: a background refetch is due (outage retry); requests do not wait.
     refresh_due: bool = False
     stale: bool = False  # the rules come from an expired copy (stats: stale_used)
 
@@ -159,7 +160,7 @@ def _record_failure(
     config: PolicyConfig,
     random: Callable[[], float],
 ) -> OriginRecord:
-    failures = (record.failures if record is not None and record.in_streak else 0) + 1
+    failures = (record.failures if record is not None and record.in_outage else 0) + 1
     delay = _read_header(
         "Retry-After",
         outcome.retry_after,
@@ -176,7 +177,7 @@ def _record_failure(
         status=outcome.status,
         reason=outcome.reason or _status_reason(outcome.status),
         fetched_at=now,
-        streak_started_at=record.streak_started_at if record.in_streak else now,
+        outage_started_at=record.outage_started_at if record.in_outage else now,
         next_retry_at=now + delay,
         failures=failures,
     )
@@ -190,7 +191,7 @@ def _read_header(
     name: str, value: str | None, read: Callable[[], _T], default: Callable[[], _T]
 ) -> _T:
     """``read()``; if it raises anyway (no header value should make it), the
-    header costs its meaning, never the answer: ``default()`` (issue 13 §1)."""
+    header costs its meaning, never the answer: ``default()`` (docs/spec.md §3.2)."""
     try:
         return read()
     except Exception as exc:
@@ -280,12 +281,12 @@ _ASCII_DIGITS = re.compile(r"[0-9]{1,400}")
 def note_site_answer(
     record: OriginRecord | None, now: float, config: PolicyConfig
 ) -> OriginRecord | None:
-    """Remember that a page of the site answered, during a streak (docs/spec.md §2.2).
+    """Remember that a page of the site answered, during an outage (docs/spec.md §2.2).
 
-    Returns None when there is nothing worth writing: no streak, or a mark
+    Returns None when there is nothing worth writing: no outage, or a mark
     recent enough (within 1/24 of ``site_reachable_window``).
     """
-    if record is None or not record.in_streak:
+    if record is None or not record.in_outage:
         return None
     seen = record.site_reachable_at
     if seen is not None and now - seen < config.site_reachable_window / 24:
@@ -305,8 +306,8 @@ def decide(record: OriginRecord | None, now: float, config: PolicyConfig) -> Dec
     """What applies to the origin's requests at ``now`` (docs/spec.md §2.2, §3.3)."""
     if record is None:
         return _FETCH
-    if record.in_streak:
-        return _decide_streak(record, now, config)
+    if record.in_outage:
+        return _decide_outage(record, now, config)
     if now >= record.expires_at:
         return _FETCH  # expired: refresh before deciding (docs/spec.md §3.3)
     if record.kind is FetchKind.UNAVAILABLE:
@@ -326,25 +327,25 @@ def decide_settled(record: OriginRecord | None, now: float, config: PolicyConfig
     if decision.action is Action.USE:
         return decision
     if record is None:
-        return Decision(Action.USE, AccessState.DISALLOW_ALL, reason="robots.txt not resolved")
+        return Decision(Action.USE, AccessState.CLOSED, reason="robots.txt not resolved")
     if record.kind is FetchKind.SUCCESS and record.good_body is not None:
         return Decision(Action.USE, AccessState.RULES, record.good_body, "robots.txt rules")
     if record.kind is FetchKind.UNREACHABLE:
         reason = f"robots.txt unreachable ({record.reason})"
-        return Decision(Action.USE, AccessState.DISALLOW_ALL, reason=reason)
+        return Decision(Action.USE, AccessState.CLOSED, reason=reason)
     reason = f"robots.txt unavailable ({record.reason}): full allow"
     return Decision(Action.USE, AccessState.ALLOW_ALL, reason=reason)
 
 
-def _decide_streak(record: OriginRecord, now: float, config: PolicyConfig) -> Decision:
-    assert record.streak_started_at is not None
-    # The windows count from when the origin lost a valid copy: the streak's
+def _decide_outage(record: OriginRecord, now: float, config: PolicyConfig) -> Decision:
+    assert record.outage_started_at is not None
+    # The windows count from when the origin lost a valid copy: the outage's
     # start, or the copy's expiry if an early refresh failed while it was fresh.
-    start = record.streak_started_at
+    start = record.outage_started_at
     if record.good_at is not None:
         start = max(start, record.expires_at)
     age = now - start
-    since = f"robots.txt unreachable ({record.reason}) since {_iso(record.streak_started_at)}"
+    since = f"robots.txt unreachable ({record.reason}) since {_iso(record.outage_started_at)}"
     due = record.next_retry_at is None or now >= record.next_retry_at
 
     def use(state: AccessState, why: str, body: bytes | None = None) -> Decision:
@@ -353,16 +354,14 @@ def _decide_streak(record: OriginRecord, now: float, config: PolicyConfig) -> De
 
     if age < 0:
         return _last_good_copy(record, use)  # an early refresh failed: the copy is still valid
-    if age < config.disallow_window:
-        return use(
-            AccessState.DISALLOW_ALL, f"closed for the first {_span(config.disallow_window)}"
-        )
-    if age < config.stale_limit or config.long_outage == "cached":
+    if age < config.unreachable_disallow:
+        return use(AccessState.CLOSED, f"closed for the first {span(config.unreachable_disallow)}")
+    if age < config.unreachable_max_age or config.long_outage == "cached":
         return _last_good_copy(record, use)
     seen = record.site_reachable_at
     if seen is not None and now - seen <= config.site_reachable_window:
         return use(AccessState.ALLOW_ALL, f"site answered at {_iso(seen)}: as if no robots.txt")
-    return use(AccessState.DISALLOW_ALL, "site not answering either")
+    return use(AccessState.CLOSED, "site not answering either")
 
 
 def _last_good_copy(
@@ -385,15 +384,15 @@ def quick_retry_at(
 ) -> float | None:
     """When to retry for requests still waiting on an origin's first failure.
 
-    Requests that arrived before an origin's streak began may wait up to
+    Requests that arrived before an origin's outage began may wait up to
     ``unreachable_wait`` (from ``waiting_since``) for quick retries; returns
     the retry time if it falls within that wait, else None (drop them).
     """
-    if not record.in_streak or record.next_retry_at is None:
+    if not record.in_outage or record.next_retry_at is None:
         return None
-    assert record.streak_started_at is not None
-    if record.streak_started_at < waiting_since:
-        return None  # the streak is older than these requests: no waiting
+    assert record.outage_started_at is not None
+    if record.outage_started_at < waiting_since:
+        return None  # the outage is older than these requests: no waiting
     if record.next_retry_at > waiting_since + config.unreachable_wait:
         return None
     return max(record.next_retry_at, now)
@@ -411,7 +410,8 @@ def _iso(timestamp: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(timestamp))
 
 
-def _span(seconds: float) -> str:
+def span(seconds: float) -> str:
+    """A duration as people read it: ``12 h``, ``30 d``, ``5 s``."""
     if seconds >= DAY and seconds % DAY == 0:
         return f"{seconds / DAY:g} d"
     if seconds >= HOUR:

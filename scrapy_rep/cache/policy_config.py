@@ -24,16 +24,16 @@ class PolicyConfig:
     """Every duration of docs/spec.md §2.2 and §3, in seconds.
 
     The defaults are Google's current rule: 12 h closed, then the last good
-    copy until 30 days of streak, then full allow if the site's pages answer
+    copy until 30 days of outage, then full allow if the site's pages answer
     (else closed). ``PolicyConfig.older_google()`` gives the older edition.
-    ``disallow_window=0`` keeps using the cached copy at once (docs/spec.md §3.3).
+    ``unreachable_disallow=0`` keeps using the cached copy at once (docs/spec.md §3.3).
     """
 
-    #: Closed for this long from the start of an unreachable streak.
-    disallow_window: float = 12 * HOUR
-    #: The last good copy applies until the streak is this old.
-    stale_limit: float = 30 * DAY
-    #: After ``stale_limit``: "site" = allow if the site's pages answered
+    #: Closed for this long from the start of an outage.
+    unreachable_disallow: float = 12 * HOUR
+    #: The last good copy applies until the outage is this old.
+    unreachable_max_age: float = 30 * DAY
+    #: After ``unreachable_max_age``: "site" = allow if the site's pages answered
     #: within ``site_reachable_window``, else closed; "cached" = the last good
     #: copy, or full allow if there is none.
     long_outage: LongOutage = "site"
@@ -59,7 +59,7 @@ class PolicyConfig:
     #: failing fetch before they are dropped as unreachable.
     unreachable_wait: float = 10.0
     #: How long a record is kept in storage after its last update (the last
-    #: good copy must outlive a streak).
+    #: good copy must outlive an outage).
     keep_records: float = 31 * DAY
 
     def __post_init__(self) -> None:
@@ -88,13 +88,13 @@ class PolicyConfig:
 
         "5xx: full disallow until a retry succeeds; after 30 days the last
         cached copy is used, or no restrictions if there is none." That is
-        ``disallow_window = stale_limit = 30 days`` and
+        ``unreachable_disallow = unreachable_max_age = 30 days`` and
         ``long_outage = "cached"``; as settings: ``REP_UNREACHABLE_DISALLOW =
         2592000`` and ``REP_LONG_OUTAGE = "cached"``.
         """
         base: dict[str, Any] = {
-            "disallow_window": 30 * DAY,
-            "stale_limit": 30 * DAY,
+            "unreachable_disallow": 30 * DAY,
+            "unreachable_max_age": 30 * DAY,
             "long_outage": "cached",
         }
         return cls(**{**base, **overrides})

@@ -29,15 +29,15 @@ class OriginRecord:
     good_body: bytes | None = None  # the last 2xx body; None after a 4xx or never
     good_at: float | None = None  # when the last good answer (2xx or 4xx) came
     good_status: int | None = None  # its status
-    streak_started_at: float | None = None  # first unreachable fetch of the streak
-    next_retry_at: float | None = None  # when the next retry is due, in a streak
-    failures: int = 0  # unreachable fetches in the streak
-    site_reachable_at: float | None = None  # last time other pages answered, in a streak
+    outage_started_at: float | None = None  # first unreachable fetch of the outage
+    next_retry_at: float | None = None  # when the next retry is due, in an outage
+    failures: int = 0  # unreachable fetches in the outage
+    site_reachable_at: float | None = None  # last time other pages answered, in an outage
     no_store: bool = False  # the good body must not be persisted (Cache-Control)
 
     @property
-    def in_streak(self) -> bool:
-        return self.streak_started_at is not None
+    def in_outage(self) -> bool:
+        return self.outage_started_at is not None
 
     def to_bytes(self) -> bytes:
         """A compact form for sqlite and redis: one JSON line, then the raw body.
@@ -55,7 +55,7 @@ class OriginRecord:
             "e": self.expires_at,
             "g": self.good_at,
             "gs": self.good_status,
-            "st": self.streak_started_at,
+            "st": self.outage_started_at,
             "n": self.next_retry_at,
             "c": self.failures,
             "sr": self.site_reachable_at,
@@ -69,9 +69,10 @@ class OriginRecord:
     def from_bytes(cls, data: bytes) -> OriginRecord:
         """The inverse of ``to_bytes``; raises ``ValueError`` on anything else.
 
-        A store row may be tampered with or foreign (issue 13 §6): every field
-        is checked for its type, finiteness and range, so that a bad row is
-        absent (fetched again), never a crash or an origin open forever.
+        A store row may be tampered with or foreign (docs/storage.md, "When
+        a store fails"): every field is checked for its type, finiteness and
+        range, so that a bad row is absent (fetched again), never a crash or
+        an origin open forever.
         """
         head, sep, body = data.partition(b"\n")
         try:
@@ -91,7 +92,7 @@ class OriginRecord:
                 good_body=bytes(body) if header["b"] else None,
                 good_at=_time(header["g"], optional=True),
                 good_status=_status(header["gs"]),
-                streak_started_at=_time(header["st"], optional=True),
+                outage_started_at=_time(header["st"], optional=True),
                 next_retry_at=_time(header["n"], optional=True),
                 failures=_count(header["c"]),
                 site_reachable_at=_time(header["sr"], optional=True),
@@ -123,11 +124,11 @@ CLOCK_SKEW = 3_600.0
 
 
 def _consistent(record: OriginRecord) -> OriginRecord:
-    """A record as the policy writes it: a streak starts, and a good answer
-    comes, at one of its fetches, so not after the last one. A streak "from
+    """A record as the policy writes it: an outage starts, and a good answer
+    comes, at one of its fetches, so not after the last one. An outage "from
     the future" reads as an early refresh that failed, and with no copy it
     allowed everything until the row expired."""
-    for name in ("streak_started_at", "good_at"):
+    for name in ("outage_started_at", "good_at"):
         value = getattr(record, name)
         if value is not None and value > record.fetched_at + CLOCK_SKEW:
             raise ValueError(f"{name} {value!r} is after the last fetch {record.fetched_at!r}")

@@ -86,7 +86,7 @@ class StopSignal:
     the crawl stops. A look per waiter would make objects per waiter per
     tick, and a race per waiter (a task, a future, a cancelled Deferred)
     cost more than the rest of its wait: a broad crawl pays for both in the
-    collector (issue 28). The looks are timed by asyncio's loop when one
+    collector (docs/benchmarks.md, "At scale"). The looks are timed by asyncio's loop when one
     runs (reactorless mode has no reactor), else by the reactor."""
 
     def __init__(self, stopped: Callable[[], bool], poll: float) -> None:

@@ -91,7 +91,7 @@ class CrawlLife:
         await self.open_storage()
         if self.storage_error is not None:
             raise CloseSpider(STORAGE_CLOSE_REASON)
-        # ``scrapy-rep cache forget`` reaches this crawl too (issue 27 §6).
+        # ``scrapy-rep cache forget`` reaches this crawl too (docs/tester.md, "Refetch now").
         self._forget_watch = await watch_forgets(
             self._resolver, self._config.forget_poll_interval, self._forgotten
         )

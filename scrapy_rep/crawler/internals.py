@@ -152,7 +152,8 @@ class Parking:
     async def place(self, ahead: bool = False) -> bool:
         """Wait for a free place in CONCURRENT_REQUESTS: a robots.txt download
         is a download like any other, and does not crowd the pages out.
-        False: the crawl is stopping, do not download (issue 23 §3: a stop stops).
+        False: the crawl is stopping, do not download (a stop stops:
+        docs/decisions.md, "Waiting for robots.txt").
 
         A waiting download reserves its place in ``active`` at once, so the
         engine pulls no new page into it. ``ahead``: a waiting page whose

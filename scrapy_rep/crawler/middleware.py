@@ -41,7 +41,7 @@ from scrapy_rep.crawler.errors import RobotsTxtNoOrigin, RobotsTxtStorageUnavail
 from scrapy_rep.crawler.internals import Parking
 from scrapy_rep.crawler.pace.turns import Pace
 from scrapy_rep.crawler.reporting import Drop, Reporter
-from scrapy_rep.crawler.request_checks import ResponseCheck, request_checks
+from scrapy_rep.crawler.request_checks import ResponseCheck, first_drop, request_checks
 from scrapy_rep.engine.origin import Origin
 
 if TYPE_CHECKING:
@@ -118,7 +118,7 @@ class RobotsTxtMiddleware:
         )
         self.checks = request_checks(config, self._tokens, self._report)
         self._response_checks = tuple(c for c in self.checks if isinstance(c, ResponseCheck))
-        # Each origin's pace across processes (issue 26); None unless asked for.
+        # Each origin's pace across processes (docs/politeness.md); None unless asked for.
         self._pace = Pace.of(crawler, self._parking, self._tokens, lambda: self._resolver.storage)
         self._waiting = Waiting(self._resolver, self._parking)
         self._origins = CheckedOrigins(config.checked_schemes)
@@ -207,7 +207,7 @@ class RobotsTxtMiddleware:
 
     def _fetch_for(self, request: object) -> Fetch:
         """The fetch on behalf of ``request``, as its origin's flight starts:
-        every attempt of that flight goes the request's route (issue 23 §1)."""
+        every attempt of that flight goes the request's route (docs/proxies.md)."""
         route = route_of(request) if isinstance(request, Request) else ENVIRONMENT
 
         async def fetch(origin: Origin) -> FetchOutcome:
@@ -231,18 +231,10 @@ class RobotsTxtMiddleware:
 
     def _check(self, request: Request, origin: Origin, access: Access) -> None:
         """The verdict: pass (return) or drop (raise)."""
-        drop = self._verdict(request, origin, access)
+        drop = first_drop(self.checks, request, origin, access)
         if drop is not None:
             self._report.announce(drop, request)
             raise drop.error
-
-    def _verdict(self, request: Request, origin: Origin, access: Access) -> Drop | None:
-        """None to pass; else the first check's drop (``checks``, in order)."""
-        for check in self.checks:
-            drop = check.verdict(request, origin, access)
-            if drop is not None:
-                return drop
-        return None
 
     def announce_early(self, drop: Drop, request: Request) -> None:
         """A drop decided before the scheduler: counted (its origin's answer was
@@ -251,10 +243,10 @@ class RobotsTxtMiddleware:
         self._report.announce(drop, request, early=True)
 
     def early(self, request: Request) -> Drop | None:
-        """For the spider middleware, before the scheduler (issue 14 §3): the
-        drop this request would get if its origin's access is known already;
-        else start its robots.txt now. None: schedule it (this middleware
-        still checks it when it is downloaded)."""
+        """For the spider middleware, before the scheduler (docs/decisions.md,
+        "Robots-aware scheduling"): the drop this request would get if its
+        origin's access is known already; else start its robots.txt now.
+        None: schedule it (this middleware still checks it when downloaded)."""
         life = self._life
         if life.bypass or life.storage_error is not None or not life.storage_opened:
             return None
@@ -270,7 +262,7 @@ class RobotsTxtMiddleware:
         if access is None:
             self._resolver.prefetch(origin, request)
             return None
-        return self._verdict(request, origin, access)
+        return first_drop(self.checks, request, origin, access)
 
     async def process_response(
         self, request: Request, response: Response, spider: Spider | None = None
@@ -278,7 +270,7 @@ class RobotsTxtMiddleware:
         """Learn from the response; then the checks that read responses (a drop raises)."""
         life = self._life
         # Nearly every response has nothing to teach: nothing parsed for it.
-        if (self._resolver.streaking or ROBOTS_PATH in request.url) and not (
+        if (self._resolver.outages or ROBOTS_PATH in request.url) and not (
             life.bypass or life.storage_error is not None
         ):
             await self._learn(request, response)
@@ -287,7 +279,7 @@ class RobotsTxtMiddleware:
         return response
 
     async def _learn(self, request: Request, response: Response) -> None:
-        """A spider's own robots.txt, pages answering in a streak."""
+        """A spider's own robots.txt, pages answering in an outage."""
         if request.meta.get(ROBOTSTXT_FETCH_META_KEY):
             return
         parts = urlparse_cached(request)
@@ -302,7 +294,7 @@ class RobotsTxtMiddleware:
                 await self._resolver.seed(origin, outcome)
             return
         record = self._resolver.record(origin)
-        if record is not None and record.in_streak:
+        if record is not None and record.in_outage:
             await self._resolver.site_answered(origin)
 
     async def _resolved(self, origin: Origin, access: Access, fetched: FetchOutcome | None) -> None:

@@ -285,7 +285,7 @@ def effect(access: Access) -> str:
     """What an access means for the origin's requests, for a log line."""
     if access.state is AccessState.ALLOW_ALL:
         return "everything allowed"
-    if access.state is AccessState.DISALLOW_ALL or access.robots is None:
+    if access.state is AccessState.CLOSED or access.robots is None:
         return "every request dropped"
     robots = access.robots
     licenses = f", {len(robots.licenses)} licenses" if robots.licenses else ""

@@ -29,10 +29,10 @@ if TYPE_CHECKING:
     from scrapy_rep.crawler.reporting import Reporter
     from scrapy_rep.engine.origin import Origin
 
-__all__ = ["RequestCheck", "ResponseCheck", "RobotsCheck", "request_checks"]
+__all__ = ["RequestCheck", "ResponseCheck", "RobotsCheck", "first_drop", "request_checks"]
 
 _ALLOW_ALL: Final = AccessState.ALLOW_ALL
-_DISALLOW_ALL: Final = AccessState.DISALLOW_ALL
+_CLOSED: Final = AccessState.CLOSED
 
 
 class RequestCheck(Protocol):
@@ -63,7 +63,7 @@ class RobotsCheck:
         if state is _ALLOW_ALL:
             return None
         url = request.url
-        if state is _DISALLOW_ALL or robots is None:
+        if state is _CLOSED or robots is None:
             return Drop(RobotsTxtUnreachable(access.reason, url), "unreachable")
         tokens = self._tokens(request)
         if robots.allowed(url, tokens):
@@ -83,3 +83,14 @@ def request_checks(
     if not config.purposes:
         return (robots,)
     return (robots, UsageCheck(config, tokens, report))
+
+
+def first_drop(
+    checks: tuple[RequestCheck, ...], request: Request, origin: Origin, access: Access
+) -> Drop | None:
+    """None to pass; else the first check's drop (``checks``, in order)."""
+    for check in checks:
+        drop = check.verdict(request, origin, access)
+        if drop is not None:
+            return drop
+    return None

@@ -195,6 +195,31 @@ _ByHeadAndSecond = tuple[tuple[int, ...] | None, dict[str, dict[str, list[Wildca
 _Paired = list[tuple[str, Wildcard]] | _ByHeadAndSecond
 
 
+def _keys_of(
+    wildcard: Wildcard, key_of: _KeyChooser, end_of: dict[str, str]
+) -> tuple[str, str] | None:
+    """The key a wildcard is filed under and the second key it needs ("" for
+    none); None for a rule with no piece after its head, tried on every path.
+    ``end_of`` gathers the anchored tails' keys (the path's end)."""
+    middle, tail = wildcard[3], wildcard[4]
+    if middle:
+        first = middle[0] if len(middle[0]) <= MAX_KEY else key_of(middle[0])
+        if not tail:  # "/*a*b*$": the last piece of the middle ends it
+            second = middle[-1] if len(middle) > 1 else ""
+        elif wildcard[5]:  # anchored: the path must end with the tail
+            second = end_of.get(tail) or end_of.setdefault(tail, _END + tail[-MAX_KEY:])
+        else:
+            second = tail
+        if len(second) > MAX_KEY and second[0] != _END:
+            second = key_of(second)
+        return first, second
+    if not tail:
+        return None
+    if wildcard[5]:
+        return end_of.get(tail) or end_of.setdefault(tail, _END + tail[-MAX_KEY:]), ""
+    return (tail if len(tail) <= MAX_KEY else key_of(tail)), ""
+
+
 class WildcardIndex:
     """The wildcards of a big group, filed under keys one scan of a path finds."""
 
@@ -221,25 +246,11 @@ class WildcardIndex:
         crowded: list[str] = []  # keys whose rules alone are many: filed by head
         crowded_pairs: list[str] = []  # keys with many pairs: filed by head and second
         for wildcard in wildcards:
-            middle, tail = wildcard[3], wildcard[4]
-            if middle:
-                first = middle[0] if len(middle[0]) <= MAX_KEY else key_of(middle[0])
-                if not tail:  # "/*a*b*$": the last piece of the middle ends it
-                    second = middle[-1] if len(middle) > 1 else ""
-                elif wildcard[5]:  # anchored: the path must end with the tail
-                    second = end_of.get(tail) or end_of.setdefault(tail, _END + tail[-MAX_KEY:])
-                else:
-                    second = tail
-                if len(second) > MAX_KEY and second[0] != _END:
-                    second = key_of(second)
-            elif not tail:
+            keys = _keys_of(wildcard, key_of, end_of)
+            if keys is None:
                 always.append(wildcard)
                 continue
-            elif wildcard[5]:
-                first = end_of.get(tail) or end_of.setdefault(tail, _END + tail[-MAX_KEY:])
-                second = ""
-            else:
-                first, second = tail if len(tail) <= MAX_KEY else key_of(tail), ""
+            first, second = keys
             if first not in key_top:
                 key_top[first] = wildcard[0]
             if not second:

@@ -46,7 +46,7 @@ UNREACHABLE: Final = "unreachable"
 OPTED_OUT: Final = "opted out"
 NO_ANSWER: Final = "(never applied)"  # no robots.txt outcome seen for a site
 #: Access states (scrapy_rep.cache.outcome.AccessState values) as the table shows them.
-_STATES: Final = {"rules": "rules", "allow": "allow all", "disallow": "closed (unreachable)"}
+_STATES: Final = {"rules": "rules", "allow": "allow all", "closed": "closed (unreachable)"}
 
 
 @dataclass(frozen=True)

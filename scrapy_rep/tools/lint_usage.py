@@ -1,4 +1,4 @@
-"""Lint of the usage lines: ``Content-Usage`` and ``Content-Signal`` (issue 15).
+"""Lint of the usage lines: ``Content-Usage`` and ``Content-Signal`` (docs/usage-preferences.md).
 
 A crawler reads these lines as the engine does (``engine.usage.read_rule``):
 a statement it cannot read states nothing, silently. This says so, line by

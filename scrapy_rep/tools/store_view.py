@@ -125,15 +125,15 @@ def describe(
     now = time.time() if now is None else now
     policy = policy or PolicyConfig()
     decision = decide_settled(record, now, policy)
-    closed = decision.state is AccessState.DISALLOW_ALL
+    closed = decision.state is AccessState.CLOSED
     closed_until = None
-    if closed and record.streak_started_at is not None:
-        # As the policy counts the window: from the streak's start, or from the
+    if closed and record.outage_started_at is not None:
+        # As the policy counts the window: from the outage's start, or from the
         # copy's expiry if an early refresh failed (docs/spec.md §2.2).
-        start = record.streak_started_at
+        start = record.outage_started_at
         if record.good_at is not None:
             start = max(start, record.expires_at)
-        closed_until = start + policy.disallow_window
+        closed_until = start + policy.unreachable_disallow
     body = record.good_body
     return {
         "kept": True,

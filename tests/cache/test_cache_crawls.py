@@ -67,11 +67,11 @@ async def test_status_5xx_stays_closed_across_restarts_for_12h_then_last_good_co
         failed = await crawl(urls, settings)
         assert site.paths()[2:] == ["/robots.txt"]
 
-        clock.advance(11 * HOUR)  # a restart, 11 h into the streak
+        clock.advance(11 * HOUR)  # a restart, 11 h into the outage
         restarted = await crawl(urls, settings)
         assert site.paths()[3:] == ["/robots.txt"]  # a background retry, no page
 
-        clock.advance(HOUR + 60)  # 12 h 01 min into the streak
+        clock.advance(HOUR + 60)  # 12 h 01 min into the outage
         later = await crawl(urls, settings)
         late_paths = site.paths()[4:]
 
@@ -82,9 +82,9 @@ async def test_status_5xx_stays_closed_across_restarts_for_12h_then_last_good_co
         assert spider.got == []
         assert all(isinstance(e, RobotsTxtUnreachable) for e in spider.dropped.values())
         assert all("503" in e.reason for e in spider.dropped.values())
-        assert stats(run)["robotstxt/unreachable/disallow"] == 2
+        assert stats(run)["robotstxt/unreachable/closed"] == 2
     assert stats(failed)["robotstxt/cache/expired"] == 2
-    assert stats(restarted)["robotstxt/cache/hit"] == 2  # the streak came from the file
+    assert stats(restarted)["robotstxt/cache/hit"] == 2  # the outage came from the file
     assert "robotstxt/request_count" in stats(restarted)
 
     spider = spider_of(later)
@@ -97,7 +97,7 @@ async def test_status_5xx_stays_closed_across_restarts_for_12h_then_last_good_co
     else:  # REP_OUTAGE_RULES = "google-legacy": closed until a retry succeeds
         assert late_paths == ["/robots.txt"]
         assert spider.got == []
-        assert stats(later)["robotstxt/unreachable/disallow"] == 2
+        assert stats(later)["robotstxt/unreachable/closed"] == 2
 
 
 @pytest.mark.parametrize("answered", [True, False])
@@ -105,7 +105,7 @@ async def test_status_5xx_stays_closed_across_restarts_for_12h_then_last_good_co
 async def test_status_5xx_after_30d_pages_that_answered_keep_the_site_open(
     tmp_path: Path, clock: FakeClock, answered: bool
 ) -> None:
-    """docs/spec.md §2.2: 30 days into a streak, a site whose pages answered within the
+    """docs/spec.md §2.2: 30 days into an outage, a site whose pages answered within the
     last day is crawled as if it had no robots.txt; one whose pages did not is
     closed. The middleware hears of those answers from the responses."""
     robots = Switch(Reply(200, DISALLOW_PRIVATE))
@@ -114,20 +114,20 @@ async def test_status_5xx_after_30d_pages_that_answered_keep_the_site_open(
         urls = [site.url("/public"), site.url("/private")]
         await crawl(urls, settings)  # the good copy
         robots.reply = Reply(503)
-        clock.advance(25 * HOUR)  # expired an hour ago: the refresh starts the streak
+        clock.advance(25 * HOUR)  # expired an hour ago: the refresh starts the outage
         await crawl(urls, settings)
         clock.advance(30 * 24 * HOUR - 2 * HOUR)  # the last good copy applies
         if answered:
             copy = await crawl(urls, settings)
             assert spider_of(copy).got == [site.url("/public")]  # it answered
-        clock.advance(2 * HOUR)  # 30 days and an hour into the streak
+        clock.advance(2 * HOUR)  # 30 days and an hour into the outage
         late = await crawl(urls, settings)
     if answered:
         assert sorted(spider_of(late).got) == sorted(urls)  # as if no robots.txt
         assert stats(late)["robotstxt/unreachable/allow"] == 2
     else:
         assert spider_of(late).got == []
-        assert stats(late)["robotstxt/unreachable/disallow"] == 2
+        assert stats(late)["robotstxt/unreachable/closed"] == 2
 
 
 @deferred_f_from_coro_f

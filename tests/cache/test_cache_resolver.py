@@ -207,14 +207,14 @@ async def test_spec_3_4_the_byte_budget_counts_robots_txt_bytes_only() -> None:
 
 
 @deferred_f_from_coro_f
-async def test_status_5xx_streak_drops_at_once_and_retries_in_the_background() -> None:
-    """docs/spec.md §2.2: during a streak nobody waits; retries follow the back-off."""
+async def test_status_5xx_outage_drops_at_once_and_retries_in_the_background() -> None:
+    """docs/spec.md §2.2: during an outage nobody waits; retries follow the back-off."""
     clock = ManualClock()
     server = Server(clock, DOWN)
     counts: list[str] = []
     rep = resolver(server, clock, counts=counts, unreachable_wait=0)
     closed = await rep.access(A)
-    assert closed.state is AccessState.DISALLOW_ALL and len(server.calls) == 1
+    assert closed.state is AccessState.CLOSED and len(server.calls) == 1
     clock.now += 1  # the next retry is 2 s after the 503
     assert rep.current(A) is closed and len(server.calls) == 1
     clock.now += 1.5
@@ -227,7 +227,7 @@ async def test_status_5xx_streak_drops_at_once_and_retries_in_the_background() -
     await settle()
     assert not rep.pending(A)
     assert (await rep.access(A)).state is AccessState.RULES  # the retry succeeded
-    assert counts.count("unreachable/disallow") == 3
+    assert counts.count("unreachable/closed") == 3
 
 
 @deferred_f_from_coro_f
@@ -237,7 +237,7 @@ async def test_status_5xx_page_answer_during_a_retry_is_not_lost() -> None:
     clock = ManualClock()
     server = Server(clock, DOWN)
     rep = resolver(server, clock, unreachable_wait=0)
-    await rep.access(A)  # the streak starts
+    await rep.access(A)  # the outage starts
     clock.now += 13 * HOUR  # past the first 12 hours; a retry is due
     server.gate = asyncio.Event()
     assert (await rep.access(A)).state is AccessState.ALLOW_ALL  # no copy: the retry starts
@@ -269,16 +269,16 @@ class SlowLoads(MemoryStorage):
 
 
 @deferred_f_from_coro_f
-async def test_status_5xx_page_answer_never_overwrites_the_fetch_that_ended_a_streak() -> None:
-    """A page answers during a streak while the robots.txt fetch that ends it is
+async def test_status_5xx_page_answer_never_overwrites_the_fetch_that_ended_a_outage() -> None:
+    """A page answers during an outage while the robots.txt fetch that ends it is
     under way, and the page's store read is slow: the fetch's record stays in
-    the store, not the streak's with the page's mark (the next crawl would
+    the store, not the outage's with the page's mark (the next crawl would
     fetch robots.txt again)."""
     clock = ManualClock()
     server = Server(clock, DOWN)
     store = SlowLoads(clock)
     rep = resolver(server, clock, store, unreachable_wait=0)
-    await rep.access(A)  # the streak starts
+    await rep.access(A)  # the outage starts
     clock.now += 13 * HOUR
     server.answers = [OK]
     server.gate = asyncio.Event()
@@ -295,7 +295,7 @@ async def test_status_5xx_page_answer_never_overwrites_the_fetch_that_ended_a_st
     await settle()
     assert not rep.pending(A)
     stored = await store.get(str(A))
-    assert stored is not None and not stored.in_streak  # the fetch's, not the streak's
+    assert stored is not None and not stored.in_outage  # the fetch's, not the outage's
 
 
 class SharedMemory(MemoryStorage):

@@ -69,7 +69,7 @@ def said(effect: object) -> str:
         words += ["new"] if effect.new else []
         words += [f"after {len(effect.outcomes)}"] if effect.outcomes else []
     words += ["stale"] if use.stale else []
-    words += ["streak"] if use.streak is not None else []
+    words += ["outage"] if use.outage is not None else []
     words += ["retry"] if use.retry else []
     return " ".join(words)
 
@@ -139,12 +139,12 @@ ROWS = {
     "first 503, nobody may wait longer: closed at once": Row(
         "docs/spec.md §2.2",
         [("load", None, 0), ("fetched", BUSY, Waiting(T0, 1.0), 0)],
-        ["save", "announce disallow new after 1 streak"],
+        ["save", "announce closed new after 1 outage"],
     ),
     "503 in a background retry: closed, no quick retry": Row(
         "docs/spec.md §2.2",
         [("load", None, 0), ("fetched", BUSY, 0)],
-        ["save", "announce disallow new after 1 streak"],
+        ["save", "announce closed new after 1 outage"],
     ),
     "a record another process stored, still fresh: no fetch": Row(
         "docs/spec.md §3.4",
@@ -193,27 +193,27 @@ ROWS = {
     "expired refresh unreachable: closed for the first 12 hours": Row(
         "docs/spec.md §3.3, §2.2",
         [("load", stored(OK), 0), ("ask", DAY), ("fetched", BUSY, DAY)],
-        ["save", "announce disallow new after 1 streak"],
+        ["save", "announce closed new after 1 outage"],
     ),
-    "12 hours into the streak: the kept copy, stale, and a retry due": Row(
+    "12 hours into the outage: the kept copy, stale, and a retry due": Row(
         "docs/spec.md §2.2, §3.3",
         [
             ("load", stored(OK), 0),
             ("fetched", BUSY, DAY),
             ("ask", DAY + 12 * HOUR),
         ],
-        ["announce rules new stale streak retry"],
+        ["announce rules new stale outage retry"],
     ),
     "a 12-hour window of 0: the kept copy at once": Row(
         "docs/spec.md §3.3",
         [("load", stored(OK), 0), ("fetched", BUSY, DAY)],
-        ["save", "announce rules new after 1 stale streak"],
-        {"disallow_window": 0},
+        ["save", "announce rules new after 1 stale outage"],
+        {"unreachable_disallow": 0},
     ),
-    "12 hours into a streak without a copy: everything allowed": Row(
+    "12 hours into an outage without a copy: everything allowed": Row(
         "docs/spec.md §2.2",
         [("load", None, 0), ("fetched", BUSY, 0), ("ask", 12 * HOUR)],
-        ["announce allow new streak retry"],
+        ["announce allow new outage retry"],
     ),
     "after 30 days, pages answering: as if no robots.txt": Row(
         "docs/spec.md §2.2",
@@ -223,27 +223,27 @@ ROWS = {
             ("site", 31 * DAY),
             ("ask", 31 * DAY + 1),
         ],
-        ["announce allow new streak retry"],
+        ["announce allow new outage retry"],
     ),
     "after 30 days, pages silent too: closed": Row(
         "docs/spec.md §2.2",
         [("load", stored(OK), 0), ("fetched", BUSY, DAY), ("ask", 31 * DAY + 1)],
-        ["announce disallow new streak retry"],
+        ["announce closed new outage retry"],
     ),
-    "a page answering during a streak is saved (it outlives the process)": Row(
+    "a page answering during an outage is saved (it outlives the process)": Row(
         "docs/spec.md §2.2, §2.3",
         [("load", None, 0), ("fetched", BUSY, 0), ("site", HOUR)],
         ["save"],
     ),
-    "a page answering outside a streak: nothing to save": Row(
+    "a page answering outside an outage: nothing to save": Row(
         "docs/spec.md §2.2",
         [("load", stored(OK), 0), ("site", HOUR)],
         ["unsettled"],
     ),
-    "a streak's start from the store counts on: past 12 hours, the copy": Row(
+    "an outage's start from the store counts on: past 12 hours, the copy": Row(
         "docs/spec.md §2.3",
         [("load", record_outcome(stored(OK), BUSY, T0 + DAY, PolicyConfig()), DAY + 13 * HOUR)],
-        ["announce rules new stale streak retry"],
+        ["announce rules new stale outage retry"],
     ),
     "a record fetched in the future is not trusted: fetch": Row(
         "docs/spec.md §3.4",
@@ -313,7 +313,7 @@ def test_spec_2_2_quick_retries_stop_when_the_wait_is_spent() -> None:
             [],
         )
     )
-    assert effects == ["save", "announce disallow new after 3 streak"]
+    assert effects == ["save", "announce closed new after 3 outage"]
 
 
 def test_spec_2_2_retry_after_sets_the_quick_retry() -> None:
@@ -323,13 +323,13 @@ def test_spec_2_2_retry_after_sets_the_quick_retry() -> None:
     assert effects == ["save", "wait +7"]
 
 
-def test_spec_2_3_what_is_saved_outlives_a_streak() -> None:
+def test_spec_2_3_what_is_saved_outlives_a_outage() -> None:
     """The record is kept in the store at least ``keep_records`` (31 days), so
-    the last good copy outlives a 30-day streak (docs/spec.md §2.3)."""
+    the last good copy outlives a 30-day outage (docs/spec.md §2.3)."""
     lifecycle, _ = run(Row("docs/spec.md §2.3", [("load", None, 0)], []))
     save = lifecycle.fetched(BUSY, T0, None)[0]
     assert isinstance(save, Save) and save.keep == 31 * DAY
-    assert save.record.in_streak and lifecycle.record is save.record
+    assert save.record.in_outage and lifecycle.record is save.record
 
 
 def test_spec_3_4_a_spider_asking_for_robots_txt_gets_the_answer_behind_the_record() -> None:

@@ -54,12 +54,12 @@ def test_spec_8_1_the_fetch_behind_a_new_access_is_announced_with_it() -> None:
 
 
 def test_spec_8_1_an_old_fetch_is_not_announced_again_with_a_later_access() -> None:
-    """12 hours into a streak the access changes without a fetch: that change
+    """12 hours into an outage the access changes without a fetch: that change
     is announced with no fetch behind it, not with the 503 of 12 hours ago."""
     origin = lifecycle()
     origin.loaded(None, T0)
     closed = announced(origin.fetched(BUSY, T0, None)[1])
-    assert closed.fetched is BUSY and closed.use.access.state is AccessState.DISALLOW_ALL
+    assert closed.fetched is BUSY and closed.use.access.state is AccessState.CLOSED
     opened = announced(origin.asked(T0 + 12 * HOUR))
     assert opened.new and opened.use.access.state is AccessState.ALLOW_ALL
     assert opened.fetched is None and opened.outcomes == ()
@@ -100,7 +100,7 @@ def test_spec_2_2_a_quick_retry_exactly_as_far_as_the_wait_left_is_waited_for(
     effect = origin.fetched(BUSY, T0, Waiting(T0, left))[1]
     assert (effect == WaitUntil(T0 + 2)) is waits
     if not waits:
-        assert announced(effect).use.access.state is AccessState.DISALLOW_ALL
+        assert announced(effect).use.access.state is AccessState.CLOSED
 
 
 # --- docs/spec.md §3.4: what a spider asking for robots.txt is given -------------------------
@@ -177,7 +177,7 @@ def test_spec_8_3_a_flight_that_failed_before_any_record_closes_then_fetches_aga
     origin is not resolved (closed), and the next request starts a fetch."""
     origin = lifecycle()
     told = announced(origin.landed(T0))
-    assert told.use.access.state is AccessState.DISALLOW_ALL
+    assert told.use.access.state is AccessState.CLOSED
     assert told.use.access.reason == "robots.txt not resolved"
     assert origin.asked(T0 + 0.5) is FETCH_NOW
 
@@ -302,7 +302,7 @@ def test_spec_2_2_an_answer_the_policy_cannot_record_at_all_counts_as_unreachabl
     with caplog.at_level(logging.ERROR, logger="scrapy_rep"):
         effects = origin.fetched(OK, T0, None)
     told = announced(effects[1])
-    assert told.use.access.state is AccessState.DISALLOW_ALL
+    assert told.use.access.state is AccessState.CLOSED
     assert told.use.access.reason.startswith(
         "robots.txt unreachable (an answer that could not be recorded) since "
     )

@@ -77,10 +77,10 @@ def state(record: OriginRecord, at: float, config: PolicyConfig = CONFIG) -> Acc
 @pytest.mark.parametrize(
     ("age", "expected"),
     [
-        (12 * HOUR - 1, AccessState.DISALLOW_ALL),
+        (12 * HOUR - 1, AccessState.CLOSED),
         (12 * HOUR, AccessState.RULES),  # the last good copy, from 12 h on
         (30 * DAY - 1, AccessState.RULES),
-        (30 * DAY, AccessState.DISALLOW_ALL),  # exactly 30 days: the long outage's rule
+        (30 * DAY, AccessState.CLOSED),  # exactly 30 days: the long outage's rule
     ],
 )
 def test_status_2_2_outage_windows_turn_on_the_dot(age: float, expected: AccessState) -> None:
@@ -92,7 +92,7 @@ def test_status_2_2_outage_windows_turn_on_the_dot(age: float, expected: AccessS
     [
         (0.0, AccessState.ALLOW_ALL),
         (DAY, AccessState.ALLOW_ALL),  # a page answered exactly 24 h ago: still reachable
-        (DAY + 1, AccessState.DISALLOW_ALL),
+        (DAY + 1, AccessState.CLOSED),
     ],
 )
 def test_status_2_2_site_reachable_within_24h_on_the_dot(
@@ -115,7 +115,7 @@ def test_status_2_2_site_reachable_within_24h_on_the_dot(
     ],
 )
 def test_status_2_2_closed_reason_names_the_window(window: float, said: str) -> None:
-    config = PolicyConfig(disallow_window=window, stale_limit=max(window, 30 * DAY))
+    config = PolicyConfig(unreachable_disallow=window, unreachable_max_age=max(window, 30 * DAY))
     record = history((0, BUSY), config=config)
     assert decide(record, T0, config).reason.endswith(f"; closed for the first {said}")
 
@@ -151,7 +151,7 @@ def test_status_2_2_a_quick_retry_exactly_at_the_end_of_the_wait_is_waited_for(
     assert quick_retry_at(record, T0, T0, CONFIG) == (T0 + retry_in if waits else None)
 
 
-def test_status_2_2_a_streak_without_a_next_retry_has_no_quick_retry() -> None:
+def test_status_2_2_a_outage_without_a_next_retry_has_no_quick_retry() -> None:
     record = replace(history((0, BUSY)), next_retry_at=None)
     assert quick_retry_at(record, T0, T0, CONFIG) is None
 
@@ -255,7 +255,7 @@ def test_storage_3_4_a_page_answer_within_the_skew_is_kept_as_written() -> None:
 @pytest.mark.parametrize(
     ("record", "state", "reason"),
     [
-        (None, AccessState.DISALLOW_ALL, "robots.txt not resolved"),
+        (None, AccessState.CLOSED, "robots.txt not resolved"),
         (
             history((0, outcome(FetchKind.SUCCESS, 200, cache_control="max-age=0")),
                     config=PolicyConfig(min_ttl=0)),
@@ -268,9 +268,9 @@ def test_storage_3_4_a_page_answer_within_the_skew_is_kept_as_written() -> None:
             AccessState.ALLOW_ALL,
             "robots.txt unavailable (HTTP 404): full allow",
         ),
-        (  # an unreachable fetch recorded without its streak (another writer's row)
+        (  # an unreachable fetch recorded without its outage (another writer's row)
             OriginRecord(FetchKind.UNREACHABLE, 503, "HTTP 503", T0, T0),
-            AccessState.DISALLOW_ALL,
+            AccessState.CLOSED,
             "robots.txt unreachable (HTTP 503)",
         ),
     ],

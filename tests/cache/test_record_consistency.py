@@ -2,7 +2,7 @@
 
 ``test_tampered_records.py`` covers fields of the wrong type or out of range.
 Here every field is a plausible timestamp, but the record cannot have been
-written by the policy: a streak that starts after the record's last fetch
+written by the policy: an outage that starts after the record's last fetch
 (the policy takes that for "an early refresh failed while the copy was
 fresh" and, with no copy, allows everything), a next retry a thousand days
 away (no retry, so no new robots.txt, until the row expires), a good answer
@@ -45,8 +45,8 @@ def stored(now: float, body: bytes | None = None, **fields: Any) -> bytes:
     return json.dumps(header).encode() + b"\n" + (body or b"")
 
 
-def future_streak(now: float) -> bytes:
-    """Unreachable, no good copy, a streak "starting" in 30 days: allow-all forever."""
+def future_outage(now: float) -> bytes:
+    """Unreachable, no good copy, an outage "starting" in 30 days: allow-all forever."""
     return stored(now, st=now + 30 * DAY, n=now + 1000 * DAY, c=1)
 
 
@@ -54,7 +54,7 @@ def good_after_fetch(now: float) -> bytes:
     return stored(now, ALLOW_ALL, k="success", s=200, e=now + HOUR, g=now + DAY, gs=200)
 
 
-@pytest.mark.parametrize("make", [future_streak, good_after_fetch])
+@pytest.mark.parametrize("make", [future_outage, good_after_fetch])
 def test_storage_record_whose_times_do_not_fit_together_is_refused(make: Any) -> None:
     with pytest.raises(ValueError):
         OriginRecord.from_bytes(make(time.time()))
@@ -65,7 +65,7 @@ def test_storage_loaded_retry_no_further_than_the_longest_back_off() -> None:
     now = time.time()
     record = OriginRecord(
         FetchKind.UNREACHABLE, 503, "HTTP 503", now - 60, now - 60,
-        streak_started_at=now - HOUR, next_retry_at=now + 1000 * DAY, failures=3,
+        outage_started_at=now - HOUR, next_retry_at=now + 1000 * DAY, failures=3,
     )  # fmt: skip
     loaded = loaded_record(record, now, config)
     longest = max(config.retry_max, config.busy_retry_max, config.retry_after_max)
@@ -76,7 +76,7 @@ def test_storage_loaded_site_answer_from_the_future_is_absent() -> None:
     now = time.time()
     record = OriginRecord(
         FetchKind.UNREACHABLE, 503, "HTTP 503", now - 60, now - 60,
-        streak_started_at=now - 40 * DAY, site_reachable_at=now + 1000 * DAY,
+        outage_started_at=now - 40 * DAY, site_reachable_at=now + 1000 * DAY,
     )  # fmt: skip
     assert loaded_record(record, now, PolicyConfig()) is None
 
@@ -93,14 +93,14 @@ def replace_sqlite_row(path: Path, data: bytes) -> None:
 
 
 @deferred_f_from_coro_f
-async def test_storage_sqlite_streak_from_the_future_is_fetched_again_with_one_warning(
+async def test_storage_sqlite_outage_from_the_future_is_fetched_again_with_one_warning(
     tmp_path: Path, clock: FakeClock, caplog: pytest.LogCaptureFixture
 ) -> None:
     path = tmp_path / "robots.sqlite3"
     settings = sqlite_settings(path, clock)
     with SiteServer({"/robots.txt": Reply(200, ROBOTS)}) as site:
         await crawl([site.url("/warm-up")], settings)  # creates the file and its row
-        replace_sqlite_row(path, future_streak(clock()))
+        replace_sqlite_row(path, future_outage(clock()))
         with caplog.at_level(logging.WARNING):
             crawler = await crawl(
                 [site.url("/page"), site.url("/private/x"), site.url("/other")], settings
@@ -115,7 +115,7 @@ async def test_storage_sqlite_streak_from_the_future_is_fetched_again_with_one_w
 
 
 @deferred_f_from_coro_f
-async def test_storage_redis_streak_from_the_future_is_fetched_again_with_one_warning(
+async def test_storage_redis_outage_from_the_future_is_fetched_again_with_one_warning(
     redis_server: RedisServer, clock: FakeClock, caplog: pytest.LogCaptureFixture
 ) -> None:
     settings = {"REP_STORAGE": "redis", "REP_REDIS_URL": redis_server.url, "REP_CLOCK": clock}
@@ -124,7 +124,7 @@ async def test_storage_redis_streak_from_the_future_is_fetched_again_with_one_wa
         await crawl([site.url("/warm-up")], settings)
         keys = [key for key in client.keys("scrapy_rep:*") if b"lock" not in key]
         assert len(keys) == 1
-        client.set(keys[0], future_streak(clock()))
+        client.set(keys[0], future_outage(clock()))
         with caplog.at_level(logging.WARNING):
             crawler = await crawl([site.url("/page"), site.url("/private/x")], settings)
         robots = site.count("/robots.txt")
@@ -140,7 +140,7 @@ async def test_storage_redis_streak_from_the_future_is_fetched_again_with_one_wa
 async def test_storage_sqlite_retry_a_thousand_days_away_is_due_within_the_back_off(
     tmp_path: Path, clock: FakeClock
 ) -> None:
-    """A streak past its closed window, on an allow-all copy, with its retry
+    """An outage past its closed window, on an allow-all copy, with its retry
     a thousand days away: the retry is due within the longest back-off (an
     hour by default), so two hours on robots.txt is fetched again and its new
     rules replace the copy."""

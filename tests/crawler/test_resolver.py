@@ -72,7 +72,7 @@ def test_rfc9309_unavailable_means_full_allow() -> None:
 
 def test_rfc9309_unreachable_means_full_disallow() -> None:
     access = access_for(outcome(FetchKind.UNREACHABLE, reason="HTTP 503"))
-    assert access.state is AccessState.DISALLOW_ALL
+    assert access.state is AccessState.CLOSED
     assert access.reason == (
         "robots.txt unreachable (HTTP 503) since 1970-01-01T00:00:00Z; closed for the first 12 h"
     )
@@ -129,7 +129,7 @@ async def test_fetch_that_raises_closes_the_origin() -> None:
         raise RuntimeError("boom")
 
     access = await Resolver(broken).access(ORIGIN)
-    assert access.state is AccessState.DISALLOW_ALL
+    assert access.state is AccessState.CLOSED
     assert "boom" in access.reason
 
 

@@ -93,8 +93,8 @@ def test_cache_settings_defaults_follow_spec_2_2_and_3() -> None:
     assert config.redis_url is None and config.redis_prefix == "scrapy_rep:"
     policy = config.policy()
     assert (policy.default_ttl, policy.min_ttl, policy.max_ttl) == (86400, 60, 86400)
-    assert policy.disallow_window == 12 * 3600
-    assert policy.stale_limit == 30 * 86400
+    assert policy.unreachable_disallow == 12 * 3600
+    assert policy.unreachable_max_age == 30 * 86400
     assert policy.long_outage == "site"
     assert policy.unreachable_wait == 10
     assert config.clock() > 1_600_000_000  # the real clock
@@ -102,12 +102,12 @@ def test_cache_settings_defaults_follow_spec_2_2_and_3() -> None:
 
 def test_google_legacy_preset_and_explicit_settings_win_over_it() -> None:
     legacy = Config.from_settings({"REP_OUTAGE_RULES": "google-legacy"}).policy()
-    assert legacy.disallow_window == legacy.stale_limit == 30 * 86400
+    assert legacy.unreachable_disallow == legacy.unreachable_max_age == 30 * 86400
     assert legacy.long_outage == "cached"
     tuned = Config.from_settings(
         {"REP_OUTAGE_RULES": "google-legacy", "REP_UNREACHABLE_DISALLOW": "0"}
     ).policy()
-    assert tuned.disallow_window == 0 and tuned.long_outage == "cached"
+    assert tuned.unreachable_disallow == 0 and tuned.long_outage == "cached"
 
 
 def test_cache_settings_as_strings_and_redis_url_fallback() -> None:

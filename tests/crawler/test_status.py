@@ -61,7 +61,7 @@ def assert_unreachable(site: SiteServer, crawler: Crawler, reason: str) -> None:
     assert set(spider.dropped) == {site.url("/public"), site.url("/private")}
     for error in spider.dropped.values():
         assert isinstance(error, RobotsTxtUnreachable)
-        # docs/spec.md §2.2: the streak has begun; its first 12 hours are closed.
+        # docs/spec.md §2.2: the outage has begun; its first 12 hours are closed.
         assert str(error).startswith(f"robots.txt unreachable ({reason}) since ")
         assert str(error).endswith("; closed for the first 12 h")
     assert stats(crawler)["robotstxt/unreachable"] == 2

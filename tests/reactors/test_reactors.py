@@ -96,7 +96,7 @@ def test_storage_3_5_processes_at_once_fetch_once_under_a_non_asyncio_reactor(
         assert not report["failed"]
 
 
-def test_status_5xx_restart_into_a_streak_retries_once_under_a_non_asyncio_reactor(
+def test_status_5xx_restart_into_a_outage_retries_once_under_a_non_asyncio_reactor(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A restart 11 h into an outage drops at once and retries robots.txt once in

@@ -203,11 +203,6 @@ async def single_flight(
     def fresh(found: OriginRecord | None) -> bool:
         return found is not None and (newer_than is None or found.fetched_at > newer_than)
 
-    async def fetch_and_put() -> OriginRecord:
-        record = await fetch()
-        await storage.put(key, record, ttl_seconds(record))
-        return record
-
     combined = combined_calls(storage)
     since: float | None = None
     while True:
@@ -216,25 +211,9 @@ async def single_flight(
         if combined is not None:
             won, found = await combined.lock_and_get(key, lock_ttl)
         else:
-            won = await storage.lock(key, lock_ttl)
-            found = None
+            won, found = await storage.lock(key, lock_ttl), None
         if won:
-            released = False
-            try:
-                if combined is None:
-                    found = await storage.get(key)
-                if found is not None and fresh(found):
-                    return found
-                record = await fetch()
-                if combined is None:
-                    await storage.put(key, record, ttl_seconds(record))
-                else:
-                    await combined.put_and_release(key, record, ttl_seconds(record))
-                    released = True
-                return record
-            finally:
-                if not released:
-                    await storage.release(key)
+            return await _holding_the_lock(storage, combined, key, found, fresh, fetch, ttl_seconds)
         if combined is None:
             found = await storage.get(key)
         if found is not None and fresh(found):
@@ -244,11 +223,39 @@ async def single_flight(
             if on_wait is not None:
                 on_wait(key)
         elif clock() - since >= max_wait:
-            logger.warning(
-                "Waited %.0f s for another process to fetch the robots.txt of %s; "
-                "fetching it here too",
-                max_wait,
-                key,
-            )
-            return await fetch_and_put()
+            message = "Waited %.0f s for another process to fetch the robots.txt of %s; %s"
+            logger.warning(message, max_wait, key, "fetching it here too")
+            record = await fetch()
+            await storage.put(key, record, ttl_seconds(record))
+            return record
         await sleep(poll)
+
+
+async def _holding_the_lock(
+    storage: Storage,
+    combined: CombinedCalls | None,
+    key: str,
+    found: OriginRecord | None,
+    fresh: Callable[[OriginRecord | None], bool],
+    fetch: Callable[[], Awaitable[OriginRecord]],
+    ttl_seconds: Callable[[OriginRecord], float],
+) -> OriginRecord:
+    """This process holds ``key``'s lock: a record another process has just
+    stored will do; else fetch and store one. The lock is released either way
+    (with the write, where the store combines the two)."""
+    released = False
+    try:
+        if combined is None:
+            found = await storage.get(key)
+        if found is not None and fresh(found):
+            return found
+        record = await fetch()
+        if combined is None:
+            await storage.put(key, record, ttl_seconds(record))
+        else:
+            await combined.put_and_release(key, record, ttl_seconds(record))
+            released = True
+        return record
+    finally:
+        if not released:
+            await storage.release(key)

@@ -88,7 +88,7 @@ class FallbackStorage:
                 continue
             try:
                 # Another worker may have written a newer record meanwhile:
-                # never write an older one over it (issue 13 §8).
+                # never write an older one over it (docs/storage.md, "When a store fails").
                 there = await self.primary.get(key)
                 if there is None or there.fetched_at < record.fetched_at:
                     await self.primary.put(key, record, ttl)

@@ -1,4 +1,4 @@
-"""Fetch locks as short leases (issue 13 §4, docs/spec.md §3.5).
+"""Fetch locks as short leases (docs/spec.md §3.5).
 
 A process that holds an origin's fetch lock renews it every third of its TTL
 for as long as it holds it, so however long a robots.txt takes, its lock

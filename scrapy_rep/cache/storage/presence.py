@@ -2,7 +2,7 @@
 
 A fetch lock is for the other processes sharing the file. A crawl that has
 the file to itself (the usual case) needs none, nor a read for a record it
-knows the file does not hold; issue 28 measured those as 3.7% of a broad
+knows the file does not hold; docs/benchmarks.md measured those as 3.7% of a broad
 crawl's CPU. So every process that opens the file holds OFD byte-range
 locks (``fcntl``) on ``<file>.presence``, which the kernel drops when the
 process ends, however it ends:

@@ -83,7 +83,7 @@ class Forgetting(Protocol):
 
 @runtime_checkable
 class Pacing(Protocol):
-    """Optional: each origin's pace, shared by every process using the store (issue 26).
+    """Optional: each origin's pace, shared by every process using the store (docs/politeness.md).
 
     Each call is one atomic step in the store (``scrapy_rep.cache.pace``
     says what it computes), with the store's own clock where it has one.

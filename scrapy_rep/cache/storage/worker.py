@@ -3,7 +3,7 @@
 A call that cannot block (a SQLite statement that is not kept waiting by
 another process) costs a few microseconds; handing it to a thread and back
 costs more than that, and on a busy core far more: a wake-up each way and
-the interpreter lock changing hands twice (issue 28: at 10,000 origins the
+the interpreter lock changing hands twice (docs/benchmarks.md: at 10,000 origins the
 SQLite store cost 1.11x the built-in's CPU per request with every call in
 a thread, 1.02x with the calls on the loop). So a call with none ahead of
 it runs at once, on the loop, and its caller goes on in the same turn:

@@ -312,7 +312,7 @@ class Fetcher:
         elif not all(value.isascii() for value in encodings):
             # HttpCompressionMiddleware names an encoding it does not know by
             # decoding it as UTF-8, which fails on "\xb2" and loses the answer
-            # (issue 13 §1): escaped, it is an unknown encoding like any other.
+            # (docs/spec.md §2): escaped, it is an unknown encoding like any other.
             response.headers.setlist(b"Content-Encoding", [_ascii(v) for v in encodings])
 
 

@@ -22,7 +22,7 @@ __all__ = ["CheckedOrigins", "opted_out"]
 
 #: Bound of the per-netloc memo (cleared when full). Small: it saves a URL
 #: parse for the origins being crawled now, and every entry is an object the
-#: collector walks for the rest of the crawl (issue 28: a 100,000 bound kept
+#: collector walks for the rest of the crawl (docs/benchmarks.md: a 100,000 bound kept
 #: the garbage collector's work growing with the origins seen).
 _MAX_REMEMBERED: Final = 4_096
 

@@ -66,11 +66,11 @@ FetchFor = Callable[[object], Fetch]
 #: Counts an event: "hit", "miss", "expired", "stale_used", "unreachable/<state>".
 Count = Callable[[str], None]
 
-#: Bound of ``Resolver.streaking`` (cleared when full).
-_MAX_STREAKING: Final = 100_000
-#: robotstxt/unreachable/<state>, per request answered during a streak.
-STREAK_STATES: Final = {
-    AccessState.DISALLOW_ALL: "disallow",
+#: Bound of ``Resolver.outages`` (cleared when full).
+_MAX_IN_OUTAGE: Final = 100_000
+#: robotstxt/unreachable/<state>, per request answered during an outage.
+OUTAGE_STATES: Final = {
+    AccessState.CLOSED: "closed",
     AccessState.RULES: "cached_copy",
     AccessState.ALLOW_ALL: "allow",
 }
@@ -117,11 +117,11 @@ class Resolver:
         self._lifecycles = LifecycleRules(self.policy, parse, random)
         self._count = count or _ignore
         self._states = KnownOrigins(max_origins, max_bytes)
-        #: Origins whose record was in an outage streak when a request of theirs
+        #: Origins whose record was in an outage when a request of theirs
         #: was last answered: the responses worth telling ``site_answered``. A
         #: superset (an origin leaves it at its next plain answer), so that the
         #: other responses cost the middleware nothing.
-        self.streaking: set[Origin] = set()
+        self.outages: set[Origin] = set()
         self._flights: SingleFlight[Origin, Landed] = SingleFlight()
         self._driver = LifecycleDriver(
             self._store,
@@ -148,7 +148,7 @@ class Resolver:
     def current(self, origin: Origin, via: object = None) -> Access | None:
         """The answer if it is known and still applies; never waits.
 
-        May start a background retry (a streak) on behalf of ``via`` and
+        May start a background retry (an outage) on behalf of ``via`` and
         counts the lookup, like ``access``; None means "call ``access``".
         """
         self._states.asked_for(origin)
@@ -249,7 +249,7 @@ class Resolver:
         return True
 
     async def site_answered(self, origin: Origin) -> None:
-        """A page of ``origin`` answered: during a streak, that matters after 30 days."""
+        """A page of ``origin`` answered: during an outage, that matters after 30 days."""
         lifecycle = self._states.get(origin)
         save = lifecycle.site_answered(self._clock()) if lifecycle is not None else None
         # A fetch under way (or landing meanwhile) records its outcome on top of this mark.
@@ -263,7 +263,7 @@ class Resolver:
         """Forget what this process holds of ``origin`` (``cache forget`` ran;
         ``forget_watch``): its next request loads the store, or fetches, again.
         True if it was held. A flight under way lands as usual."""
-        self.streaking.discard(origin)
+        self.outages.discard(origin)
         return self._states.drop(origin)
 
     def store_failed(self, exc: Exception) -> None:
@@ -283,13 +283,13 @@ class Resolver:
         self._count(how)
         if use.stale:
             self._count("stale_used")
-        if use.streak is not None:
-            if len(self.streaking) >= _MAX_STREAKING:
-                self.streaking.clear()  # its next checked request puts it back
-            self.streaking.add(origin)
-            self._count(f"unreachable/{STREAK_STATES[use.streak]}")
-        elif self.streaking:
-            self.streaking.discard(origin)
+        if use.outage is not None:
+            if len(self.outages) >= _MAX_IN_OUTAGE:
+                self.outages.clear()  # its next checked request puts it back
+            self.outages.add(origin)
+            self._count(f"unreachable/{OUTAGE_STATES[use.outage]}")
+        elif self.outages:
+            self.outages.discard(origin)
         if use.retry and not self._driver.closed:
             # requests do not wait for a background retry; it goes their way
             self._flights.launch(

@@ -1,9 +1,10 @@
 """Requests waiting for their origin's robots.txt: parked, and stop-aware.
 
 A waiting request gives its place in CONCURRENT_REQUESTS to other origins:
-only the robots.txt download holds one (issue 14 §2). A stop (a pause, a
-close) ends the wait: the request goes back to the scheduler (JOBDIR keeps
-it) rather than keep the stop waiting or be downloaded after it (issue 23 §3).
+only the robots.txt download holds one. A stop (a pause, a close) ends the
+wait: the request goes back to the scheduler (JOBDIR keeps it) rather than
+keep the stop waiting or be downloaded after it (docs/decisions.md,
+"Waiting for robots.txt").
 """
 
 from __future__ import annotations
@@ -57,7 +58,7 @@ class Waiting:
                 check(request, origin, access)  # a drop needs no place
                 # Every origin answering at once must not overfill the places:
                 # a parked request took none while it waited, nor did one
-                # holding its slot in ``active`` (issue 23 §4).
+                # holding its slot in ``active`` (docs/decisions.md, "Waiting for robots.txt").
                 if not await parking.place(ahead=True):
                     return None
             return access

@@ -120,14 +120,13 @@ class Config:
     # --- outages (docs/spec.md §2.2) ------------------------------------------------------
     #: REP_OUTAGE_RULES: the preset the three settings below default to.
     outage_rules: str = "google"
-    #: REP_UNREACHABLE_DISALLOW: full disallow for this long into a streak.
-    #: None -> the preset's (12 h; 30 d for "google-legacy").
+    #: REP_UNREACHABLE_DISALLOW: the origin is closed for this long into an
+    #: outage. None, here and below: the preset's (``PolicyConfig``).
     unreachable_disallow: float | None = None
-    #: REP_UNREACHABLE_MAX_AGE: the last good copy applies until then. None -> 30 d.
+    #: REP_UNREACHABLE_MAX_AGE: the last good copy applies until then.
     unreachable_max_age: float | None = None
     #: REP_LONG_OUTAGE: after that, "site" (allow if the site's pages answer,
     #: else disallow) or "cached" (the last good copy, else allow).
-    #: None -> the preset's ("site"; "cached" for "google-legacy").
     long_outage: LongOutage | None = None
     #: REP_SITE_REACHABLE_WINDOW: how recent a page answer must be for "site".
     site_reachable_window: float = _POLICY.site_reachable_window
@@ -217,8 +216,8 @@ class Config:
             self.long_outage,
         )
         return PolicyConfig(
-            disallow_window=preset.disallow_window if disallow is None else disallow,
-            stale_limit=preset.stale_limit if max_age is None else max_age,
+            unreachable_disallow=preset.unreachable_disallow if disallow is None else disallow,
+            unreachable_max_age=preset.unreachable_max_age if max_age is None else max_age,
             long_outage=preset.long_outage if long_outage is None else long_outage,
             site_reachable_window=self.site_reachable_window,
             default_ttl=self.cache_ttl,

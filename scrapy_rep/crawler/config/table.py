@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Final
 
-from scrapy_rep.cache.policy import DAY, LONG_OUTAGE_VALUES
+from scrapy_rep.cache.policy import DAY, LONG_OUTAGE_VALUES, PolicyConfig, span
 from scrapy_rep.crawler.config.values import (
     choice,
     int_at_least,
@@ -93,6 +93,22 @@ class Setting:
 #: Where the extensions' settings are read (``CrawlDelayConfig``, ``SitemapConfig``).
 _EXTENSIONS: Final = "scrapy_rep.crawler.config.settings"
 _SECONDS: Final = "seconds >= 0"
+
+
+def _outage_default(name: str) -> str:
+    """An outage setting's default as the reference prints it, read from the
+    presets (``PolicyConfig``), the one place its value is written."""
+    google, legacy = (
+        getattr(preset, name) for preset in (PolicyConfig(), PolicyConfig.older_google())
+    )
+
+    def said(value: object) -> str:
+        return f"`{value:.0f}` ({span(value)})" if isinstance(value, float) else f'`"{value}"`'
+
+    return (
+        said(google) if google == legacy else f"{said(google)}; {said(legacy)} with `google-legacy`"
+    )
+
 
 #: Every setting scrapy_rep reads but REP_CLOCK (a testing hook), in the order
 #: the reference lists them. A new setting is one entry here (and, when
@@ -203,7 +219,7 @@ SETTINGS: Final[tuple[Setting, ...]] = (
         "the sentinels name (followed through a failover), or a Cluster from its seed "
         "nodes. The password before `@` is the data nodes', `sentinel_password` the "
         "sentinels' own. Checked at start-up, never shown with its passwords; see "
-        "Storage, \"Production Redis\".",
+        'Storage, "Production Redis".',
         attribute="redis_url",
         parse=to_redis_url,
         default="`REDIS_URL`, else unset",
@@ -276,7 +292,7 @@ SETTINGS: Final[tuple[Setting, ...]] = (
         "Full disallow this long into an outage (0: the last good copy at once).",
         attribute="unreachable_disallow",
         parse=seconds,
-        default="`43200` (12 h); 30 d with `google-legacy`",
+        default=_outage_default("unreachable_disallow"),
     ),
     Setting(
         "REP_UNREACHABLE_MAX_AGE",
@@ -284,7 +300,7 @@ SETTINGS: Final[tuple[Setting, ...]] = (
         "The last good copy applies until then.",
         attribute="unreachable_max_age",
         parse=seconds,
-        default="`2592000` (30 d)",
+        default=_outage_default("unreachable_max_age"),
     ),
     Setting(
         "REP_LONG_OUTAGE",
@@ -293,7 +309,7 @@ SETTINGS: Final[tuple[Setting, ...]] = (
         "last good copy, else allow (`cached`).",
         attribute="long_outage",
         parse=choice(LONG_OUTAGE_VALUES),
-        default='`"site"`; `"cached"` with `google-legacy`',
+        default=_outage_default("long_outage"),
     ),
     Setting(
         "REP_SITE_REACHABLE_WINDOW",

@@ -3,7 +3,7 @@ asks for, if longer), and the extension that reports it.
 
 Google ignores ``crawl-delay`` (docs/spec.md §4.5) and so does every access decision
 of scrapy_rep; ``REP_CRAWL_DELAY = "obey"`` only slows a crawl down. The pace
-itself is kept by ``scrapy_rep.crawler.pace.turns`` (issue 26): each origin's turns
+itself is kept by ``scrapy_rep.crawler.pace.turns`` (docs/politeness.md): each origin's turns
 are reserved in the store, so the delay holds across every process sharing
 it (the memory store: one process, through the same code). This extension
 counts the origins whose delay is obeyed and warns once per origin when

@@ -1,4 +1,4 @@
-"""The store side of the pace (issue 26): where an origin's turns come from.
+"""The store side of the pace (docs/politeness.md): where an origin's turns come from.
 
 Turns are reserved in the store every process shares (``pace_of``: a Redis
 script, a SQLite transaction, a dict for the memory store), after what this

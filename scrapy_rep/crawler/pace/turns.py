@@ -1,4 +1,4 @@
-"""One pace per origin for every process sharing the store (issue 26).
+"""One pace per origin for every process sharing the store (docs/politeness.md).
 
 With ``REP_CRAWL_DELAY = "obey"`` each page request of an origin with a
 crawl-delay (or request-rate) reserves its turn in the store before it goes

@@ -34,23 +34,14 @@ __all__ = [
     "UNSTATED",
     "USAGE_KEYS",
     "VOCABULARY",
+    "WORDS",
     "Problem",
     "UsageRule",
+    "Word",
     "read_rule",
     "signal_statement",
     "vocabulary_statement",
 ]
-
-#: draft-ietf-aipref-vocab-08 §6.1: the usage category labels. The draft
-#: defines no hierarchy (earlier revisions nested categories under ``bots``
-#: or ``all``); Search overrides the other two *as a category of use*
-#: (§4.3), which is about how a use is classified, not how answers combine.
-VOCABULARY: Final = ("train-ai", "ai-use", "search")
-#: Content Signals' ``ai-input`` has no vocab-08 label of its own; it is kept
-#: as an extension label so that a retrieval-augmented crawler can ask for it.
-LABELS: Final = (*VOCABULARY, "ai-input")
-#: Content Signals Policy keys.
-SIGNAL_KEYS: Final = ("search", "ai-input", "ai-train")
 
 ALLOWED: Final = "allowed"
 DENIED: Final = "denied"
@@ -62,26 +53,54 @@ CONTENT_SIGNAL: Final = Field.CONTENT_SIGNAL.value  # a robots.txt Content-Signa
 HEADER: Final = "header"  # the Content-Usage HTTP response header
 USAGE_KEYS: Final = frozenset({CONTENT_USAGE, CONTENT_SIGNAL})
 
-#: Which labels a statement about a key speaks for. A statement about a
-#: category holds for every category inside it, never for one around it:
-#: - Content-Signal ``ai-train`` (training or fine-tuning any AI model)
-#:   contains vocab-08 ``train-ai`` (generative models only): it maps;
-#: - Content-Signal ``search`` and vocab-08 ``search`` both mean an index
-#:   with links and short excerpts, no AI summaries: they map;
+
+class Word(NamedTuple):
+    """A key one source family may write, and the labels a statement about it speaks for."""
+
+    sources: tuple[str, ...]
+    key: str
+    speaks_for: tuple[str, ...]
+
+
+_VOCAB: Final = (CONTENT_USAGE, HEADER)  # draft-ietf-aipref-vocab-08 labels
+_SIGNAL: Final = (CONTENT_SIGNAL,)  # Cloudflare's Content Signals Policy keys
+
+#: The one table of the usage vocabulary: every other name below is read
+#: from it, so a key is never accepted without the labels it speaks for.
+#: A statement about a category holds for every category inside it, never
+#: for one around it:
+#: - vocab-08 §6.1 defines three labels and no hierarchy (earlier revisions
+#:   nested them under ``bots`` or ``all``); Search overrides the other two
+#:   *as a category of use* (§4.3), not in how answers combine;
 #: - Content-Signal ``ai-input`` (retrieval-augmented generation, grounding)
 #:   lies inside vocab-08 ``ai-use`` (input to a generative model that the
-#:   user did not supply): it does not speak for ``ai-use``, and a statement
-#:   about ``ai-use`` speaks for it.
+#:   user did not supply): a statement about ``ai-use`` speaks for it, not
+#:   the other way round. It has no vocab-08 label, so it is kept as an
+#:   extension label a retrieval-augmented crawler can ask for;
+#: - Content-Signal ``ai-train`` (training or fine-tuning any AI model)
+#:   contains vocab-08 ``train-ai`` (generative models only);
+#: - Content-Signal ``search`` and vocab-08 ``search`` both mean an index
+#:   with links and short excerpts, no AI summaries.
+WORDS: Final = (
+    Word(_VOCAB, "train-ai", ("train-ai",)),
+    Word(_VOCAB, "ai-use", ("ai-use", "ai-input")),
+    Word(_VOCAB, "search", ("search",)),
+    Word(_SIGNAL, "search", ("search",)),
+    Word(_SIGNAL, "ai-input", ("ai-input",)),
+    Word(_SIGNAL, "ai-train", ("train-ai",)),
+)
+
+#: vocab-08 §6.1: the labels Content-Usage (line or header) may state.
+VOCABULARY: Final = tuple(word.key for word in WORDS if word.sources == _VOCAB)
+#: Content Signals Policy keys.
+SIGNAL_KEYS: Final = tuple(word.key for word in WORDS if word.sources == _SIGNAL)
+#: Every label a crawler can ask about: vocab-08's, then the extensions.
+LABELS: Final = tuple(
+    dict.fromkeys((*VOCABULARY, *(label for word in WORDS for label in word.speaks_for)))
+)
+#: (source, key) -> the labels a statement about that key speaks for.
 SPEAKS_FOR: Final[Mapping[tuple[str, str], tuple[str, ...]]] = {
-    (CONTENT_USAGE, "train-ai"): ("train-ai",),
-    (CONTENT_USAGE, "ai-use"): ("ai-use", "ai-input"),
-    (CONTENT_USAGE, "search"): ("search",),
-    (HEADER, "train-ai"): ("train-ai",),
-    (HEADER, "ai-use"): ("ai-use", "ai-input"),
-    (HEADER, "search"): ("search",),
-    (CONTENT_SIGNAL, "ai-train"): ("train-ai",),
-    (CONTENT_SIGNAL, "ai-input"): ("ai-input",),
-    (CONTENT_SIGNAL, "search"): ("search",),
+    (source, word.key): word.speaks_for for word in WORDS for source in word.sources
 }
 
 
@@ -182,7 +201,7 @@ class UsageRule(NamedTuple):
         """The statement in labels (``LABELS``): Content-Signal keys mapped."""
         out: dict[str, bool] = {}
         for key, allowed in self.statement:
-            for label in SPEAKS_FOR.get((self.source, key), ()):
+            for label in SPEAKS_FOR[self.source, key]:
                 # Two keys never speak for one label today; if they did,
                 # the more restrictive would do (vocab-08 §5.1).
                 out[label] = out.get(label, True) and allowed

@@ -11,6 +11,7 @@ import difflib
 from collections.abc import Sequence
 from typing import Any, Final
 
+from scrapy_rep.cache.outcome import AccessState
 from scrapy_rep.engine.agents import crawler_tokens
 from scrapy_rep.engine.lines import body_text, split_lines
 from scrapy_rep.engine.robotstxt import RobotsTxt
@@ -22,8 +23,8 @@ from scrapy_rep.tools.robots_source import Source
 __all__ = ["diff_lines", "line_report", "verdicts"]
 
 #: What the crawl does when robots.txt gave no rules (docs/spec.md §2).
-ALLOW_ALL: Final = "allow"
-DISALLOW_ALL: Final = "disallow"
+ALLOW_ALL: Final = AccessState.ALLOW_ALL.value
+CLOSED: Final = AccessState.CLOSED.value
 
 
 def _row(url: str, agent: str, tokens: Sequence[str]) -> dict[str, Any]:
@@ -41,14 +42,14 @@ def verdicts(
 ) -> list[dict[str, Any]]:
     """One row per URL per agent; an agent ``"a,b"`` is one crawler whose
     tokens are a then b, in order of preference. ``access`` is ``"allow"`` or
-    ``"disallow"`` when the fetch gave no rules (a 4xx, an outage)."""
+    ``"closed"`` when the fetch gave no rules (a 4xx, an outage)."""
     rows = []
     body = text.encode("utf-8", "surrogateescape")
     for agent in agents:
         tokens = [part.strip() for part in agent.split(",") if part.strip()] or ["*"]
-        if access == DISALLOW_ALL:
+        if access == CLOSED:
             for url in urls:
-                rows.append(_disallow_all(url, agent, tokens, access_reason))
+                rows.append(_closed(url, agent, tokens, access_reason))
             continue
         source = Source("<tester>", body, None, access_reason or "no robots.txt")
         if access != ALLOW_ALL:
@@ -68,7 +69,7 @@ def verdicts(
     return rows
 
 
-def _disallow_all(url: str, agent: str, tokens: list[str], reason: str) -> dict[str, Any]:
+def _closed(url: str, agent: str, tokens: list[str], reason: str) -> dict[str, Any]:
     row = _row(url, agent, tokens)
     row.update(verdict="disallowed", reason=reason, group=None, line=None, rule=None, usage={})
     return row

@@ -65,7 +65,7 @@ def record(*steps: tuple[float, FetchOutcome], config: PolicyConfig = CONFIG) ->
     return current
 
 
-def streak(
+def outage(
     *, copy: bool, site_seen: float | None = None, config: PolicyConfig = CONFIG
 ) -> OriginRecord:
     """An origin whose robots.txt has been unreachable since T0."""
@@ -89,8 +89,8 @@ def assert_uses(decision: Decision, state: AccessState, body: bytes | None = Non
 @pytest.mark.parametrize("copy", [True, False])
 @pytest.mark.parametrize("age", [0.0, 11 * HOUR + 59 * MINUTE])
 def test_status_5xx_first_12h_full_disallow(copy: bool, age: float) -> None:
-    decision = decide(streak(copy=copy), T0 + age, CONFIG)
-    assert_uses(decision, AccessState.DISALLOW_ALL)
+    decision = decide(outage(copy=copy), T0 + age, CONFIG)
+    assert_uses(decision, AccessState.CLOSED)
     assert decision.reason.startswith(
         "robots.txt unreachable (HTTP 503) since 2023-11-14T22:13:20Z; closed for the first 12 h"
     )
@@ -98,7 +98,7 @@ def test_status_5xx_first_12h_full_disallow(copy: bool, age: float) -> None:
 
 @pytest.mark.parametrize("age", [12 * HOUR + MINUTE, 29 * DAY])
 def test_status_5xx_after_12h_last_good_copy(age: float) -> None:
-    decision = decide(streak(copy=True), T0 + age, CONFIG)
+    decision = decide(outage(copy=True), T0 + age, CONFIG)
     assert_uses(decision, AccessState.RULES, BODY)
     assert decision.stale
     assert "using the copy of 2023-11-12T22:13:20Z" in decision.reason
@@ -106,7 +106,7 @@ def test_status_5xx_after_12h_last_good_copy(age: float) -> None:
 
 @pytest.mark.parametrize("age", [12 * HOUR + MINUTE, 29 * DAY])
 def test_status_5xx_after_12h_no_copy_full_allow(age: float) -> None:
-    decision = decide(streak(copy=False), T0 + age, CONFIG)
+    decision = decide(outage(copy=False), T0 + age, CONFIG)
     assert_uses(decision, AccessState.ALLOW_ALL)
     assert "no earlier copy" in decision.reason
 
@@ -114,7 +114,7 @@ def test_status_5xx_after_12h_no_copy_full_allow(age: float) -> None:
 @pytest.mark.parametrize("copy", [True, False])
 def test_status_5xx_after_30d_site_reachable_full_allow(copy: bool) -> None:
     now = T0 + 31 * DAY
-    decision = decide(streak(copy=copy, site_seen=now - HOUR), now, CONFIG)
+    decision = decide(outage(copy=copy, site_seen=now - HOUR), now, CONFIG)
     assert_uses(decision, AccessState.ALLOW_ALL)
     assert "site answered at" in decision.reason
 
@@ -126,28 +126,28 @@ def test_status_5xx_after_30d_site_unreachable_full_disallow(
 ) -> None:
     now = T0 + 31 * DAY
     seen = None if site_seen_ago is None else now - site_seen_ago
-    decision = decide(streak(copy=copy, site_seen=seen), now, CONFIG)
-    assert_uses(decision, AccessState.DISALLOW_ALL)
+    decision = decide(outage(copy=copy, site_seen=seen), now, CONFIG)
+    assert_uses(decision, AccessState.CLOSED)
     assert "site not answering" in decision.reason
 
 
 def test_network_error_is_unreachable_like_5xx() -> None:
     current = record((T0, failure(None, reason="connection refused")))
     decision = decide(current, T0 + HOUR, CONFIG)
-    assert_uses(decision, AccessState.DISALLOW_ALL)
+    assert_uses(decision, AccessState.CLOSED)
     assert "robots.txt unreachable (connection refused)" in decision.reason
 
 
-def test_status_5xx_streak_keeps_its_start_across_retries() -> None:
+def test_status_5xx_outage_keeps_its_start_across_retries() -> None:
     current = record((T0, failure(503)), (T0 + 6 * HOUR, failure(500)), (T0 + 12 * HOUR, failure()))
-    assert current.streak_started_at == T0
+    assert current.outage_started_at == T0
     assert current.failures == 3
     assert_uses(decide(current, T0 + 12 * HOUR + MINUTE, CONFIG), AccessState.ALLOW_ALL)
 
 
-def test_status_5xx_streak_ends_on_success() -> None:
+def test_status_5xx_outage_ends_on_success() -> None:
     current = record((T0, failure(503)), (T0 + HOUR, success(b"Disallow: /x", at=T0 + HOUR)))
-    assert not current.in_streak and current.failures == 0 and current.next_retry_at is None
+    assert not current.in_outage and current.failures == 0 and current.next_retry_at is None
     assert_uses(decide(current, T0 + HOUR, CONFIG), AccessState.RULES, b"Disallow: /x")
 
 
@@ -249,7 +249,7 @@ def test_status_503_first_failure_requests_wait_for_quick_retries() -> None:
     assert quick_retry_at(third, waiting_since, T0 + 6, CONFIG) is None
 
 
-def test_status_503_requests_arriving_during_a_streak_do_not_wait() -> None:
+def test_status_503_requests_arriving_during_a_outage_do_not_wait() -> None:
     current = record((T0, failure(503)))
     assert quick_retry_at(current, T0 + 1, T0 + 1, CONFIG) is None
     assert quick_retry_at(record((T0, success())), T0, T0, CONFIG) is None
@@ -260,7 +260,7 @@ def test_status_503_requests_arriving_during_a_streak_do_not_wait() -> None:
 
 def test_status_5xx_site_answers_are_noted_sparingly() -> None:
     assert note_site_answer(None, T0, CONFIG) is None
-    assert note_site_answer(record((T0, success())), T0, CONFIG) is None  # no streak
+    assert note_site_answer(record((T0, success())), T0, CONFIG) is None  # no outage
     current = record((T0, failure()))
     noted = note_site_answer(current, T0 + 10, CONFIG)
     assert noted is not None and noted.site_reachable_at == T0 + 10
@@ -275,24 +275,28 @@ def test_status_5xx_site_answers_are_noted_sparingly() -> None:
 def test_google_older_rules_disallow_until_a_retry_succeeds() -> None:
     config = PolicyConfig.older_google()
     for age in (12 * HOUR + MINUTE, 29 * DAY):
-        decision = decide(streak(copy=True, config=config), T0 + age, config)
-        assert_uses(decision, AccessState.DISALLOW_ALL)
+        decision = decide(outage(copy=True, config=config), T0 + age, config)
+        assert_uses(decision, AccessState.CLOSED)
         assert "closed for the first 30 d" in decision.reason
 
 
 def test_google_older_rules_after_30d_cached_copy_or_allow() -> None:
     config = PolicyConfig.older_google()
     now = T0 + 31 * DAY
-    assert_uses(decide(streak(copy=True, config=config), now, config), AccessState.RULES, BODY)
+    assert_uses(decide(outage(copy=True, config=config), now, config), AccessState.RULES, BODY)
     # no copy: allow, whether or not the site answers
-    assert_uses(decide(streak(copy=False, config=config), now, config), AccessState.ALLOW_ALL)
-    seen = streak(copy=False, site_seen=None, config=config)
+    assert_uses(decide(outage(copy=False, config=config), now, config), AccessState.ALLOW_ALL)
+    seen = outage(copy=False, site_seen=None, config=config)
     assert_uses(decide(seen, now, config), AccessState.ALLOW_ALL)
 
 
 def test_google_older_rules_accept_overrides() -> None:
     config = PolicyConfig.older_google(min_ttl=10)
-    assert (config.disallow_window, config.long_outage, config.min_ttl) == (30 * DAY, "cached", 10)
+    assert (config.unreachable_disallow, config.long_outage, config.min_ttl) == (
+        30 * DAY,
+        "cached",
+        10,
+    )
 
 
 # --- §3.1 / §3.2 caching and Cache-Control ----------------------------------
@@ -373,9 +377,9 @@ def test_cache_3_3_expired_copy_refresh_unreachable_disallow_12h_then_copy() -> 
     expired_at = T0 + DAY
     assert decide(fresh, expired_at, CONFIG).action is Action.FETCH
     refreshed = record_outcome(fresh, failure(503), expired_at, CONFIG, random=no_jitter)
-    assert refreshed.streak_started_at == expired_at
+    assert refreshed.outage_started_at == expired_at
     for age in (0.0, 11 * HOUR + 59 * MINUTE):
-        assert_uses(decide(refreshed, expired_at + age, CONFIG), AccessState.DISALLOW_ALL)
+        assert_uses(decide(refreshed, expired_at + age, CONFIG), AccessState.CLOSED)
     for age in (12 * HOUR + MINUTE, 29 * DAY):
         decision = decide(refreshed, expired_at + age, CONFIG)
         assert_uses(decision, AccessState.RULES, BODY)
@@ -389,15 +393,13 @@ def test_cache_3_3_early_refresh_failure_keeps_a_copy_still_fresh() -> None:
     assert_uses(decision, AccessState.RULES, BODY)
     assert not decision.stale
     # Once expired, the 12 h count from the expiry, not from the early failure.
-    assert_uses(decide(failed, T0 + DAY, CONFIG), AccessState.DISALLOW_ALL)
-    assert_uses(
-        decide(failed, T0 + DAY + 11 * HOUR + 59 * MINUTE, CONFIG), AccessState.DISALLOW_ALL
-    )
+    assert_uses(decide(failed, T0 + DAY, CONFIG), AccessState.CLOSED)
+    assert_uses(decide(failed, T0 + DAY + 11 * HOUR + 59 * MINUTE, CONFIG), AccessState.CLOSED)
     assert_uses(decide(failed, T0 + DAY + 12 * HOUR + MINUTE, CONFIG), AccessState.RULES, BODY)
 
 
 def test_cache_3_3_window_zero_keeps_the_cached_copy_at_once() -> None:
-    config = PolicyConfig(disallow_window=0)
+    config = PolicyConfig(unreachable_disallow=0)
     fresh = record((T0, success()), config=config)
     refreshed = record_outcome(fresh, failure(503), T0 + DAY, config, random=no_jitter)
     assert_uses(decide(refreshed, T0 + DAY, config), AccessState.RULES, BODY)
@@ -426,7 +428,7 @@ def test_status_2_3_malformed_record_bytes_raise_value_error(data: bytes) -> Non
         OriginRecord.from_bytes(data)
 
 
-def test_status_2_3_retention_outlives_a_streak() -> None:
+def test_status_2_3_retention_outlives_a_outage() -> None:
     current = record((T0, success()))
     assert retention(current, T0, CONFIG) == 31 * DAY
     long_lived = record(
@@ -461,7 +463,7 @@ def test_decision_access_parses_through_the_given_parser() -> None:
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"disallow_window": -1}, "disallow_window must be >= 0"),
+        ({"unreachable_disallow": -1}, "unreachable_disallow must be >= 0"),
         ({"min_ttl": float("nan")}, "min_ttl must be >= 0"),
         ({"long_outage": "never"}, "long_outage must be one of"),
         ({"min_ttl": 100, "max_ttl": 10}, "min_ttl"),

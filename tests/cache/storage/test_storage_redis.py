@@ -24,7 +24,7 @@ def sample(body: bytes = BODY) -> OriginRecord:
     return OriginRecord(FetchKind.SUCCESS, 200, "HTTP 200", T0, T0 + 86400, body, T0, 200)
 
 
-def streak() -> OriginRecord:
+def outage() -> OriginRecord:
     return OriginRecord(
         FetchKind.UNREACHABLE, 503, "HTTP 503", T0, T0, None, None, None, T0, T0 + 60, 1
     )
@@ -105,7 +105,7 @@ async def test_storage_redis_lost_mid_crawl_degrades_once_and_recovers(
     raw = aioredis.Redis.from_url(redis_server.url)
     try:
         await storage.put("https://open.example:443", sample(), 3600)
-        await storage.put("https://closed.example:443", streak(), 3600)
+        await storage.put("https://closed.example:443", outage(), 3600)
 
         redis_server.kill()
         with caplog.at_level(logging.INFO, logger="scrapy_rep.cache.storage.fallback"):
@@ -115,7 +115,7 @@ async def test_storage_redis_lost_mid_crawl_degrades_once_and_recovers(
                 for key in ("https://open.example:443", "https://closed.example:443")
             ]
             assert open_ == sample()
-            assert decide(closed, T0 + 60, config).state is AccessState.DISALLOW_ALL
+            assert decide(closed, T0 + 60, config).state is AccessState.CLOSED
             assert await storage.get("https://unknown.example:443") is None  # -> fetch
             await storage.put("https://new.example:443", sample(b"Disallow: /new"), 3600)
             assert await storage.get("https://new.example:443") == sample(b"Disallow: /new")

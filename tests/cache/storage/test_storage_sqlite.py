@@ -168,8 +168,8 @@ async def test_storage_sqlite_unreadable_record_is_a_miss(tmp_path: Path) -> Non
 
 
 @deferred_f_from_coro_f
-async def test_storage_2_3_streak_survives_a_restart(tmp_path: Path) -> None:
-    """12 h closed holds across crawl runs: the streak start is read back."""
+async def test_storage_2_3_outage_survives_a_restart(tmp_path: Path) -> None:
+    """12 h closed holds across crawl runs: the outage start is read back."""
     from scrapy_rep.cache.outcome import AccessState, FetchOutcome
 
     config = PolicyConfig()
@@ -192,7 +192,7 @@ async def test_storage_2_3_streak_survives_a_restart(tmp_path: Path) -> None:
     finally:
         await second.close()
     assert again == failed
-    assert decide(again, t0 + 86400 + 6 * 3600, config).state is AccessState.DISALLOW_ALL
+    assert decide(again, t0 + 86400 + 6 * 3600, config).state is AccessState.CLOSED
     assert decide(again, t0 + 86400 + 13 * 3600, config).body == BODY
 
 

@@ -14,9 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_main import robots_file, run_main
 from cli_schema import assert_check_schema
 
-from scrapy_rep.tools.cli import DEFAULT_AGENT, main
+from scrapy_rep.tools.cli import DEFAULT_AGENT
 
 ROBOTS = b"""\
 User-agent: *
@@ -32,15 +33,10 @@ Disallow: /
 
 @pytest.fixture
 def robots(tmp_path: Path) -> Path:
-    path = tmp_path / "robots.txt"
-    path.write_bytes(ROBOTS)
-    return path
+    return robots_file(tmp_path, ROBOTS)
 
 
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
+run = run_main
 
 
 def test_cli_check_disallowed_line_names_rule_line_and_group(

@@ -10,19 +10,16 @@ import socket
 from typing import Any
 
 import pytest
+from cli_main import run_main
 from cli_schema import assert_check_schema, assert_lint_schema
 from cli_server import Answer, Site
 
-from scrapy_rep.tools.cli import main
 from scrapy_rep.tools.live_fetch import MAX_REDIRECTS
 
 RULES = b"User-agent: *\nDisallow: /private\n"
 
 
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
+run = run_main
 
 
 def test_status_2xx_rules_decide(site: Site, capsys: pytest.CaptureFixture[str]) -> None:

@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_main import run_main
 from cli_schema import assert_lint_schema
 
-from scrapy_rep.tools.cli import main
 from scrapy_rep.tools.lint import SEVERITIES, Finding, lint
 
 PAD = 512_000  # docs/spec.md §4.3
@@ -354,10 +354,7 @@ def test_body_at_limit_is_not_too_large() -> None:
 TEXT_LINE = re.compile(r"^\d+: (error|warning) [a-z0-9-]+ .+$")
 
 
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
+run = run_main
 
 
 def write(tmp_path: Path, body: bytes) -> str:

@@ -8,9 +8,9 @@ import json
 from pathlib import Path
 
 import pytest
+from cli_main import robots_file, run_main
 from cli_schema import assert_check_schema, assert_lint_schema
 
-from scrapy_rep.tools.cli import main
 from scrapy_rep.tools.lint import lint
 
 ROBOTS = b"""\
@@ -37,20 +37,16 @@ Sitemap: https://www.example-news.com/sitemap.xml
 
 @pytest.fixture
 def robots(tmp_path: Path) -> Path:
-    path = tmp_path / "robots.txt"
-    path.write_bytes(ROBOTS)
-    return path
+    return robots_file(tmp_path, ROBOTS)
 
 
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
-    code = main(list(argv))
-    return code, capsys.readouterr().out
+run = run_main
 
 
 def test_cli_check_names_a_global_deciding_line_and_the_licence(
     robots: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, out = run(capsys, "check", str(robots), "/news/a", "-p", "train-ai", "-a", "somebot")
+    code, out, _ = run(capsys, "check", str(robots), "/news/a", "-p", "train-ai", "-a", "somebot")
     assert code == 1
     assert out.splitlines() == [
         'refused     /news/a  (no rule matched, group "*")',
@@ -63,11 +59,15 @@ def test_cli_check_names_a_global_deciding_line_and_the_licence(
 def test_cli_check_a_groups_own_line_replaces_the_global_one(
     robots: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, out = run(capsys, "check", str(robots), "/news/a", "-p", "train-ai", "-a", "partnerbot")
+    code, out, _ = run(
+        capsys, "check", str(robots), "/news/a", "-p", "train-ai", "-a", "partnerbot"
+    )
     assert code == 0
     assert "  usage train-ai: allowed (by line 11: Content-Signal: search=yes, ai-train=yes)" in out
     # Content-Usage is another source: the global Content-Signal still speaks.
-    code, out = run(capsys, "check", str(robots), "/news/a", "-p", "train-ai", "-a", "archivebot")
+    code, out, _ = run(
+        capsys, "check", str(robots), "/news/a", "-p", "train-ai", "-a", "archivebot"
+    )
     assert code == 1
     assert "denied (by line 3 (global): Content-Signal:" in out
 
@@ -75,7 +75,9 @@ def test_cli_check_a_groups_own_line_replaces_the_global_one(
 def test_cli_check_json_global_and_licenses(
     robots: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, out = run(capsys, "check", str(robots), "/news/a", "/search", "-p", "ai-input", "--json")
+    code, out, _ = run(
+        capsys, "check", str(robots), "/news/a", "/search", "-p", "ai-input", "--json"
+    )
     data = json.loads(out)
     assert_check_schema(data)
     assert code == 1
@@ -94,7 +96,7 @@ def test_cli_check_json_global_and_licenses(
     # A file without License lines keeps the JSON it always had.
     bare = robots.parent / "bare.txt"
     bare.write_bytes(b"User-agent: *\nDisallow: /x\n")
-    code, out = run(capsys, "check", str(bare), "/a", "--json")
+    code, out, _ = run(capsys, "check", str(bare), "/a", "--json")
     assert "licenses" not in json.loads(out)[0]
 
 
@@ -136,10 +138,10 @@ def test_lint_site_wide_lines(body: bytes, expected: list[tuple[int, str]]) -> N
 def test_lint_licence_hint_and_summary(robots: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (found,) = lint(b"Licence: https://e.com/l.xml\nUser-agent: *\nAllow: /\n")
     assert found.hint == "did you mean 'license'?"
-    code, out = run(capsys, "lint", str(robots), "--json")
+    code, out, _ = run(capsys, "lint", str(robots), "--json")
     data = json.loads(out)
     assert_lint_schema(data)
     assert code == 0
     assert (data["summary"]["sitemaps"], data["summary"]["licenses"]) == (1, 1)
-    code, out = run(capsys, "lint", str(robots))
+    code, out, _ = run(capsys, "lint", str(robots))
     assert out.splitlines()[-1].endswith("1 sitemap, 1 license)")

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from cli_main import robots_file, run_main
 from cli_schema import assert_check_schema
 
 from scrapy_rep.tools.cli import main
@@ -27,20 +28,16 @@ Allow: /
 
 @pytest.fixture
 def robots(tmp_path: Path) -> Path:
-    path = tmp_path / "robots.txt"
-    path.write_bytes(ROBOTS)
-    return path
+    return robots_file(tmp_path, ROBOTS)
 
 
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
-    code = main(list(argv))
-    return code, capsys.readouterr().out
+run = run_main
 
 
 def test_cli_check_purpose_refused_names_the_deciding_line(
     robots: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, out = run(capsys, "check", str(robots), "/private/a", "--purpose", "train-ai")
+    code, out, _ = run(capsys, "check", str(robots), "/private/a", "--purpose", "train-ai")
     assert code == 1
     assert out.splitlines() == [
         'refused     /private/a  (rule "Allow: /" at line 2, group "*")',
@@ -51,7 +48,7 @@ def test_cli_check_purpose_refused_names_the_deciding_line(
 def test_cli_check_purpose_allowed_and_unstated_exit_0(
     robots: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, out = run(capsys, "check", str(robots), "/open", "-p", "train-ai", "-p", "search")
+    code, out, _ = run(capsys, "check", str(robots), "/open", "-p", "train-ai", "-p", "search")
     assert code == 0
     assert "usage train-ai: allowed (by line 3: Content-Usage: train-ai=y)" in out
     assert "usage search: unstated (no Content-Usage or Content-Signal line states it)" in out
@@ -60,7 +57,7 @@ def test_cli_check_purpose_allowed_and_unstated_exit_0(
 def test_cli_check_content_signal_and_disallowed_url(
     robots: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, out = run(capsys, "check", str(robots), "/blog/x", "/admin/x", "-p", "train-ai")
+    code, out, _ = run(capsys, "check", str(robots), "/blog/x", "/admin/x", "-p", "train-ai")
     assert code == 1
     assert "usage train-ai: denied (by line 5: Content-Signal: /blog/ ai-train=no)" in out
     assert "usage train-ai: unstated (the URL is disallowed, so no preference applies)" in out
@@ -69,13 +66,13 @@ def test_cli_check_content_signal_and_disallowed_url(
 def test_cli_check_purpose_follows_the_agents_group(
     robots: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, out = run(capsys, "check", str(robots), "/private/a", "-a", "mybot", "-p", "ai-input")
+    code, out, _ = run(capsys, "check", str(robots), "/private/a", "-a", "mybot", "-p", "ai-input")
     assert code == 1  # Content-Usage ai-use=n speaks for ai-input
     assert "usage ai-input: denied (by line 9: Content-Usage: ai-use=n)" in out
 
 
 def test_cli_check_purpose_json(robots: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, out = run(capsys, "check", str(robots), "/private/a", "-p", "train-ai", "--json")
+    code, out, _ = run(capsys, "check", str(robots), "/private/a", "-p", "train-ai", "--json")
     data = json.loads(out)
     assert_check_schema(data)
     assert code == 1
@@ -84,11 +81,11 @@ def test_cli_check_purpose_json(robots: Path, capsys: pytest.CaptureFixture[str]
             "state": "denied",
             "by": [
                 {
-                        "source": "content-usage",
-                        "line": 4,
-                        "text": "/private/ train-ai=n, search=y",
-                        "global": False,
-                    }
+                    "source": "content-usage",
+                    "line": 4,
+                    "text": "/private/ train-ai=n, search=y",
+                    "global": False,
+                }
             ],
         }
     }
@@ -104,7 +101,7 @@ def test_cli_check_unknown_purpose_is_a_usage_error(
 def test_cli_check_without_purpose_unchanged(
     robots: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, out = run(capsys, "check", str(robots), "/private/a", "--json")
+    code, out, _ = run(capsys, "check", str(robots), "/private/a", "--json")
     assert code == 0
     assert "usage" not in json.loads(out)[0]
 

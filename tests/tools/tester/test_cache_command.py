@@ -156,7 +156,7 @@ def test_describe_says_closed_and_until_when_during_an_outage() -> None:
         reason="HTTP 503",
         expires_at=now - 3600,
         good_at=now - 7200,
-        streak_started_at=now - 3600,
+        outage_started_at=now - 3600,
         failures=2,
     )
     data = describe(failing, now)

@@ -17,7 +17,7 @@ const state = {
   robotsUrl: "", // the URL the live or stored text came from
   baseline: null, // the live or stored text, to compare the edits with
   keepText: false, // a link carried an edited text: the next fetch keeps it
-  access: "", // "allow" / "disallow" when the fetch gave no rules
+  access: "", // "allow" / "closed" when the fetch gave no rules
   accessReason: "",
   config: null,
   runs: 0,
@@ -194,7 +194,7 @@ async function fetchLive() {
     state.robotsUrl = got.url; // the origin's robots.txt: what was fetched
     $("robots-url").value = got.url;
     state.baseline = got.body;
-    state.access = got.kind === "success" ? "" : got.kind === "unavailable" ? "allow" : "disallow";
+    state.access = got.kind === "success" ? "" : got.kind === "unavailable" ? "allow" : "closed";
     state.accessReason = got.message;
     const kept = keepLinkedText(got.body);
     const head = got.headers.map((h) => h[0] + ": " + h[1]).join("\n");
