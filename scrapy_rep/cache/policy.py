@@ -149,6 +149,8 @@ def record_outcome(
         good_at=now,
         good_status=outcome.status,
         no_store=no_store and success,
+        final_url=outcome.final_url,
+        truncated=outcome.truncated and success,
     )
 
 
@@ -179,6 +181,7 @@ def _record_failure(
         streak_started_at=record.streak_started_at if record.in_streak else now,
         next_retry_at=now + delay,
         failures=failures,
+        final_url=outcome.final_url,  # ``truncated`` stays: it tells of the good body
     )
 
 

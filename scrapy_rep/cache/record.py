@@ -34,6 +34,11 @@ class OriginRecord:
     failures: int = 0  # unreachable fetches in the streak
     site_reachable_at: float | None = None  # last time other pages answered, in a streak
     no_store: bool = False  # the good body must not be persisted (Cache-Control)
+    #: Where the last fetch's redirects ended, when not at the origin's own
+    #: /robots.txt (the report's "redirected elsewhere", docs/cli.md).
+    final_url: str | None = None
+    #: The good body was cut at the size cap (docs/spec.md §4.3): the file is longer.
+    truncated: bool = False
 
     @property
     def in_streak(self) -> bool:
@@ -62,6 +67,12 @@ class OriginRecord:
             "ns": self.no_store,
             "b": body is not None,
         }
+        # Written only when set: a record without them is byte for byte what
+        # earlier versions write, and reads with the defaults in any version.
+        if self.final_url is not None:
+            header["u"] = self.final_url
+        if self.truncated:
+            header["t"] = True
         head = json.dumps(header, separators=(",", ":")).encode()
         return head + b"\n" + (body or b"")
 
@@ -96,6 +107,8 @@ class OriginRecord:
                 failures=_count(header["c"]),
                 site_reachable_at=_time(header["sr"], optional=True),
                 no_store=header["ns"],
+                final_url=_url(header.get("u")),
+                truncated=_flag(header.get("t", False)),
             )
         except (KeyError, TypeError, AttributeError, UnicodeDecodeError) as exc:
             raise ValueError(f"malformed origin record: {exc!r}") from exc
@@ -145,6 +158,24 @@ def _status(value: object) -> int | None:
 def _count(value: object) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 1_000_000:
         raise ValueError(f"not a failure count: {value!r}")
+    return value
+
+
+def _url(value: object) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise ValueError(f"not a URL: {value!r}")
+    return value[:_URL_MAX]
+
+
+#: The longest final URL kept (a redirect's Location is the server's to choose).
+_URL_MAX = 2_000
+
+
+def _flag(value: object) -> bool:
+    if not isinstance(value, bool):
+        raise ValueError(f"not a flag: {value!r}")
     return value
 
 
