@@ -53,6 +53,7 @@ __all__ = [
     "freshness",
     "loaded_record",
     "note_site_answer",
+    "outage_start",
     "quick_retry_at",
     "record_outcome",
     "retention",
@@ -339,14 +340,20 @@ def decide_settled(record: OriginRecord | None, now: float, config: PolicyConfig
     return Decision(Action.USE, AccessState.ALLOW_ALL, reason=reason)
 
 
-def _decide_streak(record: OriginRecord, now: float, config: PolicyConfig) -> Decision:
+def outage_start(record: OriginRecord) -> float:
+    """When a streak's windows start counting (docs/spec.md §2.2): when the
+    origin lost a valid copy, the streak's start, or the copy's expiry if an
+    early refresh failed while it was fresh."""
     assert record.streak_started_at is not None
-    # The windows count from when the origin lost a valid copy: the streak's
-    # start, or the copy's expiry if an early refresh failed while it was fresh.
     start = record.streak_started_at
     if record.good_at is not None:
         start = max(start, record.expires_at)
-    age = now - start
+    return start
+
+
+def _decide_streak(record: OriginRecord, now: float, config: PolicyConfig) -> Decision:
+    assert record.streak_started_at is not None
+    age = now - outage_start(record)
     since = f"robots.txt unreachable ({record.reason}) since {_iso(record.streak_started_at)}"
     due = record.next_retry_at is None or now >= record.next_retry_at
 

@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 
 from scrapy_rep.cache.outcome import AccessState
 from scrapy_rep.cache.policy import OriginRecord, PolicyConfig, decide_settled
+from scrapy_rep.cache.standing import State, standing
 from scrapy_rep.cache.storage import Storage, StorageError, forget, open_storage
 from scrapy_rep.cache.storage.redis_urls import REDIS_SCHEMES, safe_url
 from scrapy_rep.cache.storage.sqlite_once import DEFAULT_WAIT, forget_record, read_record
@@ -126,14 +127,10 @@ def describe(
     policy = policy or PolicyConfig()
     decision = decide_settled(record, now, policy)
     closed = decision.state is AccessState.DISALLOW_ALL
+    now_standing = standing(record, now, policy)  # the report's classification
     closed_until = None
-    if closed and record.streak_started_at is not None:
-        # As the policy counts the window: from the streak's start, or from the
-        # copy's expiry if an early refresh failed (docs/spec.md §2.2).
-        start = record.streak_started_at
-        if record.good_at is not None:
-            start = max(start, record.expires_at)
-        closed_until = start + policy.disallow_window
+    if closed and now_standing is not None and now_standing.state is State.CLOSED:
+        closed_until = now_standing.until
     body = record.good_body
     return {
         "kept": True,
@@ -178,6 +175,10 @@ def format_record(store: StoreName, key: str, data: dict[str, Any]) -> str:
     ]
     if data["closed"]:
         until = data["closed_until"]
-        shown = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(until)) if until else "?"
+        shown = (
+            time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(until))
+            if until
+            else "robots.txt or a page of the site answers"
+        )
         lines.append(f"  closed      until {shown} ({data['failures']} failed fetches)")
     return "\n".join(lines)
