@@ -86,7 +86,7 @@ class OriginRecord:
         """
         head, sep, body = data.partition(b"\n")
         try:
-            header = json.loads(head)
+            header = _DECODE(head.decode())
             if not sep or not isinstance(header, dict) or header.get("v") != 1:
                 raise ValueError("not a version-1 record")
             if not isinstance(header["b"], bool) or not isinstance(header["ns"], bool):
@@ -94,7 +94,7 @@ class OriginRecord:
             if header["b"] is False and body:
                 raise ValueError("a body where none was recorded")
             record = cls(
-                kind=FetchKind(header["k"]),
+                kind=_KINDS[header["k"]],
                 status=_status(header["s"]),
                 reason=_text(header["r"]),
                 fetched_at=_time(header["f"]),
@@ -115,6 +115,11 @@ class OriginRecord:
         return _consistent(record)
 
 
+_KINDS = {kind.value: kind for kind in FetchKind}
+#: ``json.loads`` without its look for an encoding: a store reads many
+#: records (a report reads every one).
+_DECODE = json.JSONDecoder().decode
+
 #: Timestamps a record may hold, finite and from 1970 to about the year
 #: 5000 (anything else is not ours); how far an expiry may reach is the
 #: policy's to cap when a record is loaded (``loaded_record``).
@@ -122,6 +127,8 @@ _TIMES = (0.0, 1e11)
 
 
 def _time(value: object, optional: bool = False) -> Any:
+    if type(value) is float and _TIMES[0] <= value <= _TIMES[1]:  # the usual case, at once
+        return value
     if value is None and optional:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -140,14 +147,17 @@ def _consistent(record: OriginRecord) -> OriginRecord:
     comes, at one of its fetches, so not after the last one. A streak "from
     the future" reads as an early refresh that failed, and with no copy it
     allowed everything until the row expired."""
-    for name in ("streak_started_at", "good_at"):
-        value = getattr(record, name)
-        if value is not None and value > record.fetched_at + CLOCK_SKEW:
+    latest = record.fetched_at + CLOCK_SKEW
+    checked = (("streak_started_at", record.streak_started_at), ("good_at", record.good_at))
+    for name, value in checked:
+        if value is not None and value > latest:
             raise ValueError(f"{name} {value!r} is after the last fetch {record.fetched_at!r}")
     return record
 
 
 def _status(value: object) -> int | None:
+    if type(value) is int and 100 <= value <= 999:
+        return value
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int) or not 100 <= value <= 999:

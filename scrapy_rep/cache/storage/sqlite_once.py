@@ -12,7 +12,11 @@ costs a crawl only refetches. A person's look must do none of that:
 - ``forget_record`` opens it read-write but never creates it, and writes
   what ``SqliteStorage.forget`` writes: the record deleted, the origin
   logged for running crawls (``forgotten``), in one transaction;
-- both wait at most ``wait`` seconds for a process holding the file's lock
+- ``scan_records`` reads every record, read-only too, a batch of rows per
+  read transaction (a crawl writing the file meanwhile is never held up,
+  and its checkpoints go on between two batches), without the bodies
+  unless asked: ``scrapy-rep report`` (docs/cli.md);
+- they wait at most ``wait`` seconds for a process holding the file's lock
   (``StoreBusy``), and a damaged file raises ``StoreDamaged`` naming it:
   nothing is moved, renamed or created.
 """
@@ -20,6 +24,7 @@ costs a crawl only refetches. A person's look must do none of that:
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
 from contextlib import closing
 from pathlib import Path
 from typing import Final
@@ -27,8 +32,17 @@ from typing import Final
 from scrapy_rep.cache.policy import OriginRecord
 from scrapy_rep.cache.storage.errors import StorageError
 from scrapy_rep.cache.storage.forgotten import FORGOTTEN_KEEP, FORGOTTEN_MAX
+from scrapy_rep.cache.storage.scanned import Scanned, read_scanned
 
-__all__ = ["DEFAULT_WAIT", "StoreBusy", "StoreDamaged", "forget_record", "read_record"]
+__all__ = [
+    "DEFAULT_WAIT",
+    "SCAN_BATCH",
+    "StoreBusy",
+    "StoreDamaged",
+    "forget_record",
+    "read_record",
+    "scan_records",
+]
 
 #: How long a command waits for another process's write: a crawl's are short.
 DEFAULT_WAIT: Final = 10.0
@@ -63,6 +77,58 @@ def read_record(path: str | Path, key: str, now: float, wait: float) -> OriginRe
         return OriginRecord.from_bytes(data)
     except ValueError:
         return None
+
+
+#: Rows per read transaction of ``scan_records``: a few milliseconds of reading.
+SCAN_BATCH: Final = 2_000
+#: The header line and the body's size, read in SQLite (a body is not copied out).
+_HEADS: Final = (
+    "SELECT key, substr(data, 1, instr(data, X'0A')), length(data) - instr(data, X'0A') "
+    "FROM origins WHERE key > ? AND expires_at > ? ORDER BY key LIMIT ?"
+)
+_WHOLE: Final = (
+    "SELECT key, data, length(data) - instr(data, X'0A') "
+    "FROM origins WHERE key > ? AND expires_at > ? ORDER BY key LIMIT ?"
+)
+
+
+def scan_records(
+    path: str | Path, now: float, wait: float, *, bodies: bool = False, batch: int = SCAN_BATCH
+) -> Iterator[Scanned]:
+    """Every record a crawl would load at ``now``, in key order, ``batch``
+    rows per read transaction: memory holds one batch, and a crawl sharing
+    the file writes and checkpoints between two. ``bodies``: read each
+    record's body too (else only its size)."""
+    path = Path(path)
+    query = _WHOLE if bodies else _HEADS
+    after = ""
+    while True:
+        rows = _batch(path, query, (after, now, batch), wait)
+        if rows is None:
+            return
+        for key, data, size in rows:
+            yield (str(key), *read_scanned(bytes(data), int(size or 0)))
+        if len(rows) < batch:
+            return
+        after = str(rows[-1][0])
+
+
+def _batch(
+    path: Path, query: str, args: tuple[str, float, int], wait: float
+) -> list[tuple[object, bytes, int]] | None:
+    """One batch, on a connection of its own: immutable while no process has
+    the file open (no side file is created), plain read-only once one has
+    (a crawl may start in the middle of a long scan). None: no table yet."""
+    quiet = not any(Path(f"{path}{side}").exists() for side in ("-wal", "-journal"))
+    try:
+        with closing(_connect(path, wait, "ro&immutable=1" if quiet else "ro")) as db:
+            if "origins" not in _tables(db):
+                return None
+            return db.execute(query, args).fetchall()
+    except sqlite3.DatabaseError as exc:
+        if quiet and Path(f"{path}-wal").exists():  # a crawl opened it meanwhile
+            return _batch(path, query, args, wait)
+        raise _named(exc, path, wait) from None
 
 
 def forget_record(path: str | Path, key: str, now: float, wait: float) -> bool:
