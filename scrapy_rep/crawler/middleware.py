@@ -86,7 +86,7 @@ class RobotsTxtMiddleware:
             logger.warning(note)
         self._crawler = crawler
         self._tokens = RequestTokens(config)
-        self._report = Reporter(crawler, config.default_user_agent)
+        self._report = Reporter(crawler, config.default_user_agent, config, self._tokens)
         download_timeout = crawler.settings.getfloat("DOWNLOAD_TIMEOUT", 180.0)
         self._parking = Parking(crawler)
         self._fetcher = Fetcher(
@@ -111,6 +111,7 @@ class RobotsTxtMiddleware:
             max_origins=config.memory_max_origins,
             max_bytes=config.memory_max_bytes // 4,
             parsed_max_bytes=config.memory_max_bytes // 2,
+            watch=self._report.gauges.watch,  # robotstxt/now/* (docs/stats-signals.md)
         )
         self.checks = request_checks(config, self._tokens, self._report)
         self._response_checks = tuple(c for c in self.checks if isinstance(c, ResponseCheck))

@@ -32,7 +32,7 @@ from scrapy_rep.cache.storage import MAX_WAIT, MemoryStorage, Storage
 from scrapy_rep.crawler.flight import FETCH, HIT, RETRY, Driver, Fetch, Landed, OnAccess, OnFetched
 from scrapy_rep.crawler.flights import FetchStopped, Flights, StopSignal
 from scrapy_rep.crawler.flights import sleep as reactor_sleep
-from scrapy_rep.crawler.origin_state import OriginStates
+from scrapy_rep.crawler.origin_state import OriginStates, Watch
 from scrapy_rep.crawler.shared_records import SharedRecords, Sleep
 from scrapy_rep.engine.origin import Origin, robots_url
 
@@ -88,6 +88,7 @@ class Resolver:
         parsed_max_bytes: int = 64 * 1024 * 1024,
         random: Callable[[], float] = _random.random,
         fetch_for: FetchFor | None = None,
+        watch: Watch | None = None,
     ) -> None:
         self._fetch = fetch
         self._fetch_for = fetch_for
@@ -105,7 +106,7 @@ class Resolver:
         parse.max_bytes = parsed_max_bytes  # process-wide: the last crawler's
         self._lifecycles = Lifecycles(self.policy, parse, random)
         self._count = count or _ignore
-        self._states = OriginStates(max_origins, max_bytes)
+        self._states = OriginStates(max_origins, max_bytes, watch)
         #: Origins whose record was in an outage streak when a request of theirs
         #: was last answered: the responses worth telling ``site_answered``. A
         #: superset (an origin leaves it at its next plain answer), so that the

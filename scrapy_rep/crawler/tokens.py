@@ -49,6 +49,11 @@ class RequestTokens:
             self._by_header[header] = tokens
         return tokens
 
+    @property
+    def default(self) -> tuple[str, ...]:
+        """The tokens of a request that sends no User-Agent of its own."""
+        return self.configured or agent_tokens(self._default_user_agent)
+
     def read_spider(self, spider: Spider) -> None:
         """A ``robotstxt_user_agent`` spider attribute beats the setting, and a
         ``user_agent`` one (which Scrapy sends instead of USER_AGENT) beats USER_AGENT.
