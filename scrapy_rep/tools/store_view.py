@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import os
 import time
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -25,10 +25,22 @@ from scrapy_rep.cache.policy import OriginRecord, PolicyConfig, decide_settled
 from scrapy_rep.cache.standing import State, standing
 from scrapy_rep.cache.storage import Storage, StorageError, forget, open_storage
 from scrapy_rep.cache.storage.redis_urls import REDIS_SCHEMES, safe_url
-from scrapy_rep.cache.storage.sqlite_once import DEFAULT_WAIT, forget_record, read_record
+from scrapy_rep.cache.storage.sqlite_once import (
+    DEFAULT_WAIT,
+    forget_record,
+    forget_records,
+    read_record,
+)
 from scrapy_rep.engine.origin import origin_of
 
-__all__ = ["StoreName", "describe", "forget_origin", "format_record", "read_origin"]
+__all__ = [
+    "StoreName",
+    "describe",
+    "forget_origin",
+    "forget_origins",
+    "format_record",
+    "read_origin",
+]
 
 T = TypeVar("T")
 
@@ -111,6 +123,23 @@ def forget_origin(store: StoreName, url: str) -> tuple[str, bool]:
         return key, forget_record(store.file(), key, time.time(), store.wait)
     key, found = _run(_with_store(store, url, forgetting=True))
     return key, bool(found)
+
+
+def forget_origins(store: StoreName, keys: Sequence[str]) -> int:
+    """``forget_origin`` of each origin key (a report's filter, the Tester's
+    Refetch of every row): one transaction in SQLite, one connection to
+    Redis; how many records were kept."""
+    if store.kind == "sqlite":
+        return forget_records(store.file(), keys, time.time(), store.wait)
+
+    async def forget_each() -> int:
+        storage = await store.open()
+        try:
+            return sum([bool(await forget(storage, key)) for key in keys])
+        finally:
+            await storage.close()
+
+    return _run(forget_each())
 
 
 def _when(moment: float | None, now: float) -> dict[str, float] | None:

@@ -24,7 +24,7 @@ costs a crawl only refetches. A person's look must do none of that:
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import closing
 from pathlib import Path
 from typing import Final
@@ -40,6 +40,7 @@ __all__ = [
     "StoreBusy",
     "StoreDamaged",
     "forget_record",
+    "forget_records",
     "read_record",
     "scan_records",
 ]
@@ -136,17 +137,25 @@ def forget_record(path: str | Path, key: str, now: float, wait: float) -> bool:
     ``SqliteStorage.forget`` does; True if one was kept. A file no crawl has
     written to (no tables) is left as it is; one without the log (a version
     before it) has no crawl reading it, since a crawl's store creates it."""
+    return forget_records(path, [key], now, wait) > 0
+
+
+def forget_records(path: str | Path, keys: Sequence[str], now: float, wait: float) -> int:
+    """``forget_record`` of each key, in one transaction (the Tester's Refetch
+    of every origin of a report's filter); how many records were kept."""
     path = Path(path)
     try:
         with closing(_connect(path, wait, mode="rw")) as db:
             tables = _tables(db)
             if "origins" not in tables:
-                return False
+                return 0
             db.execute("BEGIN IMMEDIATE")
             try:
-                deleted = db.execute("DELETE FROM origins WHERE key = ?", (key,)).rowcount > 0
-                if "forgotten" in tables:
-                    _log(db, key, now)
+                deleted = 0
+                for key in keys:
+                    deleted += db.execute("DELETE FROM origins WHERE key = ?", (key,)).rowcount
+                    if "forgotten" in tables:
+                        _log(db, key, now)
             except BaseException:
                 db.execute("ROLLBACK")
                 raise
