@@ -505,6 +505,8 @@ def crawl(mode: str, options: dict[str, Any]) -> dict[str, Any]:
         settings["REP_STORAGE_PATH"] = str(Path(store.name) / "robotstxt.sqlite3")
     if mode.startswith("rep") and options.get("memory_max_origins"):
         settings["REP_MEMORY_MAX_ORIGINS"] = options["memory_max_origins"]
+    if mode.startswith("rep"):  # a store of the caller's (report_scale.py: one a report reads)
+        settings.update(options.get("store_settings") or {})
     if options.get("named_hosts"):
         from scrapy.settings import default_settings
 

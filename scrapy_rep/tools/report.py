@@ -80,11 +80,20 @@ class Filters:
         return bool(self.flags & DEEP_FLAGS)
 
     def keeps(self, row: dict[str, Any]) -> bool:
+        return self.keeps_before_deep(row) and self.keeps_deep(row)
+
+    def keeps_deep(self, row: dict[str, Any]) -> bool:
+        """The flags read from the file itself (``deep``)."""
+        return all(row.get(FLAGS[name]) for name in self.flags & DEEP_FLAGS)
+
+    def keeps_before_deep(self, row: dict[str, Any]) -> bool:
+        """Every filter but the flags read from the file: a file is read
+        only for the rows these keep."""
         if self.states and not (
             row["state"] in self.states or ("outage" in self.states and row["outage"])
         ):
             return False
-        if any(not row.get(FLAGS[name]) for name in self.flags):
+        if any(not row.get(FLAGS[name]) for name in self.flags - DEEP_FLAGS):
             return False
         if self.host is not None:
             origin = row["origin"]
@@ -218,9 +227,11 @@ def report_rows(
         if row is None:
             summary.unreadable += 1
             continue
+        if not filters.keeps_before_deep(row):
+            continue
         if deep is not None and record is not None:
             deep.add_to(row, record)
-        if filters.keeps(row):
+        if filters.keeps_deep(row):
             summary.add(row)
             yield row
 
