@@ -34,6 +34,7 @@ sharing that store (issue 45).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import resource
@@ -45,6 +46,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -222,6 +224,20 @@ def crawl_rounds(args: argparse.Namespace, store: str, control: str, redis_url: 
         )
 
 
+@contextlib.contextmanager
+def _held_open(path: Path) -> Iterator[None]:
+    """A process on the file, with a WAL, as a crawl has: the reports read
+    the copy as they read the crawl's own file (read-only, not immutable)."""
+    db = sqlite3.connect(path, isolation_level=None)
+    try:
+        db.execute("PRAGMA journal_mode = WAL")
+        db.execute("PRAGMA wal_autocheckpoint = 0")
+        db.execute("INSERT OR REPLACE INTO locks VALUES ('held open', 'x', 0)")
+        yield
+    finally:
+        db.close()
+
+
 def _forget_crawl(path: Path) -> None:
     """The crawl's own rows, deleted: each crawl starts as cold as the first."""
     with sqlite3.connect(path) as db:
@@ -240,6 +256,12 @@ def main() -> None:
         help="--deep over the origins o1* (about a ninth)",
     )
     parser.add_argument("--pairs", type=int, default=3, help="rounds of three crawls (0: none)")
+    parser.add_argument(
+        "--figures",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="time the reports alone (--no-figures: the crawls only)",
+    )
     parser.add_argument("--crawl-origins", type=int, default=5_000)
     parser.add_argument(
         "--nice", type=int, default=0, help="run the reports beside a crawl at this niceness"
@@ -259,11 +281,13 @@ def main() -> None:
                 f"{time.perf_counter() - started:.0f} s",
                 flush=True,
             )
-            report_figures(store, args.origins, args.deep)
+            if args.figures:
+                report_figures(store, args.origins, args.deep)
             if args.pairs:
                 control = str(Path(directory) / "control.sqlite3")
                 shutil.copyfile(store, control)  # as big, as busy a report
-                crawl_rounds(args, store, control, None)
+                with _held_open(Path(control)):
+                    crawl_rounds(args, store, control, None)
             return
         run_redis(args, Path(directory), now)
 
@@ -301,7 +325,8 @@ def run_redis(args: argparse.Namespace, directory: Path, now: float) -> None:
             f"{time.perf_counter() - started:.0f} s",
             flush=True,
         )
-        report_figures(server.url, args.origins, args.deep)
+        if args.figures:
+            report_figures(server.url, args.origins, args.deep)
         if args.pairs:
             other = RedisServer(directory / "control")
             other.start()

@@ -141,12 +141,15 @@ def _csv_value(value: object) -> object:
 
 
 def write_json(rows: Iterable[dict[str, Any]], out: IO[str], deep: bool = False) -> int:
-    """JSON Lines: one object per origin, its keys ``COLUMNS`` (and ``DEEP_COLUMNS``)."""
-    columns = COLUMNS + DEEP_COLUMNS if deep else COLUMNS
+    """JSON Lines: one object per origin, its keys ``COLUMNS`` (and ``DEEP_COLUMNS``),
+    the row's own (``report.row_of`` makes them in that order)."""
+    columns = list(COLUMNS + DEEP_COLUMNS if deep else COLUMNS)
     encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
     count = 0
     for row in rows:
-        out.write(encode({column: row.get(column) for column in columns}) + "\n")
+        if count == 0 and list(row) != columns:  # not a row of ``row_of``: its columns only
+            raise ValueError(f"a report row has the keys {list(row)}, not {columns}")
+        out.write(encode(row) + "\n")
         count += 1
     return count
 

@@ -102,34 +102,57 @@ def scan_records(
     record's body too (else only its size)."""
     path = Path(path)
     query = _WHOLE if bodies else _HEADS
-    after = ""
-    while True:
-        rows = _batch(path, query, (after, now, batch), wait)
-        if rows is None:
-            return
-        for key, data, size in rows:
-            yield (str(key), *read_scanned(bytes(data), int(size or 0)))
-        if len(rows) < batch:
-            return
-        after = str(rows[-1][0])
+    with _Reader(path, wait) as reader:
+        after = ""
+        while True:
+            rows = reader.batch(query, (after, now, batch))
+            for key, data, size in rows:
+                yield (str(key), *read_scanned(bytes(data), int(size or 0)))
+            if len(rows) < batch:
+                return
+            after = str(rows[-1][0])
 
 
-def _batch(
-    path: Path, query: str, args: tuple[str, float, int], wait: float
-) -> list[tuple[object, bytes, int]] | None:
-    """One batch, on a connection of its own: immutable while no process has
-    the file open (no side file is created), plain read-only once one has
-    (a crawl may start in the middle of a long scan). None: no table yet."""
-    quiet = not any(Path(f"{path}{side}").exists() for side in ("-wal", "-journal"))
-    try:
-        with closing(_connect(path, wait, "ro&immutable=1" if quiet else "ro")) as db:
+class _Reader:
+    """One read-only connection for a whole scan: immutable while no process
+    has the file open (no side file is created), plain read-only from the
+    batch after one opens it (a crawl may start in the middle of a scan)."""
+
+    def __init__(self, path: Path, wait: float) -> None:
+        self.path = path
+        self.wait = wait
+        self._db: sqlite3.Connection | None = None
+        self._quiet = False
+
+    def __enter__(self) -> _Reader:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        if self._db is not None:
+            self._db.close()
+
+    def _open(self) -> sqlite3.Connection:
+        if self._db is not None and not (self._quiet and self._others_here()):
+            return self._db
+        if self._db is not None:
+            self._db.close()
+        self._quiet = not self._others_here()
+        self._db = _connect(self.path, self.wait, "ro&immutable=1" if self._quiet else "ro")
+        return self._db
+
+    def _others_here(self) -> bool:
+        return any(Path(f"{self.path}{side}").exists() for side in ("-wal", "-journal"))
+
+    def batch(self, query: str, args: tuple[str, float, int]) -> list[tuple[object, bytes, int]]:
+        try:
+            db = self._open()
             if "origins" not in _tables(db):
-                return None
+                return []
             return db.execute(query, args).fetchall()
-    except sqlite3.DatabaseError as exc:
-        if quiet and Path(f"{path}-wal").exists():  # a crawl opened it meanwhile
-            return _batch(path, query, args, wait)
-        raise _named(exc, path, wait) from None
+        except sqlite3.DatabaseError as exc:
+            if self._quiet and self._others_here():  # a crawl opened it meanwhile
+                return self.batch(query, args)
+            raise _named(exc, self.path, self.wait) from None
 
 
 def forget_record(path: str | Path, key: str, now: float, wait: float) -> bool:

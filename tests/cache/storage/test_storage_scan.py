@@ -139,6 +139,26 @@ def test_sqlite_scan_beside_a_crawl_writing_the_file(sqlite_file: Path) -> None:
     assert any(key.startswith("https://zz") for key in keys)  # later keys, written meanwhile
 
 
+def test_sqlite_scan_when_a_crawl_opens_the_file_midway(sqlite_file: Path) -> None:
+    """Begun with no process on the file (immutable: no side file made), the
+    scan goes on read-only once a crawl has opened it, and sees its writes."""
+
+    async def scan_then_crawl() -> list[str]:
+        rows = scan_sqlite(sqlite_file, NOW, 1.0, batch=3)
+        keys = [next(rows)[0]]
+        assert not Path(f"{sqlite_file}-wal").exists()
+        storage = await SqliteStorage.open(sqlite_file)  # a crawl starts
+        try:
+            await storage.put("https://zz.example", record(1), DAY)
+            keys += [key for key, _, _ in rows]
+        finally:
+            await storage.close()
+        return keys
+
+    keys = run(scan_then_crawl())
+    assert set(ORIGINS) <= set(keys) and "https://zz.example" in keys
+
+
 def test_scan_store_names_a_damaged_file(tmp_path: Path) -> None:
     damaged = tmp_path / "damaged.sqlite3"
     damaged.write_bytes(b"not a database" * 100)
