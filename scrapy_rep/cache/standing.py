@@ -21,7 +21,7 @@ from scrapy_rep.cache.policy import decide_settled, loaded_record, outage_start
 from scrapy_rep.cache.policy_config import PolicyConfig
 from scrapy_rep.cache.record import OriginRecord
 from scrapy_rep.engine.lines import ALLOW
-from scrapy_rep.engine.robotstxt import RobotsTxt
+from scrapy_rep.engine.robotstxt import RobotsTxt, group_rules
 
 __all__ = ["OUTAGE", "RULED", "Standing", "State", "forbids_everything", "standing"]
 
@@ -129,7 +129,7 @@ def forbids_everything(robots: RobotsTxt, tokens: str | Sequence[str]) -> bool:
     is not counted, whatever its disallows; nor is a file where no group
     applies (everything is allowed).
     """
-    _, rules = robots.group_rules(tokens)
+    _, rules = group_rules(robots, tokens)
     everything = False
     for rule in rules:
         if rule.kind == ALLOW:

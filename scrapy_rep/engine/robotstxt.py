@@ -39,6 +39,7 @@ __all__ = [
     "RobotsTxt",
     "Rule",
     "Verdict",
+    "group_rules",
 ]
 
 logger = logging.getLogger(__name__)
@@ -303,22 +304,6 @@ class RobotsTxt:
     def rule_count(self) -> int:
         return sum(len(block.codes) for block in self._blocks)
 
-    def group_rules(
-        self, user_agent: UserAgent, *, use_global: bool = True
-    ) -> tuple[str | None, tuple[Rule, ...]]:
-        """The group these tokens select (its token, ``*``, or None when none
-        applies) and its rules as written, in file order: what is said of a
-        whole file (``cache.standing.forbids_everything``), not a URL's check."""
-        tokens = crawler_tokens(user_agent, self._quirks)
-        agent, chosen = select_group(self._groups, tokens, self._quirks, use_global)
-        rules: list[Rule] = []
-        for _, ids in chosen:
-            for index in ids:
-                block = self._blocks[index]
-                if block.codes:
-                    rules += map(rule_of, block.patterns.split("\n"), block.codes)
-        return agent, tuple(rules)
-
     def __repr__(self) -> str:
         return (
             f"<RobotsTxt agents={len(self._groups)} rules={self.rule_count} "
@@ -347,6 +332,23 @@ class RobotsTxt:
                 group = compiled[group_key] = _compile(blocks, self._quirks)
             found = self._selected[key] = (agent, group)
         return found
+
+
+def group_rules(
+    robots: RobotsTxt, user_agent: UserAgent, *, use_global: bool = True
+) -> tuple[str | None, tuple[Rule, ...]]:
+    """The group these tokens select in ``robots`` (its token, ``*``, or None
+    when none applies) and its rules as written, in file order: what is said
+    of a whole file (``cache.standing.forbids_everything``), not a URL's check."""
+    tokens = crawler_tokens(user_agent, robots._quirks)
+    agent, chosen = select_group(robots._groups, tokens, robots._quirks, use_global)
+    rules: list[Rule] = []
+    for _, ids in chosen:
+        for index in ids:
+            block = robots._blocks[index]
+            if block.codes:
+                rules += map(rule_of, block.patterns.split("\n"), block.codes)
+    return agent, tuple(rules)
 
 
 def _usage_lines(
