@@ -51,7 +51,8 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
-sys.path[:0] = [str(HERE), str(HERE.parent / "tests"), str(HERE.parent)]
+# tests/ first: its redis_topologies (the servers) is not this folder's (a benchmark)
+sys.path[:0] = [str(HERE.parent / "tests"), str(HERE), str(HERE.parent)]
 
 import broad_crawl  # noqa: E402
 from paired_crawl import _scale_args, _server  # noqa: E402
@@ -176,29 +177,11 @@ def crawl_rounds(args: argparse.Namespace, store: str, control: str, redis_url: 
     ratios: dict[str, list[float]] = {"cpu": [], "wall": [], "cpu_any": [], "wall_any": []}
     for round_ in range(args.pairs):
         figures: dict[str, dict[str, Any]] = {}
-        order = ARMS[round_ % 3 :] + ARMS[: round_ % 3]
-        for arm in order:
-            settings: dict[str, Any] = {"REP_STORAGE_PATH": store}
-            if redis_url is not None:
-                prefix = f"crawl{round_}{arm}:"
-                settings = {
-                    "REP_STORAGE": "redis",
-                    "REP_REDIS_URL": redis_url,
-                    "REP_REDIS_PREFIX": prefix,
-                }
-            reports = None
-            if arm != "alone":
-                reports = Reports(store if arm == "same" else control, pinned[1])
-                reports.start()
-                time.sleep(1.0)  # a report is under way when the crawl starts
-            result = crawl_once(scale, layout, settings, pinned)
-            if reports is not None:
-                reports.stopping.set()
-                reports.join()
-            result["reports"] = reports.runs if reports is not None else 0
-            if redis_url is None:
-                _forget_crawl(Path(store))
-            figures[arm] = result
+        for arm in ARMS[round_ % 3 :] + ARMS[: round_ % 3]:
+            stores = {"same": store, "other": control}
+            figures[arm] = _crawl_arm(
+                scale, layout, store, stores.get(arm), redis_url, f"crawl{round_}{arm}:", pinned
+            )
         cpu = {arm: broad_crawl.cpu_per_request(r) for arm, r in figures.items()}
         wall = {arm: r["seconds"] for arm, r in figures.items()}
         ratios["cpu"].append(cpu["same"] / cpu["other"])
@@ -222,6 +205,35 @@ def crawl_rounds(args: argparse.Namespace, store: str, control: str, redis_url: 
             f"{median['cpu']:.3f}, wall {median['wall']:.3f}; / no report at all: CPU "
             f"{median['cpu_any']:.3f}, wall {median['wall_any']:.3f}"
         )
+
+
+def _crawl_arm(
+    scale: argparse.Namespace,
+    layout: dict[str, Any],
+    store: str,
+    reported: str | None,
+    redis_url: str | None,
+    prefix: str,
+    pinned: tuple[int, int],
+) -> dict[str, Any]:
+    """One crawl on ``store`` (on Redis, under ``prefix``) while reports run
+    on ``reported`` (None: none)."""
+    settings: dict[str, Any] = {"REP_STORAGE_PATH": store}
+    if redis_url is not None:
+        settings = {"REP_STORAGE": "redis", "REP_REDIS_URL": redis_url, "REP_REDIS_PREFIX": prefix}
+    reports = None
+    if reported is not None:
+        reports = Reports(reported, pinned[1])
+        reports.start()
+        time.sleep(1.0)  # a report is under way when the crawl starts
+    result = crawl_once(scale, layout, settings, pinned)
+    if reports is not None:
+        reports.stopping.set()
+        reports.join()
+    result["reports"] = reports.runs if reports is not None else 0
+    if redis_url is None:
+        _forget_crawl(Path(store))
+    return result
 
 
 @contextlib.contextmanager
