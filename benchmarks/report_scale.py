@@ -51,8 +51,7 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
-# tests/ first: its redis_topologies (the servers) is not this folder's (a benchmark)
-sys.path[:0] = [str(HERE.parent / "tests"), str(HERE), str(HERE.parent)]
+sys.path[:0] = [str(HERE), str(HERE.parent / "tests"), str(HERE.parent)]
 
 import broad_crawl  # noqa: E402
 from paired_crawl import _scale_args, _server  # noqa: E402
@@ -305,9 +304,14 @@ def main() -> None:
 
 
 def run_redis(args: argparse.Namespace, directory: Path, now: float) -> None:
+    import importlib
+
     import redis
-    from local_redis import RedisServer
-    from redis_topologies import LocalCluster
+
+    # tests/ first: its redis_topologies (the servers) is not this folder's (a benchmark)
+    sys.path.insert(0, str(HERE.parent / "tests"))
+    RedisServer = importlib.import_module("local_redis").RedisServer
+    LocalCluster = importlib.import_module("redis_topologies").LocalCluster
 
     started = time.perf_counter()
     if args.store == "cluster":
