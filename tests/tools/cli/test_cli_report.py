@@ -10,7 +10,10 @@ import asyncio
 import csv
 import io
 import json
+import os
 import re
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -331,3 +334,47 @@ def test_report_a_record_from_the_future_counts_as_unreadable() -> None:
     future = replace(RECORDS["https://rules.example"], fetched_at=NOW + 2 * DAY)
     found = list(report_rows([("https://f.example", future, 10)], NOW, POLICY, Filters(), summary))
     assert found == [] and summary.unreadable == 1
+
+
+def test_report_inside_a_project_reads_its_store_with_its_rules_and_token(
+    tmp_path: Path,
+) -> None:
+    """docs/cli.md: no --store in a project; its outage rules say what is
+    closed (the older Google rules: 30 days), its token what forbids it all."""
+    (tmp_path / "scrapy.cfg").write_text("[settings]\ndefault = shop.settings\n")
+    (tmp_path / "shop").mkdir()
+    (tmp_path / "shop" / "__init__.py").write_text("")
+    (tmp_path / "shop" / "settings.py").write_text(
+        'REP_STORAGE_PATH = "kept.sqlite3"\nREP_OUTAGE_RULES = "google-legacy"\n'
+        'ROBOTSTXT_USER_AGENT = "shopbot"\n'
+    )
+    (tmp_path / ".scrapy").mkdir()
+    shut = b"User-agent: shopbot\nDisallow: /\n\nUser-agent: *\nAllow: /\n"
+    kept = {
+        "https://copy.example": RECORDS["https://copy.example"],  # 13 h into an outage
+        "https://shut.example": history((HOUR, outcome(OK, 200, shut))),
+    }
+
+    async def fill() -> None:
+        storage = await SqliteStorage.open(tmp_path / ".scrapy" / "kept.sqlite3")
+        for key, item in kept.items():
+            await storage.put(key, item, 31 * DAY)
+        await storage.close()
+
+    with ThreadPoolExecutor(1) as worker:
+        worker.submit(asyncio.run, fill()).result()
+    env = {k: v for k, v in os.environ.items() if k != "SCRAPY_SETTINGS_MODULE"}
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[3])
+    done = subprocess.run(
+        [sys.executable, "-m", "scrapy_rep.tools.cli", "report", "--json", "--deep"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    rows = {row["origin"]: row for row in map(json.loads, done.stdout.splitlines())}
+    assert rows["https://copy.example"]["state"] == "closed"  # the default rules: last-copy
+    assert rows["https://shut.example"]["forbids_all"] is True  # for shopbot, not for *
