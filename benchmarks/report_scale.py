@@ -344,6 +344,7 @@ def run_redis(args: argparse.Namespace, directory: Path, now: float) -> None:
         if args.figures:
             report_figures(server.url, args.origins, args.deep)
         if args.pairs:
+            (directory / "control").mkdir()
             other = RedisServer(directory / "control")
             other.start()
             try:
