@@ -136,6 +136,8 @@ def crawl_once(
         process.join(5)
     if result["problems"]:
         sys.exit(f"the crawl went wrong: {result['problems']}")
+    for line, count in result["log"]["notable"].items():
+        print(f"    the crawl logged {count} x {line}", flush=True)
     return result
 
 
