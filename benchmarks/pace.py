@@ -18,6 +18,11 @@ Why it is built this way:
 - ``table``: issue 26's table again: one origin with ``Crawl-delay: 1``, 1 and
   3 workers, the smallest and the median gap between page requests at the
   site; with ``--before`` also for another checkout (main, without the pace).
+- ``gaps``: issue 40's count: ``--origins`` × ``--pages`` with ``Crawl-delay:
+  --delay``, started at once, ``--workers`` on ``--store``: how many gaps
+  between two pages of one origin came under the delay at the site, from
+  the first page on (``--serve``: seconds each page takes); with
+  ``--before`` the same for another checkout first.
 
 Workers are real processes (tests/distributed/pace_worker.py); the site is a
 local server that stamps each request when it arrives.
@@ -49,7 +54,7 @@ from pace_harness import run_workers  # noqa: E402
 from pace_worker import REDIS_KEY  # noqa: E402
 
 from scrapy_rep.cache.storage.redis import RedisStorage  # noqa: E402
-from scrapy_rep.crawler.pace import MARGIN  # noqa: E402
+from scrapy_rep.crawler.pace.turns import MARGIN  # noqa: E402
 
 
 def fresh_redis(workdir: Path) -> RedisServer:
@@ -185,11 +190,62 @@ def table(workdir: Path, code: Path | None, label: str, pages: int = 30) -> None
         )
 
 
+def gaps(workdir: Path, args: argparse.Namespace, code: Path | None, label: str) -> None:
+    """Gaps under the delay between two pages of one origin, at the site."""
+    stamps: list[tuple[str, float]] = []
+    lock = threading.Lock()
+    robots = f"User-agent: *\nCrawl-delay: {args.delay}\n".encode()
+
+    def route(host: str, path: str) -> tuple[int, bytes]:
+        if path == "/robots.txt":
+            return 200, robots
+        with lock:
+            stamps.append((host, time.monotonic()))
+        return 200, b"<html>page</html>"
+
+    server = fresh_redis(workdir)
+    try:
+        with ManyHosts(args.origins, route, delay=lambda host, path: args.serve) as site:
+            pages = range(args.pages)
+            urls = [site.url(i, f"/p{n}") for n in pages for i in range(args.origins)]
+            redis.Redis.from_url(server.url).rpush(REDIS_KEY, *urls)
+            settings = {
+                "MAX_IDLE_TIME_BEFORE_CLOSE": 2,
+                "REP_STORAGE": args.store,
+                "REP_STORAGE_PATH": str(workdir / f"{label}.sqlite3"),
+                "CONCURRENT_REQUESTS": args.conc,
+            }
+            run_workers(server.url, args.workers, workdir, settings, code=code)
+    finally:
+        server.kill()
+    found = [
+        later - earlier
+        for host in {h for h, _ in stamps}
+        for earlier, later in pairwise(at for h, at in stamps if h == host)
+    ]
+    short = sorted(gap for gap in found if gap < args.delay)
+    print(
+        f"gaps ({label}): {args.origins} origins x {args.pages} pages, Crawl-delay "
+        f"{args.delay}, {args.workers} worker(s), {args.store}: {len(short)} of {len(found)} "
+        f"under the delay" + (f" (smallest {short[0]:.2f} s)" if short else "")
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--before", type=Path, help="another checkout (e.g. ../main)")
-    parser.add_argument("--only", choices=("cost", "crawl", "throughput", "table"))
+    parser.add_argument("--only", choices=("cost", "crawl", "throughput", "table", "gaps"))
+    for name, kind, default in (
+        ("origins", int, 200),
+        ("pages", int, 4),
+        ("delay", float, 3.0),
+        ("workers", int, 3),
+        ("store", str, "redis"),
+        ("conc", int, 16),
+        ("serve", float, 0.0),
+    ):
+        parser.add_argument(f"--{name}", type=kind, default=default, help="for gaps")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
@@ -204,6 +260,10 @@ def main() -> None:
                 step()
         if args.before is not None and args.only in (None, "table"):
             table(workdir, args.before.resolve(), f"before: {args.before}")
+        if args.only == "gaps":  # not by default: one run is a minute
+            if args.before is not None:
+                gaps(workdir, args, args.before.resolve(), "before")
+            gaps(workdir, args, None, "this branch")
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
 """Sphinx configuration: MyST Markdown pages, autodoc of the public API, and
-the settings reference generated from scrapy_rep.crawler.settings_table.SETTINGS.
+the settings reference generated from scrapy_rep.crawler.config.table.SETTINGS.
 
 Build: python -m sphinx -W -b html docs OUT
 """

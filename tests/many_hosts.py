@@ -17,6 +17,8 @@ from typing import Final
 
 #: (status, body) for a host and a path.
 Route = Callable[[str, str], tuple[int, bytes]]
+#: Seconds before answering, for every request or per host and path.
+Delay = float | Callable[[str, str], float]
 
 _PER_OCTET: Final = 250
 
@@ -29,7 +31,7 @@ def host(index: int) -> str:
 class ManyHosts:
     """``with ManyHosts(n, route) as server: server.url(i, "/x")``."""
 
-    def __init__(self, count: int, route: Route, delay: float = 0.0) -> None:
+    def __init__(self, count: int, route: Route, delay: Delay = 0.0) -> None:
         self.hosts = [host(i) for i in range(count)]
         self.hits: Counter[tuple[str, str]] = Counter()
         self.in_flight = 0
@@ -102,8 +104,9 @@ class ManyHosts:
                     self.in_flight += 1
                     self.peak = max(self.peak, self.in_flight)
                 try:
-                    if self._delay:
-                        await asyncio.sleep(self._delay)
+                    delay = self._delay(name, path) if callable(self._delay) else self._delay
+                    if delay:
+                        await asyncio.sleep(delay)
                     status, body = self._route(name, path)
                     writer.write(
                         b"HTTP/1.1 %d X\r\nContent-Type: text/plain\r\nContent-Length: %d\r\n\r\n"

@@ -79,11 +79,79 @@ def test_layers_no_upward_import(path: Path) -> None:
 def test_layers_check_catches_an_upward_import(tmp_path: Path) -> None:
     """The check can fail: an engine module importing the crawler is caught."""
     bad = PACKAGE / "engine" / "_layer_probe.py"
-    bad.write_text("from scrapy_rep.crawler.settings import Config\nimport scrapy\n")
+    bad.write_text("from scrapy_rep.crawler.config.settings import Config\nimport scrapy\n")
     try:
         assert upward_imports(bad) == [
-            "scrapy_rep/engine/_layer_probe.py:1 imports scrapy_rep.crawler.settings",
+            "scrapy_rep/engine/_layer_probe.py:1 imports scrapy_rep.crawler.config.settings",
             "scrapy_rep/engine/_layer_probe.py:2 imports scrapy",
+        ]
+    finally:
+        bad.unlink()
+
+
+# --- the crawler's wings (CONTRIBUTING.md, "The map") -------------------------------
+
+CRAWLER = PACKAGE / "crawler"
+#: In the order they may import each other: a wing imports only the wings
+#: before it (and itself), and the ground.
+WINGS = ("config", "access", "pace", "page")
+#: Top-level crawler modules every wing stands on; they import only config/
+#: and each other.
+GROUND = {"async_bridge", "errors", "gauges", "internals", "reporting", "robot_parser"}
+
+
+def crawler_part(module: str) -> str | None:
+    """``scrapy_rep.crawler.access.resolver`` -> ``access``; a top-level module
+    -> its own name; None outside the crawler."""
+    parts = module.split(".")
+    if parts[:2] != ["scrapy_rep", "crawler"] or len(parts) < 3:
+        return None
+    return parts[2]
+
+
+def wing_imports(path: Path) -> list[str]:
+    """What a crawler module imports that its place in the crawler may not."""
+    relative = path.relative_to(CRAWLER)
+    here = relative.parts[0] if len(relative.parts) > 1 else relative.stem
+    if here in WINGS:
+        allowed = set(WINGS[: WINGS.index(here) + 1]) | GROUND
+    elif here in GROUND:
+        allowed = {"config"} | GROUND
+    else:
+        return []  # the face (middleware, spider middleware, add-on...): anything
+    wrong = []
+    for line, module in imports_of(path):
+        part = crawler_part(module)
+        if part is not None and part not in allowed:
+            wrong.append(f"{path.relative_to(PACKAGE.parent)}:{line} imports {module}")
+    return wrong
+
+
+CRAWLER_MODULES = sorted(CRAWLER.rglob("*.py"))
+
+
+@pytest.mark.parametrize("path", CRAWLER_MODULES, ids=lambda p: str(p.relative_to(CRAWLER)))
+def test_layers_crawler_wings_import_only_wings_before_them(path: Path) -> None:
+    assert wing_imports(path) == []
+
+
+def test_layers_every_wing_says_what_it_owns_and_may_import() -> None:
+    for wing in WINGS:
+        doc = ast.get_docstring(ast.parse((CRAWLER / wing / "__init__.py").read_text())) or ""
+        assert "May import" in doc or "Imports nothing else" in doc, wing
+
+
+def test_layers_wing_check_catches_a_wing_importing_the_face() -> None:
+    bad = CRAWLER / "access" / "_wing_probe.py"
+    bad.write_text(
+        "from scrapy_rep.crawler.middleware import RobotsTxtMiddleware\n"
+        "from scrapy_rep.crawler.pace.turns import Pace\n"
+        "from scrapy_rep.crawler.config.settings import Config\n"
+    )
+    try:
+        assert wing_imports(bad) == [
+            "scrapy_rep/crawler/access/_wing_probe.py:1 imports scrapy_rep.crawler.middleware",
+            "scrapy_rep/crawler/access/_wing_probe.py:2 imports scrapy_rep.crawler.pace.turns",
         ]
     finally:
         bad.unlink()

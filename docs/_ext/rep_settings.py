@@ -1,7 +1,7 @@
 """Sphinx extension: the settings reference, generated from the code's table.
 
 ``{rep-settings}`` (a directive without arguments) renders
-``scrapy_rep.crawler.settings_table.SETTINGS`` grouped by task (``GROUPS``:
+``scrapy_rep.crawler.config.table.SETTINGS`` grouped by task (``GROUPS``:
 a title, a sentence, an example, the settings), each group a table: name,
 default, accepted values, what it does. Defaults come from ``Config``'s
 fields unless an entry words its own, so the page cannot drift from what the
@@ -22,8 +22,8 @@ from docutils.parsers.rst import Directive
 from sphinx.application import Sphinx
 from sphinx.util import logging
 
-from scrapy_rep.crawler.settings import Config
-from scrapy_rep.crawler.settings_table import SETTINGS, Setting
+from scrapy_rep.crawler.config.settings import Config
+from scrapy_rep.crawler.config.table import SETTINGS, Setting
 
 logger = logging.getLogger(__name__)
 
@@ -207,7 +207,7 @@ def _check_names(app: Sphinx, docname: str, source: list[str]) -> None:
     known = {setting.name for setting in SETTINGS} | NOT_SETTINGS
     for name in sorted(set(_REP_NAME.findall(source[0])) - known):
         logger.warning(
-            "%s names %s, which is not in scrapy_rep.crawler.settings_table.SETTINGS",
+            "%s names %s, which is not in scrapy_rep.crawler.config.table.SETTINGS",
             docname,
             name,
             location=docname,

@@ -67,7 +67,7 @@ __all__ = [
     "Announce",
     "Effect",
     "FetchNow",
-    "Lifecycles",
+    "LifecycleRules",
     "OriginLifecycle",
     "Save",
     "Use",
@@ -165,7 +165,7 @@ def shared_parser(google_quirks: bool = False) -> ParsedBodies:
     return parser
 
 
-class Lifecycles:
+class LifecycleRules:
     """What every origin's lifecycle shares: the policy, the parse cache, the dice."""
 
     def __init__(
@@ -203,7 +203,7 @@ class OriginLifecycle:
         "record",
     )
 
-    def __init__(self, rules: Lifecycles) -> None:
+    def __init__(self, rules: LifecycleRules) -> None:
         self._rules = rules
         self.record: OriginRecord | None = None
         self.access: Access | None = None  # the access settled (and announced)

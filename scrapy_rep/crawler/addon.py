@@ -28,8 +28,8 @@ from typing import Final
 
 from scrapy.settings import BaseSettings
 
+from scrapy_rep.crawler.config.values import SettingError, read_setting, to_bool
 from scrapy_rep.crawler.internals import BUILTIN_ROBOTSTXT
-from scrapy_rep.crawler.setting_values import SettingError, read_setting, to_bool
 
 __all__ = [
     "DIRECTIVES_MIDDLEWARE",

@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING
 from scrapy import signals as scrapy_signals
 from scrapy.exceptions import CloseSpider, DontCloseSpider
 
-from scrapy_rep.crawler.configured_storage import open_configured_storage
+from scrapy_rep.crawler.access.forget_watch import ForgetWatch, watch_forgets
+from scrapy_rep.crawler.access.store import open_configured_storage
+from scrapy_rep.crawler.config.values import SettingError
 from scrapy_rep.crawler.errors import SETTING_CLOSE_REASON, STORAGE_CLOSE_REASON
-from scrapy_rep.crawler.forget_watch import ForgetWatch, watch_forgets
 from scrapy_rep.crawler.internals import builtin_robotstxt_enabled, unplug_builtin_robotstxt
-from scrapy_rep.crawler.setting_values import SettingError
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -28,11 +28,11 @@ if TYPE_CHECKING:
     from scrapy import Spider
     from scrapy.crawler import Crawler
 
+    from scrapy_rep.crawler.access.resolver import Resolver
+    from scrapy_rep.crawler.access.tokens import RequestTokens
+    from scrapy_rep.crawler.config.settings import Config
     from scrapy_rep.crawler.internals import Parking
     from scrapy_rep.crawler.reporting import Reporter
-    from scrapy_rep.crawler.resolver import Resolver
-    from scrapy_rep.crawler.settings import Config
-    from scrapy_rep.crawler.tokens import RequestTokens
     from scrapy_rep.engine.origin import Origin
 
 __all__ = ["CrawlLife"]

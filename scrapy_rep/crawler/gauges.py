@@ -2,7 +2,7 @@
 good copy, forbidding the crawler everything (docs/stats-signals.md, "Gauges").
 
 Kept by transitions, never by a rescan: an origin counts from when the
-resolver holds it (``OriginStates``) to when it lets it go (evicted past
+resolver holds it (``access.known_origins``) to when it lets it go (evicted past
 ``REP_MEMORY_MAX_ORIGINS`` or ``REP_MEMORY_MAX_BYTES``, or forgotten by
 ``cache forget``), in the categories of its last access, reclassified each
 time its access changes (``on_access``). The categories come from
@@ -82,7 +82,7 @@ class OriginGauges:
         self.changes = 0
 
     def watch(self, origin: Hashable, lifecycle: OriginLifecycle | None) -> None:
-        """``OriginStates``' watch: ``origin`` held anew (its lifecycle), or let go (None)."""
+        """``KnownOrigins``' watch: ``origin`` held anew (its lifecycle), or let go (None)."""
         if lifecycle is None:
             self._held.pop(origin, None)
             if origin in self._bits:

@@ -13,20 +13,30 @@ checks them on both):
 - ``engine.downloader.middleware.methods["process_request"]`` lists the bound
   methods the downloader calls (unplugging the built-in middleware).
 - ``engine._slot.nextcall.schedule()`` wakes the engine before its heartbeat.
+- ``engine.downloader.slots`` maps ``get_slot_key(request)`` to a slot whose
+  ``queue`` and ``free_transfer_slots()`` say whether it would send a request
+  at once; while its ``latercall`` is set it sends nothing from its queue, and
+  ``downloader._latercall(slot)`` clears it and sends (``Slots``).
+- ``request_left_downloader`` is sent once a transfer has ended and its slot
+  has sent what its queue let it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import time
 from collections import deque
 from typing import TYPE_CHECKING, Any, Final
 
+from scrapy import signals
+from scrapy.utils.asyncio import call_later
 from scrapy.utils.conf import build_component_list
 from scrapy.utils.misc import load_object
 from twisted.internet.defer import Deferred
 from twisted.internet.task import LoopingCall
 
-from scrapy_rep.crawler.flights import StopSignal, wait
+from scrapy_rep.crawler.async_bridge import StopSignal, wait
 
 if TYPE_CHECKING:
     from scrapy import Spider
@@ -41,6 +51,8 @@ BUILTIN_ROBOTSTXT: Final = "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMidd
 PLACE_POLL: Final = 0.02
 #: Seconds between looks at whether the engine is stopping, while requests wait.
 STOP_POLL: Final = 0.25
+#: Bound of the slots' holds remembered (the ended ones are dropped then).
+_MAX_HELD: Final = 10_000
 
 
 def builtin_robotstxt_enabled(settings: BaseSettings) -> bool:
@@ -174,6 +186,10 @@ class Parking:
                 waiters.remove((waiter, reserved))
                 self._reserved -= 1
 
+    def free_place(self) -> bool:
+        """A place is free this moment and no download waits for one."""
+        return self._active() is None or (self._free() > 0 and not any(self._place_waiters))
+
     def _free(self) -> int:
         active = self._active()
         limit = getattr(getattr(self._crawler.engine, "downloader", None), "total_concurrency", 0)
@@ -243,3 +259,136 @@ class Parking:
         schedule = getattr(nextcall, "schedule", None)
         if callable(schedule):
             schedule()
+
+
+class Slots:
+    """Scrapy's download slots, as the pace needs them (docs/politeness.md).
+
+    A request handed to the downloader waits in its slot's queue while the
+    slot is busy, out of reach: a turn it took before would be spent late,
+    and a ``Retry-After`` pause would not hold it. So a paced request goes
+    only when its slot would send it at once (``room``), and waits parked
+    until a transfer of that slot ends (``wait_room``); a pause this process
+    learns holds the slot too (``hold``), for what its queue has already.
+
+    A request the slot takes becomes a transfer only on the loop's next turn:
+    until then the slot counts it nowhere, and several requests let go in
+    one turn would all be sent at once. So the requests let go (``sent``)
+    count until they leave the downloader.
+    """
+
+    def __init__(self, crawler: Crawler) -> None:
+        self._crawler = crawler
+        self._waiters: dict[str, deque[Deferred[None]]] = {}
+        #: slot key -> the requests let go that have not left the downloader
+        self._sent: dict[str, list[Request]] = {}
+        self._held: dict[str, float] = {}  # slot key -> time.monotonic() its hold ends
+        self._listening = False
+
+    def _find(self, request: Request) -> tuple[str, Any] | None:
+        """(key, slot or None), or None when the downloader looks different."""
+        downloader = getattr(self._crawler.engine, "downloader", None)
+        slots = getattr(downloader, "slots", None)
+        key_of = getattr(downloader, "get_slot_key", None)
+        if not isinstance(slots, dict) or not callable(key_of):
+            return None
+        key = key_of(request)
+        return key, slots.get(key)
+
+    def room(self, request: Request) -> bool:
+        """Would the request's slot send it at once (nothing queued, a transfer free)?"""
+        found = self._find(request)
+        if found is None:
+            return True
+        key, slot = found
+        try:
+            if slot is None:  # the first request makes it, as Scrapy would
+                return self._starting(key, ()) < self._new_slot_concurrency(key)
+            if slot.queue:
+                return False
+            taken = len(slot.transferring) + self._starting(key, slot.transferring)
+            return taken < int(slot.concurrency)
+        except (AttributeError, TypeError):
+            return True
+
+    def _new_slot_concurrency(self, key: str) -> int:
+        downloader: Any = getattr(self._crawler.engine, "downloader", None)
+        default = downloader.ip_concurrency or downloader.domain_concurrency
+        return int(downloader.per_slot_settings.get(key, {}).get("concurrency", default))
+
+    def _starting(self, key: str, transferring: Any) -> int:
+        """Requests let go to the slot that are not transfers yet."""
+        sent = self._sent.get(key)
+        if not sent:
+            return 0
+        active = getattr(getattr(self._crawler.engine, "downloader", None), "active", ())
+        sent[:] = [r for r in sent if r in active]  # one a later middleware dropped is gone
+        if not sent:
+            del self._sent[key]
+        return sum(1 for r in sent if r not in transferring)
+
+    def sent(self, request: Request) -> None:
+        """``request`` goes to its slot now: it counts there until it leaves."""
+        found = self._find(request)
+        if found is None:
+            return
+        if not self._listening:
+            self._listening = True
+            self._crawler.signals.connect(self._left, signal=signals.request_left_downloader)
+        self._sent.setdefault(found[0], []).append(request)
+
+    async def wait_room(self, request: Request) -> None:
+        """Until a transfer of the request's slot ends (then ``room`` again)."""
+        found = self._find(request)
+        if found is None:
+            return
+        key = found[0]
+        waiter: Deferred[None] = Deferred()
+        if not self._listening:
+            self._listening = True
+            self._crawler.signals.connect(self._left, signal=signals.request_left_downloader)
+        self._waiters.setdefault(key, deque()).append(waiter)
+        try:
+            await wait(waiter)
+        finally:
+            waiters = self._waiters.get(key)
+            if waiters is not None:
+                with contextlib.suppress(ValueError):  # cancelled, not woken: still there
+                    waiters.remove(waiter)
+                if not waiters:
+                    del self._waiters[key]
+
+    def _left(self, request: Request, spider: Spider | None = None) -> None:
+        """A transfer ended: the first request waiting for that slot looks again."""
+        key = request.meta.get("download_slot", "")
+        sent = self._sent.get(key)
+        if sent is not None:
+            with contextlib.suppress(ValueError):
+                sent.remove(request)
+        waiters = self._waiters.get(key)
+        while waiters:
+            waiter = waiters.popleft()
+            if not waiter.called:
+                waiter.callback(None)
+                return
+
+    def hold(self, request: Request, seconds: float) -> bool:
+        """Send nothing from the request's slot for ``seconds``: what its
+        queue holds waits out a pause too. False: nothing could be held."""
+        downloader = getattr(self._crawler.engine, "downloader", None)
+        release = getattr(downloader, "_latercall", None)
+        found = self._find(request)
+        if found is None or found[1] is None or not callable(release):
+            return False
+        (key, slot), now = found, time.monotonic()
+        if self._held.get(key, 0.0) >= now + seconds:
+            return True  # a longer hold is on
+        if not hasattr(slot, "latercall"):
+            return False
+        if slot.latercall is not None:  # the slot's own delay: the downloader looks again after
+            slot.latercall.cancel()
+        slot.latercall = call_later(seconds, release, slot)
+        if len(self._held) >= _MAX_HELD:
+            self._held = {k: until for k, until in self._held.items() if until > now}
+        self._held[key] = now + seconds
+        return True

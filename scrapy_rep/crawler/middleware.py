@@ -12,6 +12,7 @@ own robots.txt requests) and ``internals`` (what reaches into Scrapy).
 from __future__ import annotations
 
 import logging
+import time
 from typing import TYPE_CHECKING
 from urllib.parse import ParseResult
 
@@ -20,11 +21,8 @@ from scrapy.http import Request, Response
 from scrapy.utils.httpobj import urlparse_cached
 
 from scrapy_rep.cache.outcome import Access, FetchOutcome
-from scrapy_rep.crawler import spider_robots
-from scrapy_rep.crawler.checked_origins import CheckedOrigins, opted_out
-from scrapy_rep.crawler.crawl_life import CrawlLife
-from scrapy_rep.crawler.errors import RobotsTxtNoOrigin, RobotsTxtStorageUnavailable
-from scrapy_rep.crawler.fetcher import (
+from scrapy_rep.crawler.access import spider_robots
+from scrapy_rep.crawler.access.fetcher import (
     ENVIRONMENT,
     ROBOTSTXT_FETCH_META_KEY,
     Fetcher,
@@ -32,15 +30,18 @@ from scrapy_rep.crawler.fetcher import (
     answered_for_another,
     route_of,
 )
+from scrapy_rep.crawler.access.origins import CheckedOrigins, opted_out
+from scrapy_rep.crawler.access.resolver import Fetch, FetchStopped, Resolver
+from scrapy_rep.crawler.access.spider_robots import ROBOTS_PATH
+from scrapy_rep.crawler.access.tokens import RequestTokens
+from scrapy_rep.crawler.access.waiting import Waiting
+from scrapy_rep.crawler.config.settings import Config
+from scrapy_rep.crawler.crawl_life import CrawlLife
+from scrapy_rep.crawler.errors import RobotsTxtNoOrigin, RobotsTxtStorageUnavailable
 from scrapy_rep.crawler.internals import Parking
-from scrapy_rep.crawler.pace import Pace
+from scrapy_rep.crawler.pace.turns import Pace
 from scrapy_rep.crawler.reporting import Drop, Reporter
 from scrapy_rep.crawler.request_checks import ResponseCheck, request_checks
-from scrapy_rep.crawler.resolver import Fetch, FetchStopped, Resolver
-from scrapy_rep.crawler.settings import Config
-from scrapy_rep.crawler.spider_robots import ROBOTS_PATH
-from scrapy_rep.crawler.tokens import RequestTokens
-from scrapy_rep.crawler.waiting import Waiting
 from scrapy_rep.engine.origin import Origin
 
 if TYPE_CHECKING:
@@ -85,8 +86,8 @@ class RobotsTxtMiddleware:
         for note in config.notes:
             logger.warning(note)
         self._crawler = crawler
-        self._tokens = RequestTokens(config)
-        self._report = Reporter(crawler, config.default_user_agent, config, self._tokens)
+        tokens = self._tokens = RequestTokens(config)
+        self._report = Reporter(crawler, config.default_user_agent, config, lambda: tokens.default)
         download_timeout = crawler.settings.getfloat("DOWNLOAD_TIMEOUT", 180.0)
         self._parking = Parking(crawler)
         self._fetcher = Fetcher(
@@ -102,6 +103,9 @@ class RobotsTxtMiddleware:
             policy=config.policy(),
             google_quirks=config.google_quirks,
             clock=config.clock,
+            # REP_CLOCK (a testing hook) may also time the waits between quick retries.
+            sleep=getattr(config.clock, "sleep", None),
+            monotonic=getattr(config.clock, "monotonic", time.monotonic),
             on_access=self._resolved,
             on_fetched=self._report.fetched,
             count=self._report.count,
@@ -151,9 +155,7 @@ class RobotsTxtMiddleware:
     async def process_request(
         self, request: Request, spider: Spider | None = None
     ) -> Request | Response | None:
-        if self._life.bypass:
-            return None
-        if opted_out(request):
+        if self._life.bypass or opted_out(request):
             return None
         parts = urlparse_cached(request)
         origin = self._origin(request, parts)
@@ -175,8 +177,7 @@ class RobotsTxtMiddleware:
         return None if self._pace is None else await self._pace.turn(request, origin, access)
 
     def _requeued(self, request: Request) -> Request:
-        """The crawl stopped while ``request`` waited: back to the scheduler
-        (JOBDIR keeps it for the next run), never downloaded after the stop."""
+        """The crawl stopped while it waited: rescheduled (JOBDIR keeps it), not downloaded."""
         self._report.stats.inc_value("robotstxt/requeued_on_stop")
         return request.replace(dont_filter=True)
 
@@ -219,6 +220,8 @@ class RobotsTxtMiddleware:
         if not await self._parking.place():
             raise FetchStopped
         outcome = await self._fetcher.fetch(origin, route)
+        if self._pace is not None:  # a request too: before any process reads the record
+            await self._pace.robots_fetched(origin)
         other = answered_for_another(origin, outcome)
         if other is not None:
             await self._resolver.seed(*other)
@@ -253,10 +256,8 @@ class RobotsTxtMiddleware:
         life = self._life
         if life.bypass or life.storage_error is not None or not life.storage_opened:
             return None
-        if opted_out(request):
-            return None
         parts = urlparse_cached(request)
-        if parts.scheme not in self._origins.schemes:
+        if parts.scheme not in self._origins.schemes or opted_out(request):
             return None
         origin = self._origins.origin(parts)
         if origin is None or (parts.path == ROBOTS_PATH and spider_robots.is_robots_path(parts)):

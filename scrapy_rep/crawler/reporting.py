@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import inspect
 import logging
-from collections.abc import AsyncIterable, Iterable
+from collections.abc import AsyncIterable, Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Final, NamedTuple, NoReturn
 
 from pydispatch.dispatcher import Any, connections  # type: ignore[import-untyped]
@@ -28,8 +28,7 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.statscollectors import StatsCollector
 
-    from scrapy_rep.crawler.settings import Config
-    from scrapy_rep.crawler.tokens import RequestTokens
+    from scrapy_rep.crawler.config.settings import Config
 
 __all__ = ["Drop", "Reporter"]
 
@@ -61,7 +60,7 @@ class Reporter:
         crawler: Crawler,
         default_user_agent: str,
         config: Config | None = None,
-        tokens: RequestTokens | None = None,
+        tokens: Callable[[], Sequence[str]] = tuple,
     ) -> None:
         self._crawler = crawler
         self._default_user_agent = default_user_agent
@@ -73,11 +72,11 @@ class Reporter:
         self._tallies: dict[str, int] = {}  # stat -> counted, not yet in the stats
         self._cache_stats: dict[str, str] = {}  # count's event -> its stat
         #: robotstxt/now/*: set in the stats at ``flush`` and every ``COUNT_BATCH`` changes,
-        #: classified with the crawl's rules, clock and tokens (for a request without a
-        #: User-Agent of its own).
+        #: classified with the crawl's rules, clock and ``tokens`` (those of a request
+        #: without a User-Agent of its own).
         self.gauges = OriginGauges(batch=COUNT_BATCH)
-        if config is not None and tokens is not None:
-            self.gauges = OriginGauges(config.policy(), config.clock, lambda: tokens.default)
+        if config is not None:
+            self.gauges = OriginGauges(config.policy(), config.clock, tokens, COUNT_BATCH)
         self.gauges.on_batch = self.set_gauges
         self._gauges_set = False
 

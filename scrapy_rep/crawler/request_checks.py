@@ -16,17 +16,17 @@ from typing import TYPE_CHECKING, Final, Protocol, runtime_checkable
 
 from scrapy_rep.cache.outcome import AccessState
 from scrapy_rep.crawler.errors import ForbiddenByRobotsTxt, RobotsTxtUnreachable
+from scrapy_rep.crawler.page.usage_check import UsageCheck
 from scrapy_rep.crawler.reporting import Drop
-from scrapy_rep.crawler.usage_check import UsageCheck
 from scrapy_rep.engine.origin import robots_url
 
 if TYPE_CHECKING:
     from scrapy.http import Request, Response
 
     from scrapy_rep.cache.outcome import Access
+    from scrapy_rep.crawler.access.tokens import RequestTokens
+    from scrapy_rep.crawler.config.settings import Config
     from scrapy_rep.crawler.reporting import Reporter
-    from scrapy_rep.crawler.settings import Config
-    from scrapy_rep.crawler.tokens import RequestTokens
     from scrapy_rep.engine.origin import Origin
 
 __all__ = ["RequestCheck", "ResponseCheck", "RobotsCheck", "request_checks"]

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from scrapy.robotstxt import RobotParser
 
 from scrapy_rep.cache.outcome import Access, AccessState
-from scrapy_rep.crawler.settings import Config
+from scrapy_rep.crawler.config.settings import Config
 from scrapy_rep.engine.robotstxt import RobotsTxt
 
 if TYPE_CHECKING:

@@ -240,7 +240,7 @@ class Probe:
             self.access = access
 
     def _sent(self, request: Request, **_: Any) -> None:
-        from scrapy_rep.crawler.fetcher import ROBOTSTXT_FETCH_META_KEY
+        from scrapy_rep.crawler.access.fetcher import ROBOTSTXT_FETCH_META_KEY
 
         is_fetch = request.meta.get(ROBOTSTXT_FETCH_META_KEY)
         if is_fetch and request.url == self.robotstxt_url and not self.fetch:
@@ -248,7 +248,7 @@ class Probe:
 
     def _response(self, response: Response, request: Request, **_: Any) -> None:
         """Follow the robots.txt download through its redirects: status, hops, cut."""
-        from scrapy_rep.crawler.fetcher import ROBOTSTXT_FETCH_META_KEY
+        from scrapy_rep.crawler.access.fetcher import ROBOTSTXT_FETCH_META_KEY
 
         if not request.meta.get(ROBOTSTXT_FETCH_META_KEY):
             return
@@ -272,9 +272,9 @@ class Probe:
     async def run(self, crawler: Crawler) -> None:
         from scrapy import Request
 
+        from scrapy_rep.crawler.config.settings import Config
         from scrapy_rep.crawler.errors import RobotsTxtDisallowed
         from scrapy_rep.crawler.middleware import RobotsTxtMiddleware
-        from scrapy_rep.crawler.settings import Config
         from scrapy_rep.engine.origin import origin_of, robots_url
 
         self.ran = True

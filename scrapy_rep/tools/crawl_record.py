@@ -76,7 +76,7 @@ class Recorder:
         from scrapy import signals as scrapy_signals
 
         from scrapy_rep import signals
-        from scrapy_rep.crawler.settings import Config
+        from scrapy_rep.crawler.config.settings import Config
 
         self.max_body_bytes = Config.from_settings(crawler.settings).max_body_bytes
 
@@ -98,7 +98,7 @@ class Recorder:
     # --- signal handlers
 
     def _reached(self, request: Request, spider: Spider) -> None:
-        from scrapy_rep.crawler.fetcher import ROBOTSTXT_FETCH_META_KEY
+        from scrapy_rep.crawler.access.fetcher import ROBOTSTXT_FETCH_META_KEY
 
         if request.meta.get(ROBOTSTXT_FETCH_META_KEY):
             return  # robots.txt itself
@@ -107,7 +107,7 @@ class Recorder:
 
     def _response(self, response: Response, request: Request, spider: Spider) -> None:
         """robots.txt downloads: follow each spider's redirect chains to the site they began on."""
-        from scrapy_rep.crawler.fetcher import ROBOTSTXT_FETCH_META_KEY
+        from scrapy_rep.crawler.access.fetcher import ROBOTSTXT_FETCH_META_KEY
 
         if not request.meta.get(ROBOTSTXT_FETCH_META_KEY):
             return

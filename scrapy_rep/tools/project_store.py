@@ -18,7 +18,7 @@ from scrapy_rep.tools.store_view import StoreName
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
 
-    from scrapy_rep.crawler.settings import Config
+    from scrapy_rep.crawler.config.settings import Config
 
 __all__ = ["ProjectStoreError", "ProjectView", "project_store", "project_view", "store_of"]
 
@@ -35,7 +35,7 @@ def store_of(config: Config, *, create: bool = False) -> StoreName | None:
     """
     from scrapy.utils.project import data_path
 
-    from scrapy_rep.crawler.settings import DEFAULT_STORAGE_FILE
+    from scrapy_rep.crawler.config.settings import DEFAULT_STORAGE_FILE
 
     if config.storage == "sqlite":
         return StoreName(data_path(config.storage_path or DEFAULT_STORAGE_FILE, createdir=create))
@@ -52,7 +52,7 @@ def project_store(settings: BaseSettings | None = None) -> StoreName:
     """
     from scrapy.utils.project import get_project_settings, inside_project
 
-    from scrapy_rep.crawler.settings import Config
+    from scrapy_rep.crawler.config.settings import Config
 
     if settings is None:
         if not inside_project():
@@ -86,7 +86,7 @@ def project_view(settings: BaseSettings | None = None) -> ProjectView:
     """``project_store``, with the project's policy and tokens (as its crawl's)."""
     from scrapy.utils.project import get_project_settings
 
-    from scrapy_rep.crawler.settings import Config
+    from scrapy_rep.crawler.config.settings import Config
     from scrapy_rep.engine.agents import agent_tokens
 
     store = project_store(settings)

@@ -21,6 +21,8 @@ from local_redis import free_port as free_port
 from reactor_choice import REACTOR_ENV, chosen_reactor
 from start_barrier import BARRIER_ENV, release_together
 
+from scrapy_rep.crawler.async_bridge import sleep as reactor_sleep
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 WORKER = HERE / "crawl_worker.py"
@@ -50,6 +52,31 @@ class FakeClock:
 @pytest.fixture
 def clock() -> FakeClock:
     return FakeClock()
+
+
+class VirtualClock:
+    """A clock that stands still but for the waits asked of it (REP_CLOCK with
+    ``sleep`` and ``monotonic``): a first failure's quick retries and the
+    wait they are bounded by run on it, not on real time, so a test of them
+    gives the same answer on a busy machine (docs/spec.md §2.2)."""
+
+    def __init__(self) -> None:
+        self.now = time.time()
+        self.slept: list[float] = []  # each wait, in order
+
+    def __call__(self) -> float:
+        return self.now
+
+    def monotonic(self) -> float:
+        return self.now
+
+    async def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+        self.now += seconds
+        await reactor_sleep(0)  # the loop turns, as in a real wait
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> VirtualClock:
+        return self  # Scrapy deep-copies settings: the crawl must use this one
 
 
 

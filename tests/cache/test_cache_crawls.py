@@ -7,7 +7,6 @@ is. Time moves through REP_CLOCK (the testing hook), never by sleeping.
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +23,7 @@ from scrapy_rep.crawler.errors import ForbiddenByRobotsTxt, RobotsTxtUnreachable
 from scrapy_rep.crawler.middleware import RobotsTxtMiddleware
 from scrapy_rep.engine.origin import Origin
 
-from .conftest import HOUR, FakeClock
+from .conftest import HOUR, FakeClock, VirtualClock
 
 DISALLOW_PRIVATE = b"User-agent: *\nDisallow: /private\n"
 
@@ -162,34 +161,42 @@ async def test_status_503_first_failure_waits_for_a_quick_retry() -> None:
     def robots(host: str) -> Reply:
         return answers.pop(0) if len(answers) > 1 else answers[0]
 
-    settings = {"REP_UNREACHABLE_WAIT": 5, "REP_RETRY_BUSY_INITIAL": 0.2, "REP_RETRY_JITTER": 0}
+    clock = VirtualClock()  # the retry's wait on the crawl's clock, whatever the load
+    settings = {
+        "REP_UNREACHABLE_WAIT": 5,
+        "REP_RETRY_BUSY_INITIAL": 0.2,
+        "REP_RETRY_JITTER": 0,
+        "REP_CLOCK": clock,
+    }
     with SiteServer({"/robots.txt": robots}) as site:
-        started = time.monotonic()
         crawler = await crawl([site.url("/public"), site.url("/private")], settings)
-        elapsed = time.monotonic() - started
     spider = spider_of(crawler)
     assert site.paths() == ["/robots.txt", "/robots.txt", "/public"]
     assert spider.got == [site.url("/public")]
     assert isinstance(spider.dropped[site.url("/private")], ForbiddenByRobotsTxt)
-    assert elapsed < 3
+    assert clock.slept == pytest.approx([0.2])  # one quick retry, after the busy back-off
 
 
 @deferred_f_from_coro_f
 async def test_status_503_dead_origin_dropped_after_unreachable_wait() -> None:
     """docs/spec.md §2.2, §2.4: a crawl never hangs on a dead origin; its requests are
     dropped with the unreachable reason once REP_UNREACHABLE_WAIT is spent."""
-    settings = {"REP_UNREACHABLE_WAIT": 1, "REP_RETRY_BUSY_INITIAL": 0.2, "REP_RETRY_JITTER": 0}
+    clock = VirtualClock()  # the retries' waits on the crawl's clock, whatever the load
+    settings = {
+        "REP_UNREACHABLE_WAIT": 1,
+        "REP_RETRY_BUSY_INITIAL": 0.2,
+        "REP_RETRY_JITTER": 0,
+        "REP_CLOCK": clock,
+    }
     with SiteServer({"/robots.txt": Reply(503)}) as site:
-        started = time.monotonic()
         crawler = await crawl([site.url(f"/p{i}") for i in range(5)], settings)
-        elapsed = time.monotonic() - started
     spider = spider_of(crawler)
     # tries at 0 s, 0.2 s and 0.6 s; the next (1.4 s) is past the 1 s wait
     assert site.paths() == ["/robots.txt"] * 3
+    assert clock.slept == pytest.approx([0.2, 0.4])  # then dropped, 0.6 s in
     assert len(spider.dropped) == 5 and not spider.got and not spider.failed
     assert all(isinstance(e, RobotsTxtUnreachable) for e in spider.dropped.values())
     assert stats(crawler)["robotstxt/unreachable"] == 5
-    assert 0.5 < elapsed < 3
 
 
 @deferred_f_from_coro_f

@@ -53,7 +53,10 @@ class FirstRobotsHangs:
         return Hang() if first else Reply(200, DISALLOW_PRIVATE)
 
 
-def start_crawler(job: dict[str, Any], cwd: Path) -> subprocess.Popen[bytes]:
+def start_crawler(
+    job: dict[str, Any], cwd: Path, log: Path | None = None
+) -> subprocess.Popen[bytes]:
+    """A crawler process; its log goes to ``log`` (to read while it runs) if given."""
     env = {
         "PYTHONPATH": str(ROOT),
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
@@ -62,20 +65,24 @@ def start_crawler(job: dict[str, Any], cwd: Path) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
         [sys.executable, str(WORKER), json.dumps(job)],
         stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+        stderr=subprocess.PIPE if log is None else log.open("wb"),
         cwd=cwd,
         env=env,
     )
 
 
-def finish(process: subprocess.Popen[bytes], timeout: float = 90) -> dict[str, Any]:
+def finish(
+    process: subprocess.Popen[bytes], timeout: float = 90, log: Path | None = None
+) -> dict[str, Any]:
     """The worker's report; one still running after ``timeout`` is killed (a failure)."""
     try:
         out, err = process.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         process.kill()
         _, err = process.communicate()
+        err = err if log is None else log.read_bytes()
         pytest.fail(f"the crawl was still running after {timeout:.0f} s:\n{err.decode()[-3000:]}")
+    err = err if log is None else log.read_bytes()
     assert process.returncode == 0, err.decode(errors="replace")[-3000:]
     report: dict[str, Any] = json.loads(out.decode().strip().splitlines()[-1])
     report["log"] = err.decode(errors="replace")
@@ -176,20 +183,38 @@ def test_storage_3_5_redis_lock_of_another_machine_lapses_and_the_wait_is_said_o
     redis_server: RedisServer, tmp_path: Path
 ) -> None:
     """A crawler on another machine died holding the lock: nothing here can tell,
-    so its lease decides; the next run says once that it waits, then crawls."""
+    so its lease decides; the next run says once that it waits, then crawls.
+
+    The lease ends on cue, once the next run has said that it waits (Redis
+    expires the key, as at the lease's end): a lease of a fixed 2 s lapsed
+    before a crawler slow to start (a busy machine) ever saw it."""
     with SiteServer({"/robots.txt": Reply(200, DISALLOW_PRIVATE)}) as site:
         origin = f"http://127.0.0.1:{site.port}"
+        key = f"scrapy_rep:lock:{origin}"
         token = f"elsewhere|pid:[1]|4242|{uuid.uuid4().hex}"
-        with Redis.from_url(redis_server.url) as raw:  # its last renewal, 2 s of lease left
-            raw.set(f"scrapy_rep:lock:{origin}", token, px=2000)
-            lapsed_at = time.monotonic() + 2.0
         job = {
             "urls": [site.url("/public"), site.url("/private")],
             "settings": {"REP_STORAGE": "redis", "REDIS_URL": redis_server.url},
         }
-        report, delay = next_run(site, job, cwd=tmp_path)
+        log = tmp_path / "next-run.log"
+        with Redis.from_url(redis_server.url) as raw:  # its last lease, longer than any start
+            raw.set(key, token, px=600_000)
+            crawler = start_crawler(job, tmp_path, log)
+            deadline = time.monotonic() + 60
+            while b"Another process" not in log.read_bytes():
+                assert crawler.poll() is None, log.read_bytes().decode(errors="replace")[-3000:]
+                assert time.monotonic() < deadline, "the next run never said that it waits"
+                time.sleep(0.01)  # waiting for a process to start, not a time rule
+            assert site.count("/robots.txt") == 0  # it waits while the lease lasts
+            lapsed_at = time.monotonic()
+            assert raw.pexpire(key, 1)  # the lease ends
+        report = finish(crawler, log=log)
         robots = [hit.at for hit in site.hits if hit.path == "/robots.txt"]
-    assert len(robots) == 1 and robots[0] >= lapsed_at - 0.1  # not before the lease ended
-    assert delay < 2.0 + FEW_SECONDS
+        public = [hit.at for hit in site.hits if hit.path == "/public"]
+        assert site.count("/private") == 0
+    assert len(robots) == 1 and robots[0] >= lapsed_at  # not before the lease ended
+    assert report["got"] == [site.url("/public")] and len(public) == 1
+    assert set(report["dropped"]) == {site.url("/private")}  # the rules, fetched anew
+    assert public[0] - lapsed_at < FEW_SECONDS
     waiting = [line for line in report["log"].splitlines() if "Another process" in line]
     assert len(waiting) == 1 and origin in waiting[0] and "INFO" in waiting[0]

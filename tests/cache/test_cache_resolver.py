@@ -14,7 +14,7 @@ from scrapy_rep.cache.outcome import Access, AccessState, FetchKind, FetchOutcom
 from scrapy_rep.cache.policy import HOUR, OriginRecord, PolicyConfig
 from scrapy_rep.cache.storage import MemoryStorage
 from scrapy_rep.cache.storage.sqlite import SqliteStorage
-from scrapy_rep.crawler.resolver import Resolver
+from scrapy_rep.crawler.access.resolver import Resolver
 from scrapy_rep.engine.origin import Origin, robots_url
 
 T0 = 1_700_000_000.0
@@ -368,7 +368,7 @@ async def test_storage_errors_cost_sharing_never_a_verdict(
     clock = ManualClock()
     server = Server(clock, OK)
     rep = resolver(server, clock, BrokenStore(clock=clock))
-    with caplog.at_level(logging.WARNING, "scrapy_rep.crawler.resolver"):
+    with caplog.at_level(logging.WARNING, "scrapy_rep.crawler.access.resolver"):
         accesses: list[Access] = [await rep.access(origin) for origin in (A, B, A)]
     assert [a.allowed("/private", "bot") for a in accesses] == [False] * 3
     assert len(server.calls) == 2
@@ -402,7 +402,7 @@ async def test_storage_3_5_waiting_on_another_process_is_said_once(
     def told() -> list[logging.LogRecord]:
         return [r for r in caplog.records if "Another process" in r.getMessage()]
 
-    caplog.set_level(logging.DEBUG, "scrapy_rep.crawler.resolver")
+    caplog.set_level(logging.DEBUG, "scrapy_rep.crawler.access.resolver")
     try:
         fetching = [asyncio.ensure_future(first.access(origin)) for origin in (A, B)]
         await asyncio.wait_for(until(lambda: len(server.calls) == 2), 10)

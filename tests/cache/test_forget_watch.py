@@ -14,8 +14,8 @@ import pytest
 from scrapy.utils.defer import deferred_f_from_coro_f
 
 from scrapy_rep.cache.storage import MemoryStorage, StorageUnavailable
-from scrapy_rep.crawler.forget_watch import ForgetWatch, watch_forgets
-from scrapy_rep.crawler.resolver import Resolver
+from scrapy_rep.crawler.access.forget_watch import ForgetWatch, watch_forgets
+from scrapy_rep.crawler.access.resolver import Resolver
 from scrapy_rep.engine.origin import Origin
 
 from .test_cache_resolver import OK, A, B, ManualClock, Server

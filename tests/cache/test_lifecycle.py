@@ -14,7 +14,7 @@ from scrapy_rep.cache.lifecycle import (
     FETCH_NOW,
     Announce,
     FetchNow,
-    Lifecycles,
+    LifecycleRules,
     OriginLifecycle,
     Save,
     Use,
@@ -87,7 +87,7 @@ class Row:
 
 def run(row: Row) -> tuple[OriginLifecycle, list[str]]:
     config = PolicyConfig(retry_jitter=0, **row.policy)  # type: ignore[arg-type]
-    lifecycle = Lifecycles(config, RobotsTxt.parse, random=lambda: 0.0).new()
+    lifecycle = LifecycleRules(config, RobotsTxt.parse, random=lambda: 0.0).new()
     effects: list[object] = []
     for event in row.events:
         what, data, at = event[0], event[1], float(event[-1])  # type: ignore[arg-type]

@@ -1,4 +1,4 @@
-"""The record's fields for the report (issue 45): where a fetch's redirects
+"""The record's fields for the report (docs/cli.md): where a fetch's redirects
 ended and whether its file was cut at the size cap, recorded by the policy,
 round-tripped through bytes, and absent from records written before them."""
 

@@ -169,6 +169,9 @@ class SiteServer:
 
 class _HTTPServer(ThreadingHTTPServer):
     daemon_threads = True
+    # socketserver's 5 drops the SYN of a 6th connection opened at once: the
+    # client sends it again a second later (Scrapy opens 8 per host at once).
+    request_queue_size = 128
     site: SiteServer
 
     def handle_error(self, request: Any, client_address: Any) -> None:

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from scrapy.utils.defer import deferred_f_from_coro_f
 
+from scrapy_rep.crawler.config.settings import Config, SettingError, SitemapConfig
 from scrapy_rep.crawler.errors import RobotsTxtNoOrigin
-from scrapy_rep.crawler.settings import Config, SettingError, SitemapConfig
 
 from .conftest import crawl, spider_of, stats
 

@@ -1,14 +1,14 @@
-"""The crawl's gauges (``crawler.gauges``, issue 45): kept by the resolver's
-transitions, up and down, on real lifecycles and the resolver's own
-``OriginStates`` (an LRU that evicts), on an injected clock."""
+"""The crawl's gauges (``crawler.gauges``, docs/stats-signals.md, "Gauges"):
+kept by the resolver's transitions, up and down, on real lifecycles and the
+resolver's own ``KnownOrigins`` (an LRU that evicts), on an injected clock."""
 
 from __future__ import annotations
 
-from scrapy_rep.cache.lifecycle import Lifecycles, OriginLifecycle, shared_parser
+from scrapy_rep.cache.lifecycle import LifecycleRules, OriginLifecycle, shared_parser
 from scrapy_rep.cache.outcome import FetchKind, FetchOutcome
 from scrapy_rep.cache.policy import DAY, HOUR, OriginRecord, PolicyConfig, record_outcome
+from scrapy_rep.crawler.access.known_origins import KnownOrigins
 from scrapy_rep.crawler.gauges import OriginGauges
-from scrapy_rep.crawler.origin_state import OriginStates
 from scrapy_rep.engine.origin import Origin, origin_of
 
 T0 = 1_700_000_000.0
@@ -46,7 +46,7 @@ def record(*steps: tuple[float, FetchOutcome]) -> OriginRecord:
 
 def settled(item: OriginRecord | None, now: float) -> OriginLifecycle:
     """A lifecycle that loaded ``item`` and settled its access, as a flight does."""
-    lifecycle = Lifecycles(POLICY, shared_parser()).new()
+    lifecycle = LifecycleRules(POLICY, shared_parser()).new()
     lifecycle.loaded(item, now)
     return lifecycle
 
@@ -65,7 +65,7 @@ def test_gauges_follow_an_outage_from_closed_to_the_last_copy_and_back() -> None
     clock = Clock()
     gauges = OriginGauges(POLICY, clock, lambda: ("mybot",))
     down = record((T0 - 2 * DAY, fetched(200)), (T0, fetched(503)))
-    lifecycle = Lifecycles(POLICY, shared_parser()).new()
+    lifecycle = LifecycleRules(POLICY, shared_parser()).new()
     gauges.watch(origin("a"), lifecycle)  # held, its access not known yet
     assert values(gauges) == (0, 0, 0, 0)
     lifecycle.loaded(down, T0)
@@ -88,11 +88,11 @@ def test_gauges_follow_an_outage_from_closed_to_the_last_copy_and_back() -> None
 
 
 def test_gauges_count_what_the_resolver_holds_through_its_evictions() -> None:
-    """``OriginStates`` tells the gauges what it holds: an evicted origin is no
+    """``KnownOrigins`` tells the gauges what it holds: an evicted origin is no
     longer counted, one held again is counted as it stands."""
     clock = Clock()
     gauges = OriginGauges(POLICY, clock, lambda: ("mybot",))
-    states = OriginStates(limit=2, watch=gauges.watch)
+    states = KnownOrigins(limit=2, watch=gauges.watch)
     closed = settled(record((T0, fetched(None))), T0)
     shut = settled(record((T0, fetched(200, SHUT))), T0)
     plain = settled(record((T0, fetched(200))), T0)

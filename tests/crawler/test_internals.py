@@ -17,6 +17,7 @@ from scrapy.utils.test import get_crawler
 
 from scrapy_rep.crawler.internals import (
     Parking,
+    Slots,
     builtin_robotstxt_enabled,
 )
 
@@ -31,10 +32,14 @@ def probe(crawler: Any, request: Request) -> dict[str, object]:
     if parked:
         parking.unpark(request)
     nextcall = getattr(getattr(crawler.engine, "_slot", None), "nextcall", None)
+    downloader = getattr(crawler.engine, "downloader", None)
+    slot = getattr(downloader, "slots", {}).get(downloader.get_slot_key(request))
     return {
         "parked": parked,
         "stopping": parking.stopping,
         "wakes": callable(getattr(nextcall, "schedule", None)),
+        # its slot is there, empty, with a transfer free: it would go at once
+        "slot": (len(slot.queue), slot.free_transfer_slots() > 0, Slots(crawler).room(request)),
     }
 
 
@@ -57,6 +62,7 @@ async def test_scrapy_internals_find_the_downloader_slot_and_engine() -> None:
             "parked": True,
             "stopping": False,
             "wakes": True,
+            "slot": (0, True, True),
         }
     ]
 

@@ -327,7 +327,7 @@ def test_scrapy_middleware_is_not_configured_without_obey() -> None:
 
 
 def test_scrapy_bad_setting_fails_at_start_up() -> None:
-    from scrapy_rep.crawler.settings import SettingError
+    from scrapy_rep.crawler.config.settings import SettingError
 
     crawler = get_crawler(Spider, {"ROBOTSTXT_OBEY": True, "REP_FOLLOW_REDIRECTS": "lots"})
     with pytest.raises(SettingError, match="REP_FOLLOW_REDIRECTS"):

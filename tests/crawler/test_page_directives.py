@@ -18,8 +18,8 @@ from scrapy.http import Request, Response
 from scrapy.utils.defer import deferred_f_from_coro_f
 from scrapy.utils.test import get_crawler
 
-from scrapy_rep.crawler.page_rules import PageDirectivesMiddleware
-from scrapy_rep.crawler.settings import SettingError
+from scrapy_rep.crawler.config.settings import SettingError
+from scrapy_rep.crawler.page.page_rules import PageDirectivesMiddleware
 
 from .conftest import SETTINGS, RecordingSpider, crawl, stats
 from .servers import Reply, SiteServer

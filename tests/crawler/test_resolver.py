@@ -15,7 +15,7 @@ from twisted.internet.defer import Deferred
 from scrapy_rep.cache.lifecycle import OriginLifecycle
 from scrapy_rep.cache.outcome import Access, AccessState, FetchKind, FetchOutcome
 from scrapy_rep.cache.policy import PolicyConfig, decide_settled, record_outcome
-from scrapy_rep.crawler.resolver import Resolver, shared_parser
+from scrapy_rep.crawler.access.resolver import Resolver, shared_parser
 from scrapy_rep.engine.origin import Origin, robots_url
 
 ORIGIN = Origin("http", "example.com", None)

@@ -9,7 +9,7 @@ import pytest
 from scrapy.settings import Settings
 from scrapy.utils.defer import deferred_f_from_coro_f
 
-from scrapy_rep.crawler.settings import Config, SettingError
+from scrapy_rep.crawler.config.settings import Config, SettingError
 
 from .conftest import crawl
 from .servers import Reply, SiteServer

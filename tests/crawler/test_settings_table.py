@@ -15,8 +15,8 @@ from typing import Any
 
 from scrapy.settings import Settings
 
-from scrapy_rep.crawler.settings import Config
-from scrapy_rep.crawler.settings_table import SETTINGS
+from scrapy_rep.crawler.config.settings import Config
+from scrapy_rep.crawler.config.table import SETTINGS
 
 PACKAGE = Path(__file__).resolve().parents[2] / "scrapy_rep"
 #: The testing hook kept out of the reference on purpose (CONTRIBUTING.md).

@@ -17,7 +17,7 @@ from scrapy.crawler import Crawler
 from scrapy.utils.defer import deferred_f_from_coro_f, deferred_from_coro
 from scrapy.utils.test import get_crawler
 
-from scrapy_rep.crawler.flights import sleep
+from scrapy_rep.crawler.async_bridge import sleep
 
 from .conftest import SETTINGS, RecordingSpider, stats
 from .servers import Reply, SiteServer

@@ -18,11 +18,11 @@ from scrapy.utils.defer import deferred_f_from_coro_f
 from scrapy.utils.test import get_crawler
 
 from scrapy_rep import signals
+from scrapy_rep.crawler.config.settings import Config, SettingError
 from scrapy_rep.crawler.errors import RobotsTxtUsageDenied
 from scrapy_rep.crawler.middleware import RobotsTxtMiddleware
+from scrapy_rep.crawler.page.usage_check import UsageCheck
 from scrapy_rep.crawler.request_checks import RobotsCheck
-from scrapy_rep.crawler.settings import Config, SettingError
-from scrapy_rep.crawler.usage_check import UsageCheck
 
 from .conftest import SETTINGS, RecordingSpider, crawl, spider_of, stats
 from .servers import Reply, SiteServer

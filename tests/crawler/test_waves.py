@@ -15,7 +15,7 @@ from twisted.internet.defer import Deferred
 
 from scrapy_rep.cache.policy import OriginRecord
 from scrapy_rep.cache.storage import MemoryStorage
-from scrapy_rep.crawler.flights import sleep, wait
+from scrapy_rep.crawler.async_bridge import sleep, wait
 from scrapy_rep.crawler.internals import Parking
 
 from .conftest import SETTINGS, RecordingSpider, spider_of

@@ -4,17 +4,20 @@ pace in the same Redis, ``REP_CRAWL_DELAY = "obey"``.
 
 Usage: ``pace_worker.py <redis url> <worker name> [settings as JSON]``; prints a
 JSON report. The worker's name is in its User-Agent (after the crawler's
-token), so the site can tell the workers apart.
+token), so the site can tell the workers apart. ``PACE_HOGS`` in the
+settings, ``{"urls": [...], "after": n}``: the spider asks for those pages,
+before any other, once ``n`` pages named ``/p<n>`` came back (tests/paced_site.py).
 """
 
 from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from scrapy import signals
+from scrapy import Request, signals
 from scrapy.crawler import AsyncCrawlerProcess, CrawlerProcess
 from scrapy.http import Response
 from scrapy_redis.spiders import RedisSpider
@@ -29,12 +32,20 @@ class PaceSpider(RedisSpider):
     name = "pace"
     redis_key = REDIS_KEY
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, hogs: dict[str, Any] | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.got: list[str] = []
+        self.hogs: list[str] = list((hogs or {}).get("urls", []))
+        self.after: int = (hogs or {}).get("after", 0)
 
-    def parse(self, response: Response) -> None:
+    def parse(self, response: Response) -> Iterator[Request]:
         self.got.append(response.url)
+        if response.url.rsplit("/", 1)[-1].startswith("p"):  # a paced page, /p<n>
+            self.after -= 1
+        if self.hogs and self.after <= 0:
+            hogs, self.hogs = self.hogs, []
+            for url in hogs:
+                yield Request(url, dont_filter=True, priority=100)
 
 
 def settings_for(redis_url: str, name: str, extra: dict[str, Any]) -> dict[str, Any]:
@@ -64,6 +75,7 @@ def main(redis_url: str, name: str, extra: dict[str, Any]) -> None:
     # (scrapy_rep's cache and pace stay shared), so a test knows which worker
     # downloads which pages.
     own = bool(extra.pop("PACE_OWN_QUEUES", False))
+    hogs = extra.pop("PACE_HOGS", None)
     if own:
         extra = {
             "SCHEDULER_QUEUE_KEY": f"pace:{name}:requests",
@@ -77,7 +89,7 @@ def main(redis_url: str, name: str, extra: dict[str, Any]) -> None:
     process = kind(settings, install_root_handler=True)
     crawler = process.create_crawler(PaceSpider)
     crawler.signals.connect(wait_for_the_others, signal=signals.engine_started)
-    process.crawl(crawler, redis_key=f"{REDIS_KEY}:{name}" if own else REDIS_KEY)
+    process.crawl(crawler, redis_key=f"{REDIS_KEY}:{name}" if own else REDIS_KEY, hogs=hogs)
     process.start()
     spider = crawler.spider
     assert isinstance(spider, PaceSpider) and crawler.stats is not None

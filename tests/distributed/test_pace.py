@@ -22,6 +22,7 @@ from crawler.servers import Hit, Reply, SiteServer
 from local_redis import RedisServer
 from pace_harness import run_workers
 from pace_worker import REDIS_KEY
+from paced_site import PacedSite
 
 needs_epoll = pytest.mark.skipif(not hasattr(select, "epoll"), reason="no epoll here")
 
@@ -103,6 +104,43 @@ def three_workers_keep_one_crawl_delay(queue_url: str, cwd: Path, settings: dict
     assert waited >= 6  # the waiting shows in stats
 
 
+@pytest.mark.parametrize(
+    ("store", "workers", "places"), [("memory", 1, 64), ("sqlite", 3, 16), ("redis", 3, 16)]
+)
+def test_crawl_delay_holds_for_200_origins_at_once(
+    redis_server: RedisServer, tmp_path: Path, store: str, workers: int, places: int
+) -> None:
+    """200 origins with ``Crawl-delay: 0.5``, 3 pages each, started at once,
+    while each worker's places are held by slow pages of other hosts for a
+    while (tests/paced_site.py): no gap under the delay at the site, from the
+    first page on, but for ``slack``. The pace spaces turns 0.55 s apart; with
+    three workers, 200 origins and the site on 2 shared cores, a request
+    reached the site's thread up to 0.3 s after its worker handed it to
+    Scrapy's downloader (the turns themselves 0.55 s apart, measured). Before
+    a turn was taken as its request left, 19-67 gaps came under 0.3 s."""
+    delay, origins, slack = 0.5, 200, 0.2
+    with PacedSite(origins, delay) as site:
+        urls, warm = site.pages(3), site.warm(places)
+        client = redis.Redis.from_url(redis_server.url)
+        for n in range(workers):  # each its own share, the slow hosts' robots.txt first
+            client.rpush(f"{REDIS_KEY}:w{n}", *warm, *urls[n::workers])
+        hogs = {"urls": site.slow(places), "after": origins // workers // 4}
+        settings = {
+            "PACE_OWN_QUEUES": True,
+            "PACE_HOGS": hogs,
+            "REP_STORAGE": store,
+            "REP_STORAGE_PATH": str(tmp_path / "rep.sqlite3"),
+            "CONCURRENT_REQUESTS": places,
+            "MAX_IDLE_TIME_BEFORE_CLOSE": 1,
+            "REDIS_START_URLS_BATCH_SIZE": len(urls),  # every page at once
+        }
+        reports = run_workers(redis_server.url, workers, tmp_path, settings)
+    assert sorted(set(got(reports))) == sorted({*warm, *urls, *hogs["urls"]})
+    assert len(site.stamps) == len(urls)
+    short = [gap for gap in site.gaps() if gap < delay - slack]
+    assert short == [], sorted(short)
+
+
 def once_busy(path: str, retry_after: str) -> tuple[dict[str, Any], list[float]]:
     """A route answering 429 with ``Retry-After`` the first time, then the page."""
     lock = threading.Lock()
@@ -140,6 +178,54 @@ def test_retry_after_pauses_every_worker(redis_server: RedisServer, tmp_path: Pa
     assert min(gaps(hits)) >= delay, gaps(hits)
     said = sum(report["log"].count("with Retry-After '3'") for report in reports)
     assert said == 1  # logged once for the origin and the pause
+    assert sum(report["stats"].get("robotstxt/pace/paused", 0) for report in reports) == 1
+
+
+def busy_once(site: SiteServer, paths: list[str], nth: int, slow: float) -> list[str]:
+    """The ``nth`` of ``paths`` the site reads answers 503 with ``Retry-After:
+    3`` at once; every other page takes ``slow`` seconds. Returns the busy path."""
+    lock = threading.Lock()
+    read: list[str] = []
+
+    def route_of(path: str) -> Callable[[str], Reply]:
+        def route(host: str) -> Reply:
+            with lock:
+                read.append(path)
+                busy = len(read) == nth
+            if busy:
+                return Reply(503, b"busy", {"Retry-After": "3"})
+            site.stopping.wait(slow)  # the site is slow
+            return Reply(200, b"<html>page</html>", {"Content-Type": "text/html"})
+
+        return route
+
+    for path in paths:
+        site.routes[path] = route_of(path)
+    return read
+
+
+def test_retry_after_holds_what_no_worker_has_sent(
+    redis_server: RedisServer, tmp_path: Path
+) -> None:
+    """An origin without a crawl-delay; two workers, each with two places and
+    one request at a time per domain: the second waits for the download
+    slot. One worker gets a 503 with ``Retry-After: 3``; the other's waiting
+    request asks the store as it leaves, so it waits the pause out too. Only
+    what was on its way when the site answered reaches it within the pause."""
+    no_delay = Reply(200, b"User-agent: *\nDisallow: /private\n", {"Content-Type": "text/plain"})
+    with SiteServer({"/robots.txt": no_delay}) as site:
+        paths = [f"/page{n}" for n in range(16)]
+        read = busy_once(site, paths, nth=5, slow=0.3)
+        own_queues = queue_each(redis_server.url, [site.url(path) for path in paths], 2)
+        settings = {"CONCURRENT_REQUESTS": 2, "CONCURRENT_REQUESTS_PER_DOMAIN": 1}
+        reports = run_workers(redis_server.url, 2, tmp_path, {**settings, **own_queues})
+        hits = page_hits(site)
+    paused_at = next(hit.at for hit in hits if hit.path == read[4])
+    later = [hit.at - paused_at for hit in hits if hit.at > paused_at]
+    on_its_way = [at for at in later if at < 0.1]  # sent before the 503 was answered
+    assert len(on_its_way) <= 1  # the other worker's one request in flight
+    assert len(later) == 16 - 5
+    assert min(at for at in later if at not in on_its_way) >= 3.0, sorted(later)
     assert sum(report["stats"].get("robotstxt/pace/paused", 0) for report in reports) == 1
 
 

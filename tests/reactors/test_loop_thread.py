@@ -1,4 +1,4 @@
-"""The bridge that runs the stores under any reactor (scrapy_rep/crawler/loop_thread.py).
+"""The bridge that runs the stores under any reactor (scrapy_rep/crawler/access/loop_thread.py).
 
 These run under the suite's reactor: asyncio by default, epoll in .ci/test's
 second pass (REP_TEST_REACTOR=epoll), where the bridge is what the crawl uses.
@@ -16,8 +16,8 @@ from twisted.python.failure import Failure
 from scrapy_rep.cache.outcome import FetchKind
 from scrapy_rep.cache.policy import OriginRecord
 from scrapy_rep.cache.storage import StorageUnavailable
-from scrapy_rep.crawler.flights import sleep
-from scrapy_rep.crawler.loop_thread import LoopThread, ThreadedStorage
+from scrapy_rep.crawler.access.loop_thread import LoopThread, ThreadedStorage
+from scrapy_rep.crawler.async_bridge import sleep
 
 THREAD = "scrapy_rep-storage"
 

@@ -4,7 +4,7 @@ Each crawl runs in a crawler process of its own (tests/cache/crawl_worker.py)
 under the reactor named here, with the default settings: the sqlite store in
 the project's ``.scrapy/`` (the process's working directory), or Redis. Under
 a reactor other than asyncio the store runs on a private asyncio loop in a
-thread (scrapy_rep/crawler/loop_thread.py); what reaches the servers is
+thread (scrapy_rep/crawler/access/loop_thread.py); what reaches the servers is
 asserted here.
 """
 

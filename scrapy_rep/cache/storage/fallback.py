@@ -53,6 +53,8 @@ class FallbackStorage:
         self._probe_at = 0.0
         self._dirty: dict[str, float] = {}  # key -> ttl, written while degraded
         self._locked_by: dict[str, Storage] = {}
+        #: Turns reserved here, the primary down (``robotstxt/pace/local``).
+        self.local_turns = 0
 
     async def _try(self, call: Callable[[], Awaitable[T]]) -> tuple[bool, T | None]:
         """Run ``call`` on the primary if it is (or may be) up: (answered, result)."""
@@ -173,6 +175,7 @@ class FallbackStorage:
             if answered and shared is not None:
                 self.fallback.follow(key, shared, interval, max_ahead)
                 return shared
+        self.local_turns += 1
         return self.fallback.reserve_now(key, interval, max_ahead, floor)
 
     async def pause(self, key: str, seconds: float, max_ahead: float) -> float:

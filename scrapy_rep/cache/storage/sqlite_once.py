@@ -10,8 +10,9 @@ costs a crawl only refetches. A person's look must do none of that:
   ``immutable`` when no process has it open (no ``-wal`` or ``-journal``
   beside it), so that SQLite creates no side file either;
 - ``forget_record`` opens it read-write but never creates it, and writes
-  what ``SqliteStorage.forget`` writes: the record deleted, the origin
-  logged for running crawls (``forgotten``), in one transaction;
+  what ``SqliteStorage.forget`` writes (the same statements,
+  ``sqlite_statements``): the record deleted, the origin logged for running
+  crawls (``forgotten``), in one transaction;
 - ``scan_records`` reads every record, read-only too, a batch of rows per
   read transaction (a crawl writing the file meanwhile is never held up,
   and its checkpoints go on between two batches), without the bodies
@@ -31,8 +32,13 @@ from typing import Final
 
 from scrapy_rep.cache.policy import OriginRecord
 from scrapy_rep.cache.storage.errors import StorageError
-from scrapy_rep.cache.storage.forgotten import FORGOTTEN_KEEP, FORGOTTEN_MAX
 from scrapy_rep.cache.storage.scanned import Scanned, read_scanned
+from scrapy_rep.cache.storage.sqlite_statements import (
+    immediate,
+    log_forgotten,
+    records_after,
+    select,
+)
 
 __all__ = [
     "DEFAULT_WAIT",
@@ -82,15 +88,6 @@ def read_record(path: str | Path, key: str, now: float, wait: float) -> OriginRe
 
 #: Rows per read transaction of ``scan_records``: a few milliseconds of reading.
 SCAN_BATCH: Final = 2_000
-#: The header line and the body's size, read in SQLite (a body is not copied out).
-_HEADS: Final = (
-    "SELECT key, substr(data, 1, instr(data, X'0A')), length(data) - instr(data, X'0A') "
-    "FROM origins WHERE key > ? AND expires_at > ? ORDER BY key LIMIT ?"
-)
-_WHOLE: Final = (
-    "SELECT key, data, length(data) - instr(data, X'0A') "
-    "FROM origins WHERE key > ? AND expires_at > ? ORDER BY key LIMIT ?"
-)
 
 
 def scan_records(
@@ -101,11 +98,10 @@ def scan_records(
     the file writes and checkpoints between two. ``bodies``: read each
     record's body too (else only its size)."""
     path = Path(path)
-    query = _WHOLE if bodies else _HEADS
     with _Reader(path, wait) as reader:
         after = ""
         while True:
-            rows = reader.batch(query, (after, now, batch))
+            rows = reader.batch(after, now, batch, bodies)
             for key, data, size in rows:
                 yield (str(key), *read_scanned(bytes(data), int(size or 0)))
             if len(rows) < batch:
@@ -143,15 +139,17 @@ class _Reader:
     def _others_here(self) -> bool:
         return any(Path(f"{self.path}{side}").exists() for side in ("-wal", "-journal"))
 
-    def batch(self, query: str, args: tuple[str, float, int]) -> list[tuple[object, bytes, int]]:
+    def batch(
+        self, after: str, now: float, batch: int, bodies: bool
+    ) -> list[tuple[object, bytes, int]]:
         try:
             db = self._open()
             if "origins" not in _tables(db):
                 return []
-            return db.execute(query, args).fetchall()
+            return records_after(db, after, now, batch, bodies=bodies)
         except sqlite3.DatabaseError as exc:
             if self._quiet and self._others_here():  # a crawl opened it meanwhile
-                return self.batch(query, args)
+                return self.batch(after, now, batch, bodies)
             raise _named(exc, self.path, self.wait) from None
 
 
@@ -172,40 +170,21 @@ def forget_records(path: str | Path, keys: Sequence[str], now: float, wait: floa
             tables = _tables(db)
             if "origins" not in tables:
                 return 0
-            db.execute("BEGIN IMMEDIATE")
-            try:
-                deleted = 0
+            deleted = 0
+            with immediate(db):
                 for key in keys:
                     deleted += db.execute("DELETE FROM origins WHERE key = ?", (key,)).rowcount
                     if "forgotten" in tables:
-                        _log(db, key, now)
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
-            db.execute("COMMIT")
+                        log_forgotten(db, key, now)
             return deleted
     except sqlite3.DatabaseError as exc:
         raise _named(exc, path, wait) from None
 
 
-def _log(db: sqlite3.Connection, key: str, now: float) -> None:
-    """The entry running crawls read, and the log trimmed by age and by count."""
-    row = db.execute("INSERT INTO forgotten (key, at) VALUES (?, ?)", (key, now))
-    db.execute(
-        "DELETE FROM forgotten WHERE at < ? OR id <= ?",
-        (now - FORGOTTEN_KEEP, (row.lastrowid or 0) - FORGOTTEN_MAX),
-    )
-
-
 def _select(path: Path, key: str, now: float, wait: float, quiet: bool) -> bytes | None:
     mode = "ro&immutable=1" if quiet else "ro"
     with closing(_connect(path, wait, mode)) as db:
-        if "origins" not in _tables(db):
-            return None
-        row = db.execute(
-            "SELECT data FROM origins WHERE key = ? AND expires_at > ?", (key, now)
-        ).fetchone()
-        return None if row is None else bytes(row[0])
+        return select(db, key, now) if "origins" in _tables(db) else None
 
 
 def _connect(path: Path, wait: float, mode: str) -> sqlite3.Connection:

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from scrapy.settings import BaseSettings
 
-from scrapy_rep.crawler.settings import Config
+from scrapy_rep.crawler.config.settings import Config
 from scrapy_rep.engine.agents import agent_tokens
 from scrapy_rep.tools.project_store import store_of
 from scrapy_rep.tools.tester.server import TesterConfig

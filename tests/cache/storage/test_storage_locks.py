@@ -239,7 +239,7 @@ async def test_storage_3_5_sqlite_lock_row_that_would_never_lapse(
     storage = await SqliteStorage.open(tmp_path / "robots.sqlite3", clock=clock)
     value = clock.now + expires if isinstance(expires, float) else expires
     await storage._run(
-        lambda: storage._conn().execute(
+        lambda: storage._connection.db().execute(
             "INSERT INTO locks (key, token, expires_at) VALUES (?, 'old', ?)", (KEY, value)
         )
     )
@@ -481,20 +481,20 @@ async def test_storage_3_5_sqlite_new_origin_costs_two_trips(
     storage = await SqliteStorage.open(tmp_path / "robots.sqlite3", clock=clock)
     other = await SqliteStorage.open(tmp_path / "robots.sqlite3", clock=clock)
     trips: list[str] = []
-    run = storage._run
+    run = storage._connection.run
 
-    async def counted(func: Any, *args: object) -> Any:
+    async def counted(func: Any, *args: object, here: bool = True) -> Any:
         trips.append(func.__name__)
-        return await run(func, *args)
+        return await run(func, *args, here=here)
 
-    storage._run = counted  # type: ignore[method-assign]
+    storage._connection.run = counted  # type: ignore[method-assign]
     try:
         fetch = lambda: _now(sample(clock.now))  # noqa: E731
         record = await single_flight(storage, KEY, fetch, lambda _: 3600.0)
         assert trips == ["_acquire_and_get"]  # the write goes with the next commit
         assert await other.get(KEY) is None and not await other.lock(KEY, TTL)
         await storage.flush()
-        assert trips == ["_acquire_and_get", "_write_queued"]
+        assert trips == ["_acquire_and_get", "_take"]
         assert await other.get(KEY) == record
         assert await other.lock(KEY, TTL)  # released
         assert storage._leases.token(KEY) is None  # and no renewal left running
@@ -518,7 +518,7 @@ async def test_storage_3_5_sqlite_free_lock_is_one_statement(
     other = await SqliteStorage.open(path, clock=clock, sleep=Ticks(clock))
     statements: list[str] = []
     for store in (storage, other):
-        store._conn().set_trace_callback(statements.append)
+        store._connection.db().set_trace_callback(statements.append)
     try:
         assert await storage.lock(KEY, TTL)
         ran = [s for s in statements if not s.startswith("PRAGMA")]
@@ -543,7 +543,7 @@ async def test_storage_3_5_sqlite_new_origin_lock_and_get_is_one_statement(
     returned with the lock; an expired one is no record."""
     storage = await SqliteStorage.open(tmp_path / "robots.sqlite3", clock=clock)
     statements: list[str] = []
-    storage._conn().set_trace_callback(statements.append)
+    storage._connection.db().set_trace_callback(statements.append)
     try:
         async with another_process(storage.path):
             statements.clear()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
+import sqlite3
 from itertools import pairwise
 from pathlib import Path
 
@@ -140,6 +141,71 @@ async def test_storage_sqlite_paces_across_instances(tmp_path: Path, clock: Fake
 
 
 @deferred_f_from_coro_f
+async def test_storage_sqlite_turn_counts_from_when_the_file_was_free(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    """A turn asked while another process holds the file is computed when the
+    file is free, on the clock of then: computed from the time it was asked,
+    it went 5 s later than the file said, and the next turn came at once."""
+    path = tmp_path / "pace.sqlite3"
+    first = await SqliteStorage.open(path, clock=clock)
+    second = await SqliteStorage.open(path, clock=clock)
+    other = sqlite3.connect(path, isolation_level=None)
+    try:
+        other.execute("BEGIN IMMEDIATE")  # another process writes for 5 s
+        asked = asyncio.ensure_future(first.reserve(KEY, 1.0, AHEAD))
+        for _ in range(5):
+            await asyncio.sleep(0)  # the reservation waits for the file, in the thread
+        clock.advance(5)
+        other.execute("COMMIT")
+        assert await asked == 0.0  # its turn: now, 5 s after it was asked
+        assert await second.reserve(KEY, 1.0, AHEAD) == pytest.approx(1.0)
+    finally:
+        other.close()
+        await first.close()
+        await second.close()
+
+
+async def reopened(store: SqliteStorage, caplog: pytest.LogCaptureFixture) -> bool:
+    """Until ``store`` has its path open again with its turns carried over (it
+    looks every 0.25 s, and says so once it is done: the path is the new file
+    a moment before the turns are in it)."""
+    for _ in range(200):
+        if not store._file.moved() and "deleted or replaced" in caplog.text:
+            return True
+        await asyncio.sleep(0.025)  # waiting for the store, not a time rule
+    return False
+
+
+@deferred_f_from_coro_f
+async def test_storage_sqlite_file_deleted_under_a_crawl_is_opened_again(
+    tmp_path: Path, clock: FakeClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The file deleted (``rm -rf .scrapy``) while a process has it open, and
+    another process opening the path: the first one notices, says so once,
+    opens the path again with its turns, and the two share one pace."""
+    path = tmp_path / "cache" / "pace.sqlite3"
+    first = await SqliteStorage.open(path, clock=clock)
+    second: SqliteStorage | None = None
+    try:
+        assert await first.reserve(KEY, 1.0, AHEAD) == 0.0
+        for name in path.parent.iterdir():
+            name.unlink()
+        path.parent.rmdir()
+        with caplog.at_level(logging.WARNING, logger="scrapy_rep.cache.storage.sqlite"):
+            second = await SqliteStorage.open(path, clock=clock)  # a new file
+            assert await reopened(first, caplog)
+            assert await second.reserve(KEY, 1.0, AHEAD) == pytest.approx(1.0)  # first's turn
+            assert await first.reserve(KEY, 1.0, AHEAD) == pytest.approx(2.0)
+        said = [r.getMessage() for r in caplog.records if "deleted or replaced" in r.getMessage()]
+        assert len(said) == 1 and str(path) in said[0]
+    finally:
+        await first.close()
+        if second is not None:
+            await second.close()
+
+
+@deferred_f_from_coro_f
 async def test_storage_sqlite_tampered_pace_row_is_clamped(
     tmp_path: Path, clock: FakeClock
 ) -> None:
@@ -147,7 +213,7 @@ async def test_storage_sqlite_tampered_pace_row_is_clamped(
     try:
         await store.reserve(KEY, 1.0, AHEAD)
         await store._run(
-            lambda: store._conn().execute(
+            lambda: store._connection.db().execute(
                 "UPDATE pace SET next_at = 'soon', paused_until = 1e300"
             )
         )

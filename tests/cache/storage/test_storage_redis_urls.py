@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from scrapy_rep.cache.storage.redis_urls import RedisAddress, parse_redis_url, safe_url
-from scrapy_rep.crawler.setting_values import SettingError
-from scrapy_rep.crawler.settings import Config
+from scrapy_rep.crawler.config.settings import Config
+from scrapy_rep.crawler.config.values import SettingError
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""Reading a whole store for ``scrapy-rep report`` (issue 45): a SQLite file
+"""Reading a whole store for ``scrapy-rep report`` (docs/cli.md): a SQLite file
 read-only, a batch per transaction, beside a crawl's store writing to it;
 Redis with SCAN on one server, through Sentinel and on every primary of a
 Cluster, by script or, where scripts are refused, by pipeline."""

@@ -16,6 +16,7 @@ from scrapy_rep.cache.outcome import FetchKind
 from scrapy_rep.cache.policy import OriginRecord, PolicyConfig, decide, record_outcome
 from scrapy_rep.cache.storage import open_storage
 from scrapy_rep.cache.storage.sqlite import SqliteStorage
+from scrapy_rep.cache.storage.sqlite_connection import SqliteConnection
 
 BODY = b"User-agent: *\nDisallow: /private\n"
 
@@ -70,14 +71,14 @@ async def test_storage_sqlite_the_loop_never_waits_for_another_process(tmp_path:
 
     def spied(name: str, real: Any) -> Any:
         def spy(*args: Any) -> Any:
-            timeout = storage._conn().execute("PRAGMA busy_timeout").fetchone()[0]
+            timeout = storage._connection.db().execute("PRAGMA busy_timeout").fetchone()[0]
             seen.append((name, threading.current_thread().name, timeout))
             return real(*args)
 
         return spy
 
-    storage._select = spied("read", storage._select)  # type: ignore[method-assign]
-    storage._write_batch = spied("write", storage._write_batch)  # type: ignore[method-assign]
+    storage._get = spied("read", storage._get)  # type: ignore[method-assign]
+    storage._writes._write_batch = spied("write", storage._writes._write_batch)  # type: ignore[method-assign]
     loop_thread = threading.current_thread().name
     other = sqlite3.connect(path, isolation_level=None)
     try:
@@ -108,21 +109,21 @@ async def test_storage_sqlite_checkpoints_in_the_thread(
 ) -> None:
     """A checkpoint syncs the disk: SQLite's automatic one would run on the
     loop, in the commit that crosses its threshold; the thread runs ours."""
-    from scrapy_rep.cache.storage import sqlite as backend
+    from scrapy_rep.cache.storage import sqlite_connection as backend
 
-    monkeypatch.setattr(backend, "_CHECKPOINT_EVERY", 10)
+    monkeypatch.setattr(backend, "CHECKPOINT_EVERY", 10)
     path = tmp_path / "robots.sqlite3"
     storage = await SqliteStorage.open(path)
     where: list[str] = []
-    checkpoint = storage._checkpoint
+    checkpoint = storage._connection._checkpoint
 
     def spy() -> None:
         where.append(threading.current_thread().name)
         checkpoint()
 
-    storage._checkpoint = spy  # type: ignore[method-assign]
+    storage._connection._checkpoint = spy  # type: ignore[method-assign]
     try:
-        assert storage._conn().execute("PRAGMA wal_autocheckpoint").fetchone() == (0,)
+        assert storage._connection.db().execute("PRAGMA wal_autocheckpoint").fetchone() == (0,)
         for n in range(35):
             await storage.put(f"https://o{n}.example:443", sample(), 3600)
     finally:
@@ -220,10 +221,10 @@ async def test_storage_sqlite_damage_found_mid_crawl_recovers_once(
     """Damage met by a query (not at open) also moves the file aside, once."""
     storage = await SqliteStorage.open(tmp_path / "robots.sqlite3", clock=clock)
     await storage.put("old", sample(), 3600)
-    damaged = storage._db
+    damaged = storage._connection._db
 
     def query() -> str:  # the damage lasts until the file is moved aside
-        if storage._db is damaged:
+        if storage._connection._db is damaged:
             raise sqlite3.DatabaseError("database disk image is malformed")
         return "answered"
 
@@ -260,16 +261,16 @@ async def test_storage_sqlite_open_retries_a_file_another_process_is_converting(
 ) -> None:
     # SQLite answers "locked" without waiting while another process turns a
     # new file to WAL (seen in CI: 2 of 1,800 simultaneous opens failed).
-    real = SqliteStorage._open_db_once
+    real = SqliteConnection._open_once
     tries: list[int] = []
 
-    def locked_twice(self: SqliteStorage) -> sqlite3.Connection:
+    def locked_twice(self: SqliteConnection) -> sqlite3.Connection:
         tries.append(1)
         if len(tries) <= 2:
             raise sqlite3.OperationalError("database is locked")
         return real(self)
 
-    monkeypatch.setattr(SqliteStorage, "_open_db_once", locked_twice)
+    monkeypatch.setattr(SqliteConnection, "_open_once", locked_twice)
     storage = await SqliteStorage.open(tmp_path / "robots.sqlite3")
     await storage.put("https://a.example:443", sample(), 300)
     assert (await storage.get("https://a.example:443")) is not None
@@ -283,11 +284,11 @@ async def test_storage_sqlite_open_does_not_retry_other_errors(
 ) -> None:
     tries: list[int] = []
 
-    def unwritable(self: SqliteStorage) -> sqlite3.Connection:
+    def unwritable(self: SqliteConnection) -> sqlite3.Connection:
         tries.append(1)
         raise sqlite3.OperationalError("attempt to write a readonly database")
 
-    monkeypatch.setattr(SqliteStorage, "_open_db_once", unwritable)
+    monkeypatch.setattr(SqliteConnection, "_open_once", unwritable)
     with pytest.raises(sqlite3.OperationalError, match="readonly"):
         await SqliteStorage.open(tmp_path / "robots.sqlite3")
     assert tries == [1]
@@ -296,7 +297,7 @@ async def test_storage_sqlite_open_does_not_retry_other_errors(
 @pytest.fixture
 def small_sweeps(monkeypatch: pytest.MonkeyPatch) -> None:
     """A sweep every 10 puts, looking at 20 keys (1,000 and 2,000 in a crawl)."""
-    from scrapy_rep.cache.storage import sqlite as backend
+    from scrapy_rep.cache.storage import sqlite_writes as backend
 
     monkeypatch.setattr(backend, "_PURGE_EVERY", 10)
     monkeypatch.setattr(backend, "_PURGE_BATCH", 20)
@@ -331,11 +332,11 @@ async def test_storage_sqlite_sweeps_go_round_the_table_without_an_expiry_index(
     # An index on expiry cost every put a second B-tree to write (a tenth of
     # the store's time). Without it, each sweep looks at the next keys in
     # order and starts over at the end, so every expired row is reached.
-    from scrapy_rep.cache.storage import sqlite as backend
+    from scrapy_rep.cache.storage import sqlite_statements as backend
 
     path = tmp_path / "robots.sqlite3"
     with sqlite3.connect(path) as db:  # a file from a version that had the index
-        db.executescript(backend._SCHEMA.replace("DROP INDEX IF EXISTS origins_by_expiry;", ""))
+        db.executescript(backend.SCHEMA.replace("DROP INDEX IF EXISTS origins_by_expiry;", ""))
         db.execute("CREATE INDEX origins_by_expiry ON origins (expires_at)")
     clock = FakeClock()
     storage = await SqliteStorage.open(path, clock=clock)
@@ -374,13 +375,13 @@ async def test_storage_sqlite_puts_that_arrive_together_share_one_transaction(
     path = tmp_path / "robots.sqlite3"
     storage = await SqliteStorage.open(path)
     batches: list[int] = []
-    write_batch = storage._write_batch
+    write_batch = storage._writes._write_batch
 
     def counted(writes: list[Any]) -> None:
         write_batch(writes)
         batches.append(len(writes))  # committed
 
-    storage._write_batch = counted  # type: ignore[method-assign]
+    storage._writes._write_batch = counted  # type: ignore[method-assign]
     keys = [f"https://o{n}.example:443" for n in range(50)]
     other = sqlite3.connect(path, isolation_level=None)
     try:
@@ -427,15 +428,15 @@ async def test_storage_sqlite_a_failed_batch_fails_each_of_its_puts(tmp_path: Pa
     import asyncio
 
     storage = await SqliteStorage.open(tmp_path / "robots.sqlite3")
-    write_batch = storage._write_batch
-    storage._write_batch = _disk_error  # type: ignore[method-assign]
+    write_batch = storage._writes._write_batch
+    storage._writes._write_batch = _disk_error  # type: ignore[method-assign]
     try:
         results = await asyncio.gather(
             *(storage.put(f"https://o{n}.example:443", sample(), 3600) for n in range(5)),
             return_exceptions=True,
         )
         assert [type(result) for result in results] == [sqlite3.OperationalError] * 5
-        storage._write_batch = write_batch  # type: ignore[method-assign]
+        storage._writes._write_batch = write_batch  # type: ignore[method-assign]
         await storage.put("https://after.example:443", sample(), 3600)  # the next batch goes
         assert await storage.get("https://after.example:443") == sample()
         assert await storage.get("https://o0.example:443") is None
@@ -494,13 +495,13 @@ async def test_storage_sqlite_fetch_records_of_one_interval_share_one_commit(
 
     storage = await SqliteStorage.open(tmp_path / "robots.sqlite3")
     statements: list[str] = []
-    storage._conn().set_trace_callback(statements.append)
+    storage._connection.db().set_trace_callback(statements.append)
     keys = [f"https://o{n}.example:443" for n in range(3)]
     try:
         async with another_process(storage.path):  # so the locks are rows
             for key in keys:
                 assert await storage.lock(key, 30)
-            storage._commit_at = time.monotonic() + 3600  # as if one had just been made
+            storage._writes._commit_at = time.monotonic() + 3600  # as if one had just been made
             statements.clear()
             for key in keys:
                 await storage.put_and_release(key, sample(), 3600)
@@ -520,7 +521,7 @@ async def test_storage_sqlite_close_commits_the_fetch_records_waiting(tmp_path: 
 
     path = tmp_path / "robots.sqlite3"
     storage = await SqliteStorage.open(path)
-    storage._commit_at = time.monotonic() + 3600
+    storage._writes._commit_at = time.monotonic() + 3600
     await storage.put_and_release("https://a.example:443", sample(), 3600)
     await storage.close()
     with sqlite3.connect(path) as db:
@@ -534,8 +535,8 @@ async def test_storage_sqlite_a_failed_commit_of_fetch_records_is_said_once(
     """Nobody awaits those records: a commit that fails is logged, once at
     WARNING, and the next one goes on."""
     storage = await SqliteStorage.open(tmp_path / "robots.sqlite3")
-    write_batch = storage._write_batch
-    storage._write_batch = _disk_error  # type: ignore[method-assign]
+    write_batch = storage._writes._write_batch
+    storage._writes._write_batch = _disk_error  # type: ignore[method-assign]
     try:
         with caplog.at_level(logging.DEBUG, logger="scrapy_rep.cache.storage.sqlite"):
             for n in range(2):
@@ -544,7 +545,7 @@ async def test_storage_sqlite_a_failed_commit_of_fetch_records_is_said_once(
         failed = [r for r in caplog.records if "failed" in r.getMessage()]
         assert [r.levelno for r in failed] == [logging.WARNING, logging.DEBUG]
         assert "disk I/O error" in failed[0].getMessage()
-        storage._write_batch = write_batch  # type: ignore[method-assign]
+        storage._writes._write_batch = write_batch  # type: ignore[method-assign]
         await storage.put_and_release("https://after.example:443", sample(), 3600)
         await storage.flush()
         assert await storage.get("https://after.example:443") == sample()

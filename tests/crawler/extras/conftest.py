@@ -21,8 +21,8 @@ from crawler.servers import Hit, SiteServer
 
 BUILTIN = "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware"
 OURS = "scrapy_rep.RobotsTxtMiddleware"
-CRAWL_DELAY = "scrapy_rep.crawler.crawl_delay.CrawlDelay"
-FOLLOW_SITEMAPS = "scrapy_rep.crawler.sitemaps.FollowSitemaps"
+CRAWL_DELAY = "scrapy_rep.crawler.pace.crawl_delay.CrawlDelay"
+FOLLOW_SITEMAPS = "scrapy_rep.crawler.page.sitemaps.FollowSitemaps"
 
 SETTINGS: dict[str, Any] = {
     "ROBOTSTXT_OBEY": True,

@@ -1,4 +1,4 @@
-"""REP_CRAWL_DELAY = "obey": robots.txt crawl-delay paces its origin (scrapy_rep.crawler.pace).
+"""REP_CRAWL_DELAY = "obey": robots.txt crawl-delay paces its origin (crawler/pace/turns.py).
 
 Real crawls, timed at the server. A gap is allowed a little slack (SLACK)
 because the server stamps a request when it has read it, not when Scrapy
@@ -17,8 +17,8 @@ from scrapy.http import Request, Response
 from scrapy.utils.defer import deferred_f_from_coro_f
 
 from crawler.servers import Reply, SiteServer, page
-from scrapy_rep.crawler.crawl_delay import clamp
-from scrapy_rep.crawler.settings import CrawlDelayConfig, SettingError
+from scrapy_rep.crawler.config.settings import CrawlDelayConfig, SettingError
+from scrapy_rep.crawler.pace.crawl_delay import clamp
 
 from .conftest import NO_DELAY_JITTER, PagesSpider, crawl, gaps, hits, spider_of, stats
 
@@ -81,7 +81,7 @@ async def test_scrapy_crawl_delay_86400_is_clamped_and_logged(
     site_hits = hits(site)
     assert len(site_hits) == 4  # robots.txt and 3 pages; /private dropped, delay or not
     assert all(gap >= 1 - SLACK for gap in gaps(site_hits)), gaps(site_hits)
-    warnings = [r for r in caplog.records if r.name == "scrapy_rep.crawler.crawl_delay"]
+    warnings = [r for r in caplog.records if r.name == "scrapy_rep.crawler.pace.crawl_delay"]
     assert len(warnings) == 1  # once per origin, not per request
     message = warnings[0].getMessage()
     assert "86400" in message and "REP_CRAWL_DELAY_MAX" in message and site.url("") in message

@@ -10,8 +10,8 @@ from scrapy import Spider
 from scrapy.utils.defer import deferred_f_from_coro_f
 
 from crawler.servers import Reply, SiteServer
-from scrapy_rep.crawler.settings import SettingError, SitemapConfig
-from scrapy_rep.crawler.sitemaps import SITEMAP_SOURCE_META
+from scrapy_rep.crawler.config.settings import SettingError, SitemapConfig
+from scrapy_rep.crawler.page.sitemaps import SITEMAP_SOURCE_META
 
 from .conftest import crawl, spider_of, stats
 

@@ -1,7 +1,7 @@
-"""``scrapy-rep report`` on a store holding one origin in each state (issue 45):
+"""``scrapy-rep report`` on a store holding one origin in each state (docs/cli.md):
 filters, sorts (in memory and merged from run files), the outputs and the
 exit codes. The store is written with the policy's own records, placed in
-time relative to now; tests/crawler/test_report_crawl.py gets the same
+time relative to now; tests/tools/tester/test_report_page.py gets the same
 states from real crawls."""
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
-"""Issue 45 end to end: crawls against sites in each state, placed in time
-with REP_CLOCK, fill a SQLite store; then ``scrapy-rep report`` (text, JSON,
-CSV, filters), the Tester's report page (in headless Chromium: the table,
-a row opened in the Tester, Refetch of a row and of a filter, the safety
-rules; axe-core's check is in test_tester_accessibility.py) and the last
-crawl's gauges agree with what the sites did.
+"""The report end to end (docs/cli.md, docs/tester.md): crawls against sites
+in each state, placed in time with REP_CLOCK, fill a SQLite store; then
+``scrapy-rep report`` (text, JSON, CSV, filters), the Tester's report page
+(in headless Chromium: the table, a row opened in the Tester, Refetch of a
+row and of a filter, the safety rules; axe-core's check is in
+test_tester_accessibility.py) and the last crawl's gauges agree with what the sites did.
 
 The crawls run once for the module (about 10 s): three rounds of crawler
 processes sharing the store, 3 days ago and 25 hours ago (together), 13

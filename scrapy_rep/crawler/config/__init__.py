@@ -1,0 +1,8 @@
+"""Config: every setting scrapy_rep reads, read once at start-up.
+
+``table`` is the schema (each setting's name, accepted values, default and
+parser; the settings reference is generated from it), ``values`` the value
+parsers, ``settings`` the readers (``Config`` and the extensions' configs).
+Imports nothing else of the crawler: every other wing reads its settings
+from here (CONTRIBUTING.md, "The map").
+"""

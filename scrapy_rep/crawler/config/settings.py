@@ -1,0 +1,327 @@
+"""Every setting scrapy_rep reads, with its default, read once at start-up.
+
+``Config.from_settings`` reads the package's settings, and
+``CrawlDelayConfig`` and ``SitemapConfig`` those of its two extensions: the
+rest of the package takes these, and no other module reads a setting of
+scrapy_rep's (but the add-on, which runs before there is a crawler and reads
+``REP_PAGE_DIRECTIVES`` through the same parser). A bad value fails the
+crawl at start-up with a ``SettingError`` naming the setting, the value and
+what is accepted, instead of surfacing as odd behaviour hours later.
+
+Which settings there are, their defaults in words and their parsers is the
+schema, ``settings_table.SETTINGS`` (the settings reference is generated
+from it); how a value is parsed is ``setting_values``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Final
+from weakref import WeakKeyDictionary
+
+from scrapy_rep.cache.policy import LongOutage, PolicyConfig
+from scrapy_rep.crawler.config.table import (
+    DEFAULT_STORAGE_FILE,
+    MIN_BODY_BYTES,
+    MIN_REDIRECTS,
+    SETTINGS,
+    Setting,
+    unknown_setting_notes,
+)
+from scrapy_rep.crawler.config.values import (
+    SettingError,
+    digits_at_least_one,
+    positive_seconds,
+    read_setting,
+    to_bool,
+    to_clock,
+    to_method_name,
+    to_obey_mode,
+    token_notes,
+    user_agent_notes,
+)
+from scrapy_rep.engine.page_directives import MAX_HTML_BYTES
+
+__all__ = [
+    "DEFAULT_STORAGE_FILE",
+    "Config",
+    "CrawlDelayConfig",
+    "SettingError",
+    "SitemapConfig",
+]
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+
+#: The policy's defaults are the settings' defaults: one source of truth.
+_POLICY: Final = PolicyConfig()
+#: Config.of: each crawler's settings, read once.
+_BY_CRAWLER: WeakKeyDictionary[Crawler, Config] = WeakKeyDictionary()
+
+
+@dataclass(frozen=True)
+class Config:
+    """The settings of one crawler, validated."""
+
+    #: ROBOTSTXT_OBEY: the middleware is disabled when false.
+    obey: bool = False
+    #: ROBOTSTXT_USER_AGENT as the tokens used, lower-cased, in preference
+    #: order; empty -> derive from the request's User-Agent header, else from
+    #: USER_AGENT (the crawler's name in it, never a browser's).
+    user_agent_tokens: tuple[str, ...] = ()
+    #: Warnings for the log at start-up: a token that was cut or not found,
+    #: a value RFC 9309 advises against.
+    notes: tuple[str, ...] = ()
+    #: USER_AGENT, for when the request has no User-Agent header yet.
+    default_user_agent: str = ""
+    #: REP_GOOGLE_QUIRKS: parse and match as Google's open-source library does.
+    google_quirks: bool = False
+    #: REP_FOLLOW_REDIRECTS: redirect hops followed for robots.txt (RFC: >= 5).
+    max_redirects: int = 5
+    #: REP_MAX_BODY_BYTES: bytes of robots.txt downloaded (parsing stops at 512,000:
+    #: a larger value only keeps more of the body for a spider that asks for it).
+    max_body_bytes: int = MIN_BODY_BYTES
+    #: REP_CHECKED_SCHEMES: URL schemes whose requests are checked.
+    checked_schemes: frozenset[str] = field(
+        default_factory=lambda: frozenset({"http", "https", "ftp"})
+    )
+
+    # --- the cache (docs/spec.md §3) --------------------------------------------------
+    #: REP_STORAGE: "sqlite", "memory", "redis" or a dotted Storage class path.
+    storage: str = "sqlite"
+    #: REP_STORAGE_PATH: the sqlite file; relative paths are inside Scrapy's
+    #: project data dir. None -> ``.scrapy/robotstxt.sqlite3``.
+    storage_path: str | None = None
+    #: REP_MEMORY_MAX_ORIGINS: origins kept in memory (the memory backend, the
+    #: Redis stand-in, and the in-process copy of records), least recent out.
+    memory_max_origins: int = 100_000
+    #: REP_MEMORY_MAX_BYTES: bytes of robots.txt kept in this process, parsed
+    #: and raw: half for parsed bodies, a quarter for the per-origin states,
+    #: a quarter for the memory store (or Redis's stand-in).
+    memory_max_bytes: int = 128 * 1024 * 1024
+    #: REP_REDIS_URL, else REDIS_URL (scrapy-redis's setting).
+    redis_url: str | None = None
+    #: REP_REDIS_PREFIX: every Redis key starts with it.
+    redis_prefix: str = "scrapy_rep:"
+    #: REP_REDIS_RETRY_INTERVAL: while Redis is lost, how often to try it again.
+    redis_retry_interval: float = 5.0
+    #: REP_FORGET_POLL_INTERVAL: how often a running crawl reads the store's
+    #: log of forgotten origins (``scrapy-rep cache forget``, the Tester's Refetch).
+    forget_poll_interval: float = 5.0
+    #: REP_CACHE_TTL / REP_CACHE_MIN_TTL / REP_CACHE_MAX_TTL (docs/spec.md §3.1, §3.2).
+    cache_ttl: float = _POLICY.default_ttl
+    cache_min_ttl: float = _POLICY.min_ttl
+    cache_max_ttl: float = _POLICY.max_ttl
+    #: REP_CACHE_KEEP: how long a record outlives its last update in storage.
+    cache_keep: float = _POLICY.keep_records
+
+    # --- outages (docs/spec.md §2.2) ------------------------------------------------------
+    #: REP_OUTAGE_RULES: the preset the three settings below default to.
+    outage_rules: str = "google"
+    #: REP_UNREACHABLE_DISALLOW: full disallow for this long into a streak.
+    #: None -> the preset's (12 h; 30 d for "google-legacy").
+    unreachable_disallow: float | None = None
+    #: REP_UNREACHABLE_MAX_AGE: the last good copy applies until then. None -> 30 d.
+    unreachable_max_age: float | None = None
+    #: REP_LONG_OUTAGE: after that, "site" (allow if the site's pages answer,
+    #: else disallow) or "cached" (the last good copy, else allow).
+    #: None -> the preset's ("site"; "cached" for "google-legacy").
+    long_outage: LongOutage | None = None
+    #: REP_SITE_REACHABLE_WINDOW: how recent a page answer must be for "site".
+    site_reachable_window: float = _POLICY.site_reachable_window
+    #: REP_UNREACHABLE_WAIT: how long requests wait for quick retries during
+    #: an origin's first failing fetch; 0 drops them at the first failure.
+    unreachable_wait: float = _POLICY.unreachable_wait
+    #: REP_RETRY_INITIAL / REP_RETRY_MAX: back-off between retries while unreachable.
+    retry_initial: float = _POLICY.retry_initial
+    retry_max: float = _POLICY.retry_max
+    #: REP_RETRY_BUSY_INITIAL / REP_RETRY_BUSY_MAX: the same for 503 and 429.
+    retry_busy_initial: float = _POLICY.busy_retry_initial
+    retry_busy_max: float = _POLICY.busy_retry_max
+    #: REP_RETRY_FACTOR: back-off multiplier per failure (>= 1).
+    retry_factor: float = _POLICY.retry_factor
+    #: REP_RETRY_JITTER: each delay is shortened by up to this fraction (0..1).
+    retry_jitter: float = _POLICY.retry_jitter
+    #: REP_RETRY_AFTER_MIN / REP_RETRY_AFTER_MAX: bounds for a Retry-After header.
+    retry_after_min: float = _POLICY.retry_after_min
+    retry_after_max: float = _POLICY.retry_after_max
+
+    # --- what the content may be used for (docs/usage-preferences.md) ----------
+    #: REP_PURPOSES: the usage labels the crawl's output is used for
+    #: (``LABELS``: "train-ai", "ai-use", "search", "ai-input"). Empty: no
+    #: usage check at all, and no cost.
+    purposes: tuple[str, ...] = ()
+    #: REP_USAGE_ACTION: "drop" or "tag" a response whose Content-Usage header
+    #: refuses a purpose (robots.txt refusals are always dropped, before download).
+    usage_action: str = "drop"
+    #: REP_PAGE_DIRECTIVES: read X-Robots-Tag and robots meta tags; obey nofollow.
+    page_directives: bool = False
+    #: REP_PAGE_DIRECTIVES_MAX_BYTES: how much of an HTML body is searched for meta tags.
+    page_directives_max_bytes: int = MAX_HTML_BYTES
+
+    #: REP_CLOCK: a testing hook. The dotted path of (or the object itself) a
+    #: zero-argument callable returning seconds since the epoch; every time
+    #: rule reads it instead of ``time.time``. Not for production use. If it
+    #: also has ``sleep`` (a coroutine function) and ``monotonic``, they time
+    #: the waits between a first failure's quick retries instead of real time.
+    clock: Callable[[], float] = time.time
+
+    @classmethod
+    def of(cls, crawler: Crawler) -> Config:
+        """The crawler's settings, read once and shared by its components."""
+        config = _BY_CRAWLER.get(crawler)
+        if config is None:
+            config = _BY_CRAWLER[crawler] = cls.from_settings(crawler.settings)
+        return config
+
+    @classmethod
+    def from_settings(cls, settings: Mapping[str, Any]) -> Config:
+        """Read and validate; ``settings`` is a Scrapy ``Settings`` or a plain dict.
+
+        Every setting comes through ``SETTINGS`` (the table the reference
+        documentation is generated from) but REP_CLOCK, a testing hook.
+        """
+        defaults = cls()
+        values = {
+            setting.attribute: read_setting(
+                settings, setting.name, _default_of(setting, settings, defaults), setting.parse
+            )
+            for setting in SETTINGS
+            if setting.attribute is not None and setting.parse is not None
+        }
+        values["clock"] = read_setting(settings, "REP_CLOCK", defaults.clock, to_clock)
+        written_tokens = settings.get("ROBOTSTXT_USER_AGENT")
+        notes = (
+            token_notes("ROBOTSTXT_USER_AGENT", written_tokens)
+            if written_tokens is not None
+            else user_agent_notes(values["default_user_agent"])
+        )
+        notes.extend(unknown_setting_notes(settings))
+        max_redirects = values["max_redirects"]
+        if max_redirects < MIN_REDIRECTS:
+            notes.append(
+                f"REP_FOLLOW_REDIRECTS={max_redirects}: RFC 9309 §2.3.1.2 asks crawlers to "
+                f"follow at least 5 redirect hops for robots.txt; a chain longer than "
+                f"{max_redirects} is treated as no robots.txt (full allow)"
+            )
+        return cls(notes=tuple(notes), **values).validated()
+
+    def policy(self) -> PolicyConfig:
+        """The pure policy's view of these settings (the preset filled in)."""
+        preset = PolicyConfig.older_google() if self.outage_rules == "google-legacy" else _POLICY
+        disallow, max_age, long_outage = (
+            self.unreachable_disallow,
+            self.unreachable_max_age,
+            self.long_outage,
+        )
+        return PolicyConfig(
+            disallow_window=preset.disallow_window if disallow is None else disallow,
+            stale_limit=preset.stale_limit if max_age is None else max_age,
+            long_outage=preset.long_outage if long_outage is None else long_outage,
+            site_reachable_window=self.site_reachable_window,
+            default_ttl=self.cache_ttl,
+            min_ttl=self.cache_min_ttl,
+            max_ttl=self.cache_max_ttl,
+            retry_initial=self.retry_initial,
+            retry_max=self.retry_max,
+            busy_retry_initial=self.retry_busy_initial,
+            busy_retry_max=self.retry_busy_max,
+            retry_factor=self.retry_factor,
+            retry_jitter=self.retry_jitter,
+            retry_after_min=self.retry_after_min,
+            retry_after_max=self.retry_after_max,
+            unreachable_wait=self.unreachable_wait,
+            keep_records=self.cache_keep,
+        )
+
+    def validated(self) -> Config:
+        """Check what no single setting can: pairs of bounds, and needed companions."""
+        pairs = (
+            ("REP_CACHE_MIN_TTL", self.cache_min_ttl, "REP_CACHE_MAX_TTL", self.cache_max_ttl),
+            (
+                "REP_RETRY_AFTER_MIN",
+                self.retry_after_min,
+                "REP_RETRY_AFTER_MAX",
+                self.retry_after_max,
+            ),
+            ("REP_RETRY_INITIAL", self.retry_initial, "REP_RETRY_MAX", self.retry_max),
+            (
+                "REP_RETRY_BUSY_INITIAL",
+                self.retry_busy_initial,
+                "REP_RETRY_BUSY_MAX",
+                self.retry_busy_max,
+            ),
+        )
+        for low_name, low, high_name, high in pairs:
+            if low > high:
+                raise SettingError(low_name, low, f"a number of seconds <= {high_name} ({high:g})")
+        if self.storage == "redis" and not self.redis_url:
+            raise SettingError(
+                "REP_REDIS_URL",
+                None,
+                "a Redis URL such as 'redis://localhost:6379/0' (or REDIS_URL) "
+                "when REP_STORAGE is 'redis'",
+            )
+        return self
+
+
+def _default_of(setting: Setting, settings: Mapping[str, Any], defaults: Config) -> Any:
+    """The value a setting takes when unset: its fallback setting's, else the field's."""
+    default = getattr(defaults, str(setting.attribute))
+    if setting.fallback is None or setting.parse is None:
+        return default
+    return read_setting(settings, setting.fallback, default, setting.parse)
+
+
+@dataclass(frozen=True)
+class CrawlDelayConfig:
+    """REP_CRAWL_DELAY, REP_CRAWL_DELAY_MAX and REP_RETRY_AFTER, validated."""
+
+    #: REP_CRAWL_DELAY == "obey": pace each origin's requests by its crawl-delay,
+    #: through the store (``scrapy_rep.crawler.pace.turns``).
+    obey: bool = False
+    #: REP_CRAWL_DELAY_MAX: seconds; a larger crawl-delay is cut to this.
+    max_delay: float = 30.0
+    #: REP_RETRY_AFTER == "obey": a 429/503 with Retry-After pauses its origin
+    #: for every process sharing the store. Default: as REP_CRAWL_DELAY.
+    retry_after: bool = False
+
+    @classmethod
+    def from_settings(cls, settings: Mapping[str, Any]) -> CrawlDelayConfig:
+        defaults = cls()
+        obey = read_setting(settings, "REP_CRAWL_DELAY", defaults.obey, to_obey_mode)
+        return cls(
+            obey=obey,
+            max_delay=read_setting(
+                settings, "REP_CRAWL_DELAY_MAX", defaults.max_delay, positive_seconds
+            ),
+            retry_after=read_setting(settings, "REP_RETRY_AFTER", obey, to_obey_mode),
+        )
+
+
+@dataclass(frozen=True)
+class SitemapConfig:
+    """REP_FOLLOW_SITEMAPS and REP_SITEMAP_CALLBACK, validated."""
+
+    #: REP_FOLLOW_SITEMAPS: schedule the sitemaps robots.txt lists.
+    follow: bool = False
+    #: REP_SITEMAP_CALLBACK: the spider method that receives each sitemap.
+    callback: str = "parse_sitemap"
+    #: REP_FOLLOW_SITEMAPS_MAX: sitemaps scheduled per robots.txt at most; a
+    #: hostile file may list thousands.
+    max_per_robotstxt: int = 50
+
+    @classmethod
+    def from_settings(cls, settings: Mapping[str, Any]) -> SitemapConfig:
+        defaults = cls()
+        return cls(
+            follow=read_setting(settings, "REP_FOLLOW_SITEMAPS", defaults.follow, to_bool),
+            callback=read_setting(
+                settings, "REP_SITEMAP_CALLBACK", defaults.callback, to_method_name
+            ),
+            max_per_robotstxt=read_setting(
+                settings, "REP_FOLLOW_SITEMAPS_MAX", defaults.max_per_robotstxt, digits_at_least_one
+            ),
+        )

@@ -1,0 +1,465 @@
+"""The schema of scrapy_rep's settings: each one's name, values, default and parser.
+
+``SETTINGS`` is declarative: ``settings.Config.from_settings`` reads the
+settings through it, and the settings reference (docs/settings.md) is
+generated from it by ``docs/_ext/rep_settings.py``, so what is documented is
+what is read. To add a setting: a field of ``Config`` with its default, and
+one entry here (name, accepted values, what it does, the field and its
+parser from ``setting_values``).
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any, Final
+
+from scrapy_rep.cache.policy import DAY, LONG_OUTAGE_VALUES
+from scrapy_rep.crawler.config.values import (
+    choice,
+    int_at_least,
+    number_within,
+    seconds,
+    to_bool,
+    to_path,
+    to_purposes,
+    to_redis_url,
+    to_schemes,
+    to_storage,
+    to_str,
+    to_tokens,
+)
+
+__all__ = [
+    "DEFAULT_STORAGE_FILE",
+    "MAX_KEEP",
+    "MIN_BODY_BYTES",
+    "MIN_MEMORY",
+    "MIN_REDIRECTS",
+    "OUTAGE_RULES",
+    "SETTINGS",
+    "USAGE_ACTIONS",
+    "Setting",
+    "unknown_setting_notes",
+]
+
+#: RFC 9309 §2.5: a parsing limit, if any, must be at least 500 KiB.
+MIN_BODY_BYTES: Final = 512_000
+#: REP_MEMORY_MAX_BYTES's floor: room for a few origins at the parse limit.
+MIN_MEMORY: Final = 16 * 1024 * 1024
+#: RFC 9309 §2.3.1.2: follow at least five redirect hops.
+MIN_REDIRECTS: Final = 5
+#: REP_CACHE_KEEP's bound (10 years): every backend stores expiries this far
+#: out (Redis in integer milliseconds), and timestamps stay finite.
+MAX_KEEP: Final = 10 * 365 * DAY
+
+#: REP_STORAGE_PATH's default, inside Scrapy's project data dir (``.scrapy/``).
+DEFAULT_STORAGE_FILE: Final = "robotstxt.sqlite3"
+#: REP_OUTAGE_RULES presets: Google's current text, and its older edition
+#: ("5xx: full disallow until a retry succeeds; after 30 days the cached copy").
+OUTAGE_RULES: Final = ("google", "google-legacy")
+#: REP_USAGE_ACTION: what a response whose Content-Usage header refuses a
+#: declared purpose gets: dropped (IgnoreRequest), or kept and tagged in meta.
+USAGE_ACTIONS: Final = ("drop", "tag")
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One setting scrapy_rep reads: ``Config`` validates it, the docs print it.
+
+    The settings reference (docs/settings.md) is generated from ``SETTINGS``
+    by ``docs/_ext/rep_settings.py``, so what is documented is what is read.
+    """
+
+    name: str
+    #: The values it takes, in words.
+    accepted: str
+    #: What it does, in a sentence or two (``code`` in backquotes).
+    doc: str
+    #: The ``Config`` field it fills, and the parser that validates it.
+    #: None for a setting read for an extension (``read_by``).
+    attribute: str | None = None
+    parse: Callable[[object], Any] | None = None
+    #: The default in words, when the ``Config`` field's default does not say it.
+    default: str | None = None
+    #: A setting read instead when this one is unset (scrapy-redis's REDIS_URL).
+    fallback: str | None = None
+    #: The module that reads a setting ``Config`` does not (an extension's).
+    read_by: str | None = None
+
+
+#: Where the extensions' settings are read (``CrawlDelayConfig``, ``SitemapConfig``).
+_EXTENSIONS: Final = "scrapy_rep.crawler.config.settings"
+_SECONDS: Final = "seconds >= 0"
+
+#: Every setting scrapy_rep reads but REP_CLOCK (a testing hook), in the order
+#: the reference lists them. A new setting is one entry here (and, when
+#: ``Config`` reads it, a field of ``Config`` with its default).
+SETTINGS: Final[tuple[Setting, ...]] = (
+    # --- obeying robots.txt --------------------------------------------------
+    Setting(
+        "ROBOTSTXT_OBEY",
+        "bool",
+        "Obey robots.txt at all (Scrapy's project template sets `True`).",
+        attribute="obey",
+        parse=to_bool,
+    ),
+    Setting(
+        "ROBOTSTXT_USER_AGENT",
+        "a token, or a list of tokens in order of preference",
+        "The tokens robots.txt groups are matched with. Unset: the crawler named in the "
+        "request's `User-Agent`, else in `USER_AGENT` (never a browser's name).",
+        attribute="user_agent_tokens",
+        parse=to_tokens,
+        default="unset",
+    ),
+    Setting(
+        "USER_AGENT",
+        "str",
+        "Scrapy's own setting: the crawler's token is taken from it when "
+        "`ROBOTSTXT_USER_AGENT` is unset and a request has no `User-Agent` header yet.",
+        attribute="default_user_agent",
+        parse=to_str,
+        default="Scrapy's",
+    ),
+    Setting(
+        "REP_GOOGLE_QUIRKS",
+        "bool",
+        "Also accept what Google's open-source parser accepts (misspelt fields, "
+        "missing colons, ...).",
+        attribute="google_quirks",
+        parse=to_bool,
+    ),
+    Setting(
+        "REP_FOLLOW_REDIRECTS",
+        "int >= 0",
+        "Redirect hops followed for robots.txt; below 5 (RFC 9309's minimum), a "
+        "WARNING at start-up.",
+        attribute="max_redirects",
+        parse=int_at_least(0),
+    ),
+    Setting(
+        "REP_MAX_BODY_BYTES",
+        f"int >= {MIN_BODY_BYTES}",
+        f"Bytes of robots.txt downloaded (parsing stops at {MIN_BODY_BYTES:,}).",
+        attribute="max_body_bytes",
+        parse=int_at_least(MIN_BODY_BYTES),
+    ),
+    Setting(
+        "REP_CHECKED_SCHEMES",
+        "list or comma-separated string, at least one",
+        "URL schemes whose requests are checked; others pass through. A checked URL "
+        "with no origin (`http://:80/x`) is dropped (`RobotsTxtNoOrigin`, stat "
+        "`robotstxt/no_origin`).",
+        attribute="checked_schemes",
+        parse=to_schemes,
+    ),
+    # --- the cache and its storage -------------------------------------------
+    Setting(
+        "REP_STORAGE",
+        "`sqlite`, `memory`, `redis`, or the dotted path of a `scrapy_rep.Storage` class",
+        "Where robots.txt records are kept. Every store works under every "
+        "`TWISTED_REACTOR` Scrapy supports (asyncio, epoll, poll, select); under a "
+        "reactor other than asyncio, the store runs on an asyncio loop in a thread "
+        "of its own.",
+        attribute="storage",
+        parse=to_storage,
+    ),
+    Setting(
+        "REP_STORAGE_PATH",
+        "a path (relative: in the project data dir)",
+        "The sqlite file.",
+        attribute="storage_path",
+        parse=to_path,
+        default=f"`.scrapy/{DEFAULT_STORAGE_FILE}`",
+    ),
+    Setting(
+        "REP_MEMORY_MAX_ORIGINS",
+        "int >= 1",
+        "Origins kept by the memory store and the in-process cache.",
+        attribute="memory_max_origins",
+        parse=int_at_least(1),
+    ),
+    Setting(
+        "REP_MEMORY_MAX_BYTES",
+        f"int >= {MIN_MEMORY} (16 MiB)",
+        "Bytes of robots.txt kept in the process, whatever the files: half for parsed "
+        "bodies, a quarter for the per-origin copies, a quarter for the memory store "
+        "(or Redis's stand-in); least recently used out. An answer evicted before its "
+        "origin's next request is read back from the sqlite or Redis store, or fetched "
+        "again with the memory store.",
+        attribute="memory_max_bytes",
+        parse=int_at_least(MIN_MEMORY),
+    ),
+    Setting(
+        "REP_REDIS_URL",
+        "one server: `redis://`, `rediss://` or `unix://`; Sentinel: "
+        "`redis+sentinel://[[user]:password@]host[:port][,host[:port]...]/service[/db]"
+        "[?sentinel_password=...]`; Cluster: "
+        "`redis+cluster://[[user]:password@]host[:port][,host[:port]...]`",
+        "The Redis store (required when `REP_STORAGE` is `redis`): one server, the primary "
+        "the sentinels name (followed through a failover), or a Cluster from its seed "
+        "nodes. The password before `@` is the data nodes', `sentinel_password` the "
+        "sentinels' own. Checked at start-up, never shown with its passwords; see "
+        "Storage, \"Production Redis\".",
+        attribute="redis_url",
+        parse=to_redis_url,
+        default="`REDIS_URL`, else unset",
+        fallback="REDIS_URL",
+    ),
+    Setting(
+        "REP_REDIS_PREFIX",
+        "str",
+        "The prefix of every Redis key.",
+        attribute="redis_prefix",
+        parse=to_str,
+    ),
+    Setting(
+        "REP_REDIS_RETRY_INTERVAL",
+        _SECONDS,
+        "How often Redis is tried again while it is down.",
+        attribute="redis_retry_interval",
+        parse=seconds,
+    ),
+    Setting(
+        "REP_FORGET_POLL_INTERVAL",
+        "seconds, 0.01 to 86400",
+        "How often a running crawl reads the store's log of forgotten origins "
+        "(`scrapy-rep cache forget`, the Tester's *Refetch now*; one query each time, "
+        "whatever the number of origins) and drops those it holds, so that their next "
+        "request fetches robots.txt again.",
+        attribute="forget_poll_interval",
+        parse=number_within(0.01, DAY),
+    ),
+    Setting(
+        "REP_CACHE_TTL",
+        _SECONDS,
+        "The life of a cached robots.txt without Cache-Control.",
+        attribute="cache_ttl",
+        parse=seconds,
+    ),
+    Setting(
+        "REP_CACHE_MIN_TTL",
+        "seconds >= 0, <= `REP_CACHE_MAX_TTL`",
+        "The lower bound for Cache-Control's `max-age` / `s-maxage`.",
+        attribute="cache_min_ttl",
+        parse=seconds,
+    ),
+    Setting(
+        "REP_CACHE_MAX_TTL",
+        _SECONDS,
+        "The upper bound for Cache-Control's `max-age` / `s-maxage`.",
+        attribute="cache_max_ttl",
+        parse=seconds,
+    ),
+    Setting(
+        "REP_CACHE_KEEP",
+        f"seconds, 0 to {MAX_KEEP:.0f} (10 years)",
+        "How long a record is kept in storage after its last update.",
+        attribute="cache_keep",
+        parse=number_within(0.0, MAX_KEEP),
+    ),
+    # --- outages ---------------------------------------------------------------
+    Setting(
+        "REP_OUTAGE_RULES",
+        "`google`, `google-legacy`",
+        "The preset that `REP_UNREACHABLE_DISALLOW`, `REP_UNREACHABLE_MAX_AGE` and "
+        "`REP_LONG_OUTAGE` default to: Google's current rules, or its older edition.",
+        attribute="outage_rules",
+        parse=choice(OUTAGE_RULES),
+    ),
+    Setting(
+        "REP_UNREACHABLE_DISALLOW",
+        _SECONDS,
+        "Full disallow this long into an outage (0: the last good copy at once).",
+        attribute="unreachable_disallow",
+        parse=seconds,
+        default="`43200` (12 h); 30 d with `google-legacy`",
+    ),
+    Setting(
+        "REP_UNREACHABLE_MAX_AGE",
+        _SECONDS,
+        "The last good copy applies until then.",
+        attribute="unreachable_max_age",
+        parse=seconds,
+        default="`2592000` (30 d)",
+    ),
+    Setting(
+        "REP_LONG_OUTAGE",
+        "`site`, `cached`",
+        "After that: allow if the site's pages answer, else disallow (`site`), or the "
+        "last good copy, else allow (`cached`).",
+        attribute="long_outage",
+        parse=choice(LONG_OUTAGE_VALUES),
+        default='`"site"`; `"cached"` with `google-legacy`',
+    ),
+    Setting(
+        "REP_SITE_REACHABLE_WINDOW",
+        _SECONDS,
+        'How recent a page answer must be to count as "the site answers".',
+        attribute="site_reachable_window",
+        parse=seconds,
+    ),
+    Setting(
+        "REP_UNREACHABLE_WAIT",
+        _SECONDS,
+        "How long requests wait for quick retries during an origin's first failing "
+        "fetch; 0 drops them at the first failure.",
+        attribute="unreachable_wait",
+        parse=seconds,
+    ),
+    Setting(
+        "REP_RETRY_INITIAL",
+        "seconds >= 0, <= `REP_RETRY_MAX`",
+        "The first wait between robots.txt retries during an outage.",
+        attribute="retry_initial",
+        parse=seconds,
+    ),
+    Setting(
+        "REP_RETRY_MAX",
+        _SECONDS,
+        "The longest wait between robots.txt retries during an outage.",
+        attribute="retry_max",
+        parse=seconds,
+    ),
+    Setting(
+        "REP_RETRY_BUSY_INITIAL",
+        "seconds >= 0, <= `REP_RETRY_BUSY_MAX`",
+        "`REP_RETRY_INITIAL` for 503 and 429 answers.",
+        attribute="retry_busy_initial",
+        parse=seconds,
+    ),
+    Setting(
+        "REP_RETRY_BUSY_MAX",
+        _SECONDS,
+        "`REP_RETRY_MAX` for 503 and 429 answers.",
+        attribute="retry_busy_max",
+        parse=seconds,
+    ),
+    Setting(
+        "REP_RETRY_FACTOR",
+        "a number >= 1",
+        "The back-off's growth per failure.",
+        attribute="retry_factor",
+        parse=number_within(1.0, math.inf),
+    ),
+    Setting(
+        "REP_RETRY_JITTER",
+        "a number from 0 to 1",
+        "Each wait is shortened by up to this fraction, at random.",
+        attribute="retry_jitter",
+        parse=number_within(0.0, 1.0),
+    ),
+    Setting(
+        "REP_RETRY_AFTER_MIN",
+        "seconds >= 0, <= `REP_RETRY_AFTER_MAX`",
+        "The lower bound for a `Retry-After` header.",
+        attribute="retry_after_min",
+        parse=seconds,
+    ),
+    Setting(
+        "REP_RETRY_AFTER_MAX",
+        _SECONDS,
+        "The upper bound for a `Retry-After` header.",
+        attribute="retry_after_max",
+        parse=seconds,
+    ),
+    # --- crawl-delay and sitemaps (read for their extensions) ------------------
+    Setting(
+        "REP_CRAWL_DELAY",
+        "`ignore`, `obey`",
+        "Obey `crawl-delay` / `request-rate` as a download slot's minimum delay.",
+        default='`"ignore"`',
+        read_by=_EXTENSIONS,
+    ),
+    Setting(
+        "REP_CRAWL_DELAY_MAX",
+        "seconds > 0",
+        "Longer crawl-delays are cut to this, with a warning.",
+        default="`30`",
+        read_by=_EXTENSIONS,
+    ),
+    Setting(
+        "REP_RETRY_AFTER",
+        "`ignore`, `obey`",
+        "A 429 or 503 page with `Retry-After` pauses its origin, for every "
+        "process sharing the store.",
+        default="as `REP_CRAWL_DELAY`",
+        read_by=_EXTENSIONS,
+    ),
+    Setting(
+        "REP_FOLLOW_SITEMAPS",
+        "bool",
+        "Request the sitemaps robots.txt lists, once per crawl.",
+        default="`False`",
+        read_by=_EXTENSIONS,
+    ),
+    Setting(
+        "REP_FOLLOW_SITEMAPS_MAX",
+        "int >= 1",
+        "Sitemaps followed per robots.txt at most (a hostile file may list thousands).",
+        default="`50`",
+        read_by=_EXTENSIONS,
+    ),
+    Setting(
+        "REP_SITEMAP_CALLBACK",
+        "a spider method's name",
+        "The callback of those requests.",
+        default='`"parse_sitemap"`',
+        read_by=_EXTENSIONS,
+    ),
+    # --- what the content may be used for, and page rules ---------------------
+    Setting(
+        "REP_PURPOSES",
+        "a list (or comma-separated string) of `train-ai`, `ai-use`, `search`, `ai-input`",
+        "What the crawl's output is used for: robots.txt refusals drop requests before "
+        "download. Empty: no usage check at all.",
+        attribute="purposes",
+        parse=to_purposes,
+    ),
+    Setting(
+        "REP_USAGE_ACTION",
+        "`drop`, `tag`",
+        "A response whose `Content-Usage` header refuses a purpose: dropped, or kept "
+        'and tagged in `meta["rep_usage"]`.',
+        attribute="usage_action",
+        parse=choice(USAGE_ACTIONS),
+    ),
+    Setting(
+        "REP_PAGE_DIRECTIVES",
+        "bool",
+        "Read `X-Robots-Tag` and robots meta tags; obey `nofollow`, expose the rest in "
+        '`meta["rep_directives"]`.',
+        attribute="page_directives",
+        parse=to_bool,
+    ),
+    Setting(
+        "REP_PAGE_DIRECTIVES_MAX_BYTES",
+        "int >= 1024",
+        "Bytes of an HTML body searched for meta tags.",
+        attribute="page_directives_max_bytes",
+        parse=int_at_least(1024),
+    ),
+)
+
+
+#: Names of our prefix that are read though not in the table: a testing
+#: hook, and Scrapy's own robots.txt settings.
+_READ_ELSEWHERE: Final = frozenset({"REP_CLOCK", "ROBOTSTXT_PARSER"})
+_PREFIXES: Final = ("REP_", "ROBOTSTXT_")
+
+
+def unknown_setting_notes(names: Iterable[str]) -> list[str]:
+    """A warning for each ``REP_``/``ROBOTSTXT_`` name nothing reads, with the
+    closest known one: a misspelt name would otherwise do nothing, silently."""
+    documented = [setting.name for setting in SETTINGS]
+    notes = []
+    for name in sorted(set(names)):
+        if not name.startswith(_PREFIXES) or name in _READ_ELSEWHERE or name in documented:
+            continue
+        close = difflib.get_close_matches(name, documented, n=1, cutoff=0.6)
+        hint = f"did you mean {close[0]}?" if close else "the settings are in docs/settings.md"
+        notes.append(f"{name} is not a setting scrapy_rep reads, so it does nothing; {hint}")
+    return notes
