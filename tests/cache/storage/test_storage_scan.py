@@ -92,7 +92,7 @@ def sqlite_file(tmp_path: Path) -> Path:
     path = tmp_path / "robotstxt.sqlite3"
 
     async def fill() -> None:
-        storage = await SqliteStorage.open(path)
+        storage = await SqliteStorage.open(path, clock=lambda: NOW)  # ttls from NOW
         await put_all(storage, ORIGINS)
         await storage.put("https://expired.example", record(3), -1.0)  # kept, but past
         await storage.close()
