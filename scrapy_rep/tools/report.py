@@ -267,10 +267,8 @@ def sorted_rows(
         while chunk := list(itertools.islice(iterator, run_rows)):
             chunk.sort(key=key, reverse=reverse)
             run = files.enter_context(tempfile.TemporaryFile(prefix="scrapy-rep-report-"))
-            pickler = pickle.Pickler(run, protocol=pickle.HIGHEST_PROTOCOL)
-            for row in chunk:
-                pickler.dump(row)
-                pickler.clear_memo()  # each row alone: neither side's memo grows
+            for row in chunk:  # a pickle per row: no memo keeps the rows once read
+                pickle.dump(row, run, protocol=pickle.HIGHEST_PROTOCOL)
             run.seek(0)
             runs.append(run)
             del chunk
@@ -281,9 +279,11 @@ def sorted_rows(
 
 
 def _read_run(run: IO[bytes]) -> Iterator[dict[str, Any]]:
-    unpickler = pickle.Unpickler(run)
+    """A run's rows, one at a time. One ``Unpickler`` for the whole run would
+    keep every row it read in its memo, whatever the writer cleared: the
+    whole store in memory by the end of the merge."""
     while True:
         try:
-            yield unpickler.load()
+            yield pickle.load(run)
         except EOFError:
             return

@@ -15,6 +15,7 @@ import re
 import subprocess
 import sys
 import time
+import tracemalloc
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
@@ -197,6 +198,30 @@ def test_report_sort_merged_from_runs_equals_a_sort_in_memory(run_rows: int, col
         assert [row["origin"] for row in merged] == [row["origin"] for row in expected]
         top = list(sorted_rows(iter(everything), column, reverse=reverse, limit=3))
         assert [row["origin"] for row in top] == [row["origin"] for row in expected[:3]]
+
+
+def test_report_sort_merged_from_runs_keeps_no_read_row() -> None:
+    """A sort of more rows than a run holds, read as it merges: its memory is
+    about a run's rows, not every row (20,000 rows of 2 KB, runs of 500, each
+    run spanning the whole order, so that every run is read until the end)."""
+    template = rows()[0]
+
+    def many() -> Iterator[dict[str, Any]]:
+        for n in range(20_000):
+            spread = n * 7_919 % 20_000  # 7,919 is prime: each n once, out of order
+            yield {**template, "origin": f"https://o{spread:05}.example", "reason": "x" * 2000}
+
+    tracemalloc.start()
+    try:
+        count = 0
+        for row in sorted_rows(many(), "origin", run_rows=500):
+            assert row["origin"] == f"https://o{count:05}.example"
+            count += 1
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert count == 20_000
+    assert peak < 8 * 2**20  # every row kept would be over 40 MiB
 
 
 # --- the command -----------------------------------------------------------------------------
