@@ -185,17 +185,22 @@ def forget_filtered(
 
     def read_and_forget() -> dict[str, Any]:
         _, kept, _ = _scan(store, query, policy, tokens, google_quirks)
-        keys = [row["origin"] for row in kept]
-        if len(keys) != expect:
+        keys: list[str] = []  # counted all, kept up to the cap: a filter may match millions
+        matched = 0
+        for row in kept:
+            matched += 1
+            if matched <= MAX_REFETCH:
+                keys.append(row["origin"])
+        if matched != expect:
             raise Refused(
                 409,
-                f"{len(keys)} origins match this filter now, not {expect}: nothing was "
+                f"{matched} origins match this filter now, not {expect}: nothing was "
                 "changed; look at the report again",
             )
-        if len(keys) > MAX_REFETCH:
+        if matched > MAX_REFETCH:
             raise Refused(
                 413,
-                f"{len(keys)} origins: at most {MAX_REFETCH} are refetched at once (a running "
+                f"{matched} origins: at most {MAX_REFETCH} are refetched at once (a running "
                 "crawl reads that many forgotten origins at a time); narrow the filter",
             )
         forgotten = forget_origins(store, keys)

@@ -32,6 +32,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 
 from scrapy_rep.tools.cli import main
 from scrapy_rep.tools.store_view import StoreName, read_origin
+from scrapy_rep.tools.tester import report_api
 
 from .conftest import Running, narrow, screenshot
 
@@ -309,6 +310,24 @@ def test_report_page_refetch_a_row_and_every_row_of_a_filter(
     assert "forgot 3 of 3" in browser.find_element(By.ID, "status").text
     assert all(read_origin(store, origin + "/")[1] is None for origin in closed)
     assert read_origin(store, crawled.origins["copy"] + "/")[1] is not None  # not in the filter
+
+
+def test_report_api_refetches_at_most_max_refetch_origins_at_once(
+    start_tester: Callable[..., Running],
+    crawled: Crawled,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Above the cap (1,000; 2 here), a filter's Refetch changes nothing and
+    says to narrow the filter."""
+    monkeypatch.setattr(report_api, "MAX_REFETCH", 2)
+    store = copy_of(crawled.store, tmp_path)
+    tester = start_tester(store=store)
+    status, refused = tester.call("/api/forget-many", {"state": ["closed"], "expect": 3})
+    assert status == 413 and "at most 2" in refused["error"]
+    assert all(read_origin(store, crawled.origins[n] + "/")[1] for n in ("busy503", "network"))
+    status, done = tester.call("/api/forget-many", {"state": ["last-copy"], "expect": 1})
+    assert (status, done["forgotten"]) == (200, 1)
 
 
 def test_report_api_needs_the_token_and_the_count_the_page_showed(
