@@ -11,10 +11,10 @@ sharing that store (issue 45).
    it, or a redis-server (or a 3-primary Cluster) on 127.0.0.1.
 2. ``scrapy-rep report`` runs over it in a child process, as a user runs it:
    ``--summary``, every row as JSON Lines (to a file), ``--sort until
-   --limit 100``; and ``--deep`` over the origins ``o1*`` (about a ninth,
-   ``--host`` keeps them; every body is read, the kept ones parsed and
-   linted). Printed: seconds, records per second and the child's peak RSS
-   (``wait4``).
+   --limit 100``, every row sorted (``--sort until``: run files merged);
+   and ``--deep`` over the origins ``o1*`` (about a ninth, ``--host`` keeps
+   them; every body is read, the kept ones parsed and linted). Printed:
+   seconds, records per second and the child's peak RSS (``wait4``).
 3. ``--pairs N``: N rounds of a broad crawl (``broad_crawl.py --preset
    scale``, ``--crawl-origins`` origins x 2 pages, its crawler on the first
    CPU, its server on the second) on the store, while reports run one after
@@ -63,6 +63,7 @@ REPORTS = {
     "summary": ["--summary"],
     "rows (JSON Lines)": ["--json"],
     "sorted, first 100": ["--sort", "until", "--limit", "100"],
+    "sorted, every row": ["--sort", "until", "--json"],
 }
 
 
@@ -120,6 +121,7 @@ def crawl_once(
     layout: dict[str, Any],
     store_settings: dict[str, Any],
     cpus: tuple[int, int],
+    label: str = "the crawl",
 ) -> dict[str, Any]:
     process, control, targets = _server(scale, cpus[1])
     try:
@@ -137,7 +139,7 @@ def crawl_once(
     if result["problems"]:
         sys.exit(f"the crawl went wrong: {result['problems']}")
     for line, count in result["log"]["notable"].items():
-        print(f"    the crawl logged {count} x {line}", flush=True)
+        print(f"    {label} logged {count} x {line}", flush=True)
     return result
 
 
@@ -227,7 +229,7 @@ def _crawl_arm(
         reports = Reports(reported, pinned[1])
         reports.start()
         time.sleep(1.0)  # a report is under way when the crawl starts
-    result = crawl_once(scale, layout, settings, pinned)
+    result = crawl_once(scale, layout, settings, pinned, f"the crawl {prefix.rstrip(':')}")
     if reports is not None:
         reports.stopping.set()
         reports.join()
