@@ -439,6 +439,43 @@ async def _serve(
 # --- one crawl (in its own process) ------------------------------------------------------
 
 
+def crawl_settings(mode: str, options: dict[str, Any], store: Path) -> dict[str, Any]:
+    """The settings of a crawl in ``mode``; ``store``: a new folder for its SQLite file."""
+    concurrency: int = options["concurrency"]
+    settings: dict[str, Any] = {
+        "LOG_LEVEL": options["log_level"],
+        "TELNETCONSOLE_ENABLED": False,
+        "USER_AGENT": USER_AGENT,
+        "ROBOTSTXT_USER_AGENT": ROBOTSTXT_USER_AGENT,
+        "ROBOTSTXT_OBEY": mode != "none",
+        "CONCURRENT_REQUESTS": concurrency,
+        "CONCURRENT_REQUESTS_PER_DOMAIN": concurrency,
+        "SCHEDULER_PRIORITY_QUEUE": "scrapy.pqueues.DownloaderAwarePriorityQueue",
+        "DOWNLOAD_DELAY": 0,
+        # Scrapy 2.19 starts CONCURRENT_ITEMS asyncio tasks per callback result,
+        # even an empty one: at the default 100 that alone caps a local crawl.
+        "CONCURRENT_ITEMS": 1,
+    }
+    if mode in ("rep", "rep-sqlite"):
+        settings["ADDONS"] = {"scrapy_rep.Addon": 0}
+    if mode == "rep":
+        settings["REP_STORAGE"] = "memory"
+    if mode == "rep-sqlite":  # the default store, in a file nobody has used before
+        settings["REP_STORAGE_PATH"] = str(store / "robotstxt.sqlite3")
+    if mode.startswith("rep") and options.get("memory_max_origins"):
+        settings["REP_MEMORY_MAX_ORIGINS"] = options["memory_max_origins"]
+    if mode.startswith("rep"):  # a store of the caller's (report_scale.py: one a report reads)
+        settings.update(options.get("store_settings") or {})
+    if options.get("named_hosts"):
+        from scrapy.settings import default_settings
+
+        name = "TWISTED_DNS_RESOLVER"  # Scrapy 2.14+; DNS_RESOLVER before
+        settings[name if hasattr(default_settings, name) else "DNS_RESOLVER"] = (
+            "__main__.LoopbackNames"
+        )
+    return settings
+
+
 def crawl(mode: str, options: dict[str, Any]) -> dict[str, Any]:
     """Run one crawl in this process and return what it did."""
     sys.path.insert(0, str(ROOT))
@@ -481,37 +518,8 @@ def crawl(mode: str, options: dict[str, Any]) -> dict[str, Any]:
                 failures[name] += 1
             clock["last"] = time.perf_counter()
 
-    concurrency: int = options["concurrency"]
-    settings: dict[str, Any] = {
-        "LOG_LEVEL": options["log_level"],
-        "TELNETCONSOLE_ENABLED": False,
-        "USER_AGENT": USER_AGENT,
-        "ROBOTSTXT_USER_AGENT": ROBOTSTXT_USER_AGENT,
-        "ROBOTSTXT_OBEY": mode != "none",
-        "CONCURRENT_REQUESTS": concurrency,
-        "CONCURRENT_REQUESTS_PER_DOMAIN": concurrency,
-        "SCHEDULER_PRIORITY_QUEUE": "scrapy.pqueues.DownloaderAwarePriorityQueue",
-        "DOWNLOAD_DELAY": 0,
-        # Scrapy 2.19 starts CONCURRENT_ITEMS asyncio tasks per callback result,
-        # even an empty one: at the default 100 that alone caps a local crawl.
-        "CONCURRENT_ITEMS": 1,
-    }
     store = tempfile.TemporaryDirectory(prefix="broad-crawl-")
-    if mode in ("rep", "rep-sqlite"):
-        settings["ADDONS"] = {"scrapy_rep.Addon": 0}
-    if mode == "rep":
-        settings["REP_STORAGE"] = "memory"
-    if mode == "rep-sqlite":  # the default store, in a file nobody has used before
-        settings["REP_STORAGE_PATH"] = str(Path(store.name) / "robotstxt.sqlite3")
-    if mode.startswith("rep") and options.get("memory_max_origins"):
-        settings["REP_MEMORY_MAX_ORIGINS"] = options["memory_max_origins"]
-    if options.get("named_hosts"):
-        from scrapy.settings import default_settings
-
-        name = "TWISTED_DNS_RESOLVER"  # Scrapy 2.14+; DNS_RESOLVER before
-        settings[name if hasattr(default_settings, name) else "DNS_RESOLVER"] = (
-            "__main__.LoopbackNames"
-        )
+    settings = crawl_settings(mode, options, Path(store.name))
     process = CrawlerProcess(settings)
     crawler = process.create_crawler(BroadSpider)
 

@@ -97,7 +97,7 @@ CRAWLER = PACKAGE / "crawler"
 WINGS = ("config", "access", "pace", "page")
 #: Top-level crawler modules every wing stands on; they import only config/
 #: and each other.
-GROUND = {"async_bridge", "errors", "internals", "reporting", "robot_parser"}
+GROUND = {"async_bridge", "errors", "gauges", "internals", "reporting", "robot_parser"}
 
 
 def crawler_part(module: str) -> str | None:

@@ -71,6 +71,7 @@ class FetchOutcome:
     cache_control: str | None = None  # the final response's Cache-Control header
     retry_after: str | None = None  # the final response's Retry-After header
     final_url: str | None = None  # where the redirects ended, if any
+    truncated: bool = False  # the body was cut at the size cap (docs/spec.md §4.3)
     #: Names in lower case. Values in tuples, which the garbage collector stops
     #: tracking: a broad crawl keeps each origin's last outcome (docs/benchmarks.md, "At scale").
     headers: dict[str, tuple[str, ...]] = field(default_factory=dict)

@@ -53,6 +53,7 @@ __all__ = [
     "freshness",
     "loaded_record",
     "note_site_answer",
+    "outage_start",
     "quick_retry_at",
     "record_outcome",
     "retention",
@@ -150,6 +151,8 @@ def record_outcome(
         good_at=now,
         good_status=outcome.status,
         no_store=no_store and success,
+        final_url=outcome.final_url,
+        truncated=outcome.truncated and success,
     )
 
 
@@ -180,6 +183,7 @@ def _record_failure(
         outage_started_at=record.outage_started_at if record.in_outage else now,
         next_retry_at=now + delay,
         failures=failures,
+        final_url=outcome.final_url,  # ``truncated`` stays: it tells of the good body
     )
 
 
@@ -337,14 +341,20 @@ def decide_settled(record: OriginRecord | None, now: float, config: PolicyConfig
     return Decision(Action.USE, AccessState.ALLOW_ALL, reason=reason)
 
 
-def _decide_outage(record: OriginRecord, now: float, config: PolicyConfig) -> Decision:
+def outage_start(record: OriginRecord) -> float:
+    """When an outage's windows start counting (docs/spec.md §2.2): when the
+    origin lost a valid copy, the outage's start, or the copy's expiry if an
+    early refresh failed while it was fresh."""
     assert record.outage_started_at is not None
-    # The windows count from when the origin lost a valid copy: the outage's
-    # start, or the copy's expiry if an early refresh failed while it was fresh.
     start = record.outage_started_at
     if record.good_at is not None:
         start = max(start, record.expires_at)
-    age = now - start
+    return start
+
+
+def _decide_outage(record: OriginRecord, now: float, config: PolicyConfig) -> Decision:
+    assert record.outage_started_at is not None
+    age = now - outage_start(record)
     since = f"robots.txt unreachable ({record.reason}) since {_iso(record.outage_started_at)}"
     due = record.next_retry_at is None or now >= record.next_retry_at
 

@@ -34,6 +34,11 @@ class OriginRecord:
     failures: int = 0  # unreachable fetches in the outage
     site_reachable_at: float | None = None  # last time other pages answered, in an outage
     no_store: bool = False  # the good body must not be persisted (Cache-Control)
+    #: Where the last fetch's redirects ended, when not at the origin's own
+    #: /robots.txt (the report's "redirected elsewhere", docs/cli.md).
+    final_url: str | None = None
+    #: The good body was cut at the size cap (docs/spec.md §4.3): the file is longer.
+    truncated: bool = False
 
     @property
     def in_outage(self) -> bool:
@@ -62,6 +67,12 @@ class OriginRecord:
             "ns": self.no_store,
             "b": body is not None,
         }
+        # Written only when set: a record without them is byte for byte what
+        # earlier versions write, and reads with the defaults in any version.
+        if self.final_url is not None:
+            header["u"] = self.final_url
+        if self.truncated:
+            header["t"] = True
         head = json.dumps(header, separators=(",", ":")).encode()
         return head + b"\n" + (body or b"")
 
@@ -76,7 +87,7 @@ class OriginRecord:
         """
         head, sep, body = data.partition(b"\n")
         try:
-            header = json.loads(head)
+            header = _DECODE(head.decode())
             if not sep or not isinstance(header, dict) or header.get("v") != 1:
                 raise ValueError("not a version-1 record")
             if not isinstance(header["b"], bool) or not isinstance(header["ns"], bool):
@@ -84,7 +95,7 @@ class OriginRecord:
             if header["b"] is False and body:
                 raise ValueError("a body where none was recorded")
             record = cls(
-                kind=FetchKind(header["k"]),
+                kind=_KINDS[header["k"]],
                 status=_status(header["s"]),
                 reason=_text(header["r"]),
                 fetched_at=_time(header["f"]),
@@ -97,11 +108,18 @@ class OriginRecord:
                 failures=_count(header["c"]),
                 site_reachable_at=_time(header["sr"], optional=True),
                 no_store=header["ns"],
+                final_url=_url(header.get("u")),
+                truncated=_flag(header.get("t", False)),
             )
         except (KeyError, TypeError, AttributeError, UnicodeDecodeError) as exc:
             raise ValueError(f"malformed origin record: {exc!r}") from exc
         return _consistent(record)
 
+
+_KINDS = {kind.value: kind for kind in FetchKind}
+#: ``json.loads`` without its look for an encoding: a store reads many
+#: records (a report reads every one).
+_DECODE = json.JSONDecoder().decode
 
 #: Timestamps a record may hold, finite and from 1970 to about the year
 #: 5000 (anything else is not ours); how far an expiry may reach is the
@@ -110,6 +128,8 @@ _TIMES = (0.0, 1e11)
 
 
 def _time(value: object, optional: bool = False) -> Any:
+    if type(value) is float and _TIMES[0] <= value <= _TIMES[1]:  # the usual case, at once
+        return value
     if value is None and optional:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -128,14 +148,17 @@ def _consistent(record: OriginRecord) -> OriginRecord:
     comes, at one of its fetches, so not after the last one. An outage "from
     the future" reads as an early refresh that failed, and with no copy it
     allowed everything until the row expired."""
-    for name in ("outage_started_at", "good_at"):
-        value = getattr(record, name)
-        if value is not None and value > record.fetched_at + CLOCK_SKEW:
+    latest = record.fetched_at + CLOCK_SKEW
+    checked = (("outage_started_at", record.outage_started_at), ("good_at", record.good_at))
+    for name, value in checked:
+        if value is not None and value > latest:
             raise ValueError(f"{name} {value!r} is after the last fetch {record.fetched_at!r}")
     return record
 
 
 def _status(value: object) -> int | None:
+    if type(value) is int and 100 <= value <= 999:
+        return value
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int) or not 100 <= value <= 999:
@@ -146,6 +169,24 @@ def _status(value: object) -> int | None:
 def _count(value: object) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 1_000_000:
         raise ValueError(f"not a failure count: {value!r}")
+    return value
+
+
+def _url(value: object) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise ValueError(f"not a URL: {value!r}")
+    return value[:_URL_MAX]
+
+
+#: The longest final URL kept (a redirect's Location is the server's to choose).
+_URL_MAX = 2_000
+
+
+def _flag(value: object) -> bool:
+    if not isinstance(value, bool):
+        raise ValueError(f"not a flag: {value!r}")
     return value
 
 

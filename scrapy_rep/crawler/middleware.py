@@ -86,8 +86,8 @@ class RobotsTxtMiddleware:
         for note in config.notes:
             logger.warning(note)
         self._crawler = crawler
-        self._tokens = RequestTokens(config)
-        self._report = Reporter(crawler, config.default_user_agent)
+        tokens = self._tokens = RequestTokens(config)
+        self._report = Reporter(crawler, config.default_user_agent, config, lambda: tokens.default)
         download_timeout = crawler.settings.getfloat("DOWNLOAD_TIMEOUT", 180.0)
         self._parking = Parking(crawler)
         self._fetcher = Fetcher(
@@ -115,6 +115,7 @@ class RobotsTxtMiddleware:
             max_origins=config.memory_max_origins,
             max_bytes=config.memory_max_bytes // 4,
             parsed_max_bytes=config.memory_max_bytes // 2,
+            watch=self._report.gauges.watch,  # robotstxt/now/* (docs/stats-signals.md)
         )
         self.checks = request_checks(config, self._tokens, self._report)
         self._response_checks = tuple(c for c in self.checks if isinstance(c, ResponseCheck))
@@ -154,9 +155,7 @@ class RobotsTxtMiddleware:
     async def process_request(
         self, request: Request, spider: Spider | None = None
     ) -> Request | Response | None:
-        if self._life.bypass:
-            return None
-        if opted_out(request):
+        if self._life.bypass or opted_out(request):
             return None
         parts = urlparse_cached(request)
         origin = self._origin(request, parts)
@@ -178,8 +177,7 @@ class RobotsTxtMiddleware:
         return None if self._pace is None else await self._pace.turn(request, origin, access)
 
     def _requeued(self, request: Request) -> Request:
-        """The crawl stopped while ``request`` waited: back to the scheduler
-        (JOBDIR keeps it for the next run), never downloaded after the stop."""
+        """The crawl stopped while it waited: rescheduled (JOBDIR keeps it), not downloaded."""
         self._report.stats.inc_value("robotstxt/requeued_on_stop")
         return request.replace(dont_filter=True)
 
@@ -250,10 +248,8 @@ class RobotsTxtMiddleware:
         life = self._life
         if life.bypass or life.storage_error is not None or not life.storage_opened:
             return None
-        if opted_out(request):
-            return None
         parts = urlparse_cached(request)
-        if parts.scheme not in self._origins.schemes:
+        if parts.scheme not in self._origins.schemes or opted_out(request):
             return None
         origin = self._origins.origin(parts)
         if origin is None or (parts.path == ROBOTS_PATH and spider_robots.is_robots_path(parts)):

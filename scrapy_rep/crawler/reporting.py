@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import inspect
 import logging
-from collections.abc import AsyncIterable, Iterable
+from collections.abc import AsyncIterable, Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Final, NamedTuple, NoReturn
 
 from pydispatch.dispatcher import Any, connections  # type: ignore[import-untyped]
@@ -20,12 +20,15 @@ from scrapy.http import Request
 from scrapy_rep import signals
 from scrapy_rep.cache.outcome import Access, AccessState, FetchOutcome
 from scrapy_rep.crawler.errors import RobotsTxtDisallowed
+from scrapy_rep.crawler.gauges import OriginGauges
 from scrapy_rep.crawler.robot_parser import RepRobotParser
 from scrapy_rep.engine.origin import Origin, robots_url
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.statscollectors import StatsCollector
+
+    from scrapy_rep.crawler.config.settings import Config
 
 __all__ = ["Drop", "Reporter"]
 
@@ -52,7 +55,13 @@ class Drop(NamedTuple):
 class Reporter:
     """Stats, logs and signals of one crawler's middleware."""
 
-    def __init__(self, crawler: Crawler, default_user_agent: str) -> None:
+    def __init__(
+        self,
+        crawler: Crawler,
+        default_user_agent: str,
+        config: Config | None = None,
+        tokens: Callable[[], Sequence[str]] = tuple,
+    ) -> None:
         self._crawler = crawler
         self._default_user_agent = default_user_agent
         # Origins as strings: the collector does not track a set of strings
@@ -62,6 +71,14 @@ class Reporter:
         self._licenses_sent: set[str] = set()
         self._tallies: dict[str, int] = {}  # stat -> counted, not yet in the stats
         self._cache_stats: dict[str, str] = {}  # count's event -> its stat
+        #: robotstxt/now/*: set in the stats at ``flush`` and every ``COUNT_BATCH`` changes,
+        #: classified with the crawl's rules, clock and ``tokens`` (those of a request
+        #: without a User-Agent of its own).
+        self.gauges = OriginGauges(batch=COUNT_BATCH)
+        if config is not None:
+            self.gauges = OriginGauges(config.policy(), config.clock, tokens, COUNT_BATCH)
+        self.gauges.on_batch = self.set_gauges
+        self._gauges_set = False
 
     @property
     def stats(self) -> StatsCollector:
@@ -134,6 +151,15 @@ class Reporter:
             if tally:
                 self.stats.inc_value(stat, tally)
         self._tallies.clear()
+        self.set_gauges()
+
+    def set_gauges(self) -> None:
+        """The gauges' values in the stats, if they changed (docs/stats-signals.md)."""
+        if self.gauges.changes or not self._gauges_set:
+            for stat, value in self.gauges.values().items():
+                self.stats.set_value(stat, value)
+            self.gauges.changes = 0
+            self._gauges_set = True
 
     def fetched(self, origin: Origin, outcomes: list[FetchOutcome], access: Access) -> None:
         """One INFO line per flight of fetches: what they came to, retries included."""
@@ -160,6 +186,7 @@ class Reporter:
         trigger: Request | None,
     ) -> None:
         """An origin's access is set or changed in this process."""
+        self.gauges.resolved(origin, access)
         key = str(origin)
         if key not in self._announced:
             if len(self._announced) >= _MAX_ORIGINS:

@@ -20,7 +20,7 @@ from scrapy_rep.engine.agents import crawler_tokens, select_group
 from scrapy_rep.engine.compiled_group import CompiledGroup
 from scrapy_rep.engine.lines import ALLOW
 from scrapy_rep.engine.origin import ROBOTS_PATH
-from scrapy_rep.engine.rules import ALLOW_BIT, Rule
+from scrapy_rep.engine.rules import ALLOW_BIT, Rule, rule_of
 from scrapy_rep.engine.url_path import (
     PLAIN_PATH_BYTES,
     PLAIN_WEB_URL,
@@ -39,6 +39,7 @@ __all__ = [
     "RobotsTxt",
     "Rule",
     "Verdict",
+    "group_rules",
 ]
 
 logger = logging.getLogger(__name__)
@@ -331,6 +332,23 @@ class RobotsTxt:
                 group = compiled[group_key] = _compile(blocks, self._quirks)
             found = self._selected[key] = (agent, group)
         return found
+
+
+def group_rules(
+    robots: RobotsTxt, user_agent: UserAgent, *, use_global: bool = True
+) -> tuple[str | None, tuple[Rule, ...]]:
+    """The group these tokens select in ``robots`` (its token, ``*``, or None
+    when none applies) and its rules as written, in file order: what is said
+    of a whole file (``cache.standing.forbids_everything``), not a URL's check."""
+    tokens = crawler_tokens(user_agent, robots._quirks)
+    agent, chosen = select_group(robots._groups, tokens, robots._quirks, use_global)
+    rules: list[Rule] = []
+    for _, ids in chosen:
+        for index in ids:
+            block = robots._blocks[index]
+            if block.codes:
+                rules += map(rule_of, block.patterns.split("\n"), block.codes)
+    return agent, tuple(rules)
 
 
 def _usage_lines(

@@ -1,5 +1,6 @@
 """The ``scrapy-rep`` console script: ``check`` URLs against a robots.txt, ``lint`` one,
-``cache show|forget`` an origin's record in a crawl's store, serve the ``tester``.
+``cache show|forget`` an origin's record in a crawl's store, ``report`` every
+origin a store keeps (``report_command``), serve the ``tester``.
 
 It imports only the standard library, the engine and the cache (never
 Scrapy), so it answers at once; the tester's modules load only for
@@ -200,10 +201,17 @@ def run_tester(args: argparse.Namespace) -> int:
     return serve(config, args.host, args.port)
 
 
+def run_report(args: argparse.Namespace) -> int:
+    from scrapy_rep.tools.report_command import run_report as report
+
+    return report(args)
+
+
 _RUNS: Final[dict[str, Callable[[argparse.Namespace], int]]] = {
     "check": run_check,
     "lint": run_lint,
     "cache": run_cache,
+    "report": run_report,
     "tester": run_tester,
 }
 

@@ -7,7 +7,7 @@ command does is ``cli.run_*``. No Scrapy, as ``cli``.
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from scrapy_rep.engine.agents import product_token
 from scrapy_rep.engine.usage import LABELS
@@ -41,6 +41,7 @@ def parsers() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParse
         "check": _check(commands),
         "lint": _lint(commands),
         "cache": _cache(commands),
+        "report": _report(commands),
         "tester": _tester(commands),
     }
     commands.add_parser(
@@ -121,7 +122,12 @@ def _cache(commands: _Commands) -> argparse.ArgumentParser:
     cache.add_argument("url", metavar="URL", help="any absolute URL of the origin")
     _store_options(cache)
     cache.add_argument("--json", action="store_true", help="print JSON instead of text")
-    cache.add_argument(
+    _wait_option(cache)
+    return cache
+
+
+def _wait_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
         "--wait",
         type=_positive,
         default=DEFAULT_WAIT,
@@ -129,7 +135,66 @@ def _cache(commands: _Commands) -> argparse.ArgumentParser:
         help="how long to wait for another process holding the SQLite file's lock, then "
         f"give up with exit code 2 (default: {DEFAULT_WAIT:g})",
     )
-    return cache
+
+
+def _report(commands: _Commands) -> argparse.ArgumentParser:
+    from scrapy_rep.tools.report import FLAGS, SORTS, STATES
+
+    report = commands.add_parser(
+        "report",
+        help="every origin a crawl's store keeps, with its robots.txt state now",
+        description="A line per origin the store keeps (or, with --summary, the counts): "
+        "its state now (rules, allow-all, closed, last-copy, outage-allow), since and until "
+        "when, its status, size and what else its record says. Streams the store: SQLite "
+        "read-only, Redis with SCAN.",
+        epilog="exit codes: 0 some origin is reported, 1 none is, 2 usage or store error",
+    )
+    _store_options(report)
+    shown = report.add_mutually_exclusive_group()
+    shown.add_argument("--json", action="store_true", help="JSON Lines: an object per origin")
+    shown.add_argument("--csv", action="store_true", help="CSV with a header row")
+    report.add_argument("--summary", action="store_true", help="the counts only")
+    report.add_argument(
+        "--state",
+        action="append",
+        type=_choices(STATES),
+        metavar="STATE",
+        help=f"keep origins in this state (repeatable, or comma-separated): {', '.join(STATES)}",
+    )
+    report.add_argument(
+        "--flag",
+        action="append",
+        type=_choices(tuple(FLAGS)),
+        metavar="FLAG",
+        help=f"keep origins with every flag given: {', '.join(FLAGS)} "
+        "(the last two read each file: --deep)",
+    )
+    report.add_argument("--host", metavar="GLOB", help="keep hosts matching it (*.example.com), "
+                        "or origins, if it has :// (https://*)")
+    report.add_argument("--older-than", type=_duration, metavar="AGE",
+                        help="keep origins in their state for at least AGE (90s, 15m, 12h, 7d)")
+    report.add_argument("--newer-than", type=_duration, metavar="AGE",
+                        help="keep origins in their state for less than AGE")
+    report.add_argument("--sort", choices=SORTS, help="sort by this column (default: as stored)")
+    report.add_argument("--reverse", action="store_true", help="sort the other way")
+    report.add_argument("--limit", type=_count, metavar="N", help="the first N origins only")
+    report.add_argument(
+        "--deep",
+        action="store_true",
+        help="also read each stored file: lint's errors and warnings, and whether it forbids "
+        "the crawler's tokens everything (slower: a parse and a lint per distinct file)",
+    )
+    report.add_argument(
+        "--agent",
+        "-a",
+        action="append",
+        type=_agent,
+        metavar="TOKEN",
+        help="the crawler's token for --deep (repeatable, in order of preference; default: "
+        f"the project's, else {DEFAULT_AGENT})",
+    )
+    _wait_option(report)
+    return report
 
 
 def _tester(commands: _Commands) -> argparse.ArgumentParser:
@@ -205,7 +270,7 @@ def _store_options(parser: argparse.ArgumentParser) -> None:
         help="the crawl's store: its SQLite file (REP_STORAGE_PATH, by default "
         ".scrapy/robotstxt.sqlite3 in the project) or its Redis URL (REP_REDIS_URL: "
         "redis://, rediss://, unix://, redis+sentinel://, redis+cluster://); "
-        "cache: inside a Scrapy project, the project's own by default",
+        "cache and report: inside a Scrapy project, the project's own by default",
     )
     parser.add_argument(
         "--redis-prefix",
@@ -231,3 +296,40 @@ def _positive(value: str) -> float:
     if not number > 0:
         raise argparse.ArgumentTypeError(f"{value!r} is not a positive number of seconds")
     return number
+
+
+def _choices(allowed: tuple[str, ...]) -> Any:
+    """A comma-separated list of ``allowed`` values."""
+
+    def parse(value: str) -> list[str]:
+        chosen = [part.strip().lower() for part in value.split(",") if part.strip()]
+        wrong = [part for part in chosen if part not in allowed]
+        if wrong or not chosen:
+            raise argparse.ArgumentTypeError(
+                f"{value!r}: choose from {', '.join(allowed)}"
+            )
+        return chosen
+
+    return parse
+
+
+_UNITS: Final = {"": 1.0, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
+
+
+def _duration(value: str) -> float:
+    """``90``, ``90s``, ``15m``, ``12h``, ``7d``: seconds."""
+    text = value.strip().lower()
+    unit = text[-1:] if text[-1:] in _UNITS and not text[-1:].isdigit() else ""
+    try:
+        number = float(text[: len(text) - len(unit)])
+    except ValueError:
+        number = -1.0
+    if not (number >= 0 and number != float("inf")):
+        raise argparse.ArgumentTypeError(f"{value!r} is not an age such as 90s, 15m, 12h or 7d")
+    return number * _UNITS[unit]
+
+
+def _count(value: str) -> int:
+    if not value.isdigit() or int(value) < 1:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a positive number")
+    return int(value)

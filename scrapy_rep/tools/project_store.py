@@ -9,8 +9,10 @@ when a project is asked about.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from scrapy_rep.cache.policy import PolicyConfig
 from scrapy_rep.tools.store_view import StoreName
 
 if TYPE_CHECKING:
@@ -18,7 +20,7 @@ if TYPE_CHECKING:
 
     from scrapy_rep.crawler.config.settings import Config
 
-__all__ = ["ProjectStoreError", "project_store", "store_of"]
+__all__ = ["ProjectStoreError", "ProjectView", "project_store", "project_view", "store_of"]
 
 
 class ProjectStoreError(Exception):
@@ -67,3 +69,27 @@ def project_store(settings: BaseSettings | None = None) -> StoreName:
             "between crawls that a command can read: give --store"
         )
     return store
+
+
+@dataclass(frozen=True)
+class ProjectView:
+    """What ``scrapy-rep report`` takes of a project: its store, its outage
+    rules (to say what is closed, and until when) and its crawler's tokens."""
+
+    store: StoreName
+    policy: PolicyConfig
+    tokens: tuple[str, ...]
+    google_quirks: bool
+
+
+def project_view(settings: BaseSettings | None = None) -> ProjectView:
+    """``project_store``, with the project's policy and tokens (as its crawl's)."""
+    from scrapy.utils.project import get_project_settings
+
+    from scrapy_rep.crawler.config.settings import Config
+    from scrapy_rep.engine.agents import agent_tokens
+
+    store = project_store(settings)
+    config = Config.from_settings(settings if settings is not None else get_project_settings())
+    tokens = config.user_agent_tokens or agent_tokens(config.default_user_agent)
+    return ProjectView(store, config.policy(), tokens, config.google_quirks)

@@ -15,19 +15,32 @@ from __future__ import annotations
 import asyncio
 import os
 import time
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from scrapy_rep.cache.outcome import AccessState
 from scrapy_rep.cache.policy import OriginRecord, PolicyConfig, decide_settled
+from scrapy_rep.cache.standing import State, standing
 from scrapy_rep.cache.storage import Storage, StorageError, forget, open_storage
 from scrapy_rep.cache.storage.redis_urls import REDIS_SCHEMES, safe_url
-from scrapy_rep.cache.storage.sqlite_once import DEFAULT_WAIT, forget_record, read_record
+from scrapy_rep.cache.storage.sqlite_once import (
+    DEFAULT_WAIT,
+    forget_record,
+    forget_records,
+    read_record,
+)
 from scrapy_rep.engine.origin import origin_of
 
-__all__ = ["StoreName", "describe", "forget_origin", "format_record", "read_origin"]
+__all__ = [
+    "StoreName",
+    "describe",
+    "forget_origin",
+    "forget_origins",
+    "format_record",
+    "read_origin",
+]
 
 T = TypeVar("T")
 
@@ -112,6 +125,23 @@ def forget_origin(store: StoreName, url: str) -> tuple[str, bool]:
     return key, bool(found)
 
 
+def forget_origins(store: StoreName, keys: Sequence[str]) -> int:
+    """``forget_origin`` of each origin key (a report's filter, the Tester's
+    Refetch of every row): one transaction in SQLite, one connection to
+    Redis; how many records were kept."""
+    if store.kind == "sqlite":
+        return forget_records(store.file(), keys, time.time(), store.wait)
+
+    async def forget_each() -> int:
+        storage = await store.open()
+        try:
+            return sum([bool(await forget(storage, key)) for key in keys])
+        finally:
+            await storage.close()
+
+    return _run(forget_each())
+
+
 def _when(moment: float | None, now: float) -> dict[str, float] | None:
     return None if moment is None else {"at": moment, "age": now - moment}
 
@@ -126,14 +156,10 @@ def describe(
     policy = policy or PolicyConfig()
     decision = decide_settled(record, now, policy)
     closed = decision.state is AccessState.CLOSED
+    now_standing = standing(record, now, policy)  # the report's classification
     closed_until = None
-    if closed and record.outage_started_at is not None:
-        # As the policy counts the window: from the outage's start, or from the
-        # copy's expiry if an early refresh failed (docs/spec.md §2.2).
-        start = record.outage_started_at
-        if record.good_at is not None:
-            start = max(start, record.expires_at)
-        closed_until = start + policy.unreachable_disallow
+    if closed and now_standing is not None and now_standing.state is State.CLOSED:
+        closed_until = now_standing.until
     body = record.good_body
     return {
         "kept": True,
@@ -178,6 +204,10 @@ def format_record(store: StoreName, key: str, data: dict[str, Any]) -> str:
     ]
     if data["closed"]:
         until = data["closed_until"]
-        shown = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(until)) if until else "?"
+        shown = (
+            time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(until))
+            if until
+            else "robots.txt or a page of the site answers"
+        )
         lines.append(f"  closed      until {shown} ({data['failures']} failed fetches)")
     return "\n".join(lines)

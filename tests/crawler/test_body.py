@@ -9,6 +9,8 @@ import pytest
 from scrapy.utils.defer import deferred_f_from_coro_f
 
 from scrapy_rep.crawler.errors import ForbiddenByRobotsTxt
+from scrapy_rep.crawler.middleware import RobotsTxtMiddleware
+from scrapy_rep.engine.origin import origin_of
 
 from .conftest import crawl, spider_of
 from .servers import GzipBomb, Huge, Reply, SiteServer
@@ -65,6 +67,12 @@ async def test_rfc9309_500kib_limit_holds_for_a_gzip_bomb(caplog: pytest.LogCapt
     assert peak < 64 * 2**20, f"peak {peak} bytes traced while crawling"
     assert "inflated to its first 512000 bytes" in caplog.text
     assert sent < 16_000_000  # stopped: a quarter of the bomb, kernel buffers included
+    # The record says the file was cut (the report's "cut at the size cap").
+    middleware = crawler.get_downloader_middleware(RobotsTxtMiddleware)
+    origin = origin_of(site.url("/"))
+    assert origin is not None
+    record = middleware._resolver.record(origin)
+    assert record is not None and record.truncated and record.final_url is None
 
 
 @deferred_f_from_coro_f

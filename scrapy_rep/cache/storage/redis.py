@@ -83,6 +83,11 @@ class RedisStorage:
         await link.check()
         return cls(link.client, url=url, prefix=prefix, sleep=sleep, link=link)
 
+    @property
+    def client(self) -> Any:
+        """The redis-py client (``redis_scan`` reads the whole store through it)."""
+        return self._client
+
     def _tagged(self, key: str) -> str:
         return f"{{{key}}}" if self.cluster else key
 

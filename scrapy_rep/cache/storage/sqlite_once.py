@@ -13,7 +13,11 @@ costs a crawl only refetches. A person's look must do none of that:
   what ``SqliteStorage.forget`` writes (the same statements,
   ``sqlite_statements``): the record deleted, the origin logged for running
   crawls (``forgotten``), in one transaction;
-- both wait at most ``wait`` seconds for a process holding the file's lock
+- ``scan_records`` reads every record, read-only too, a batch of rows per
+  read transaction (a crawl writing the file meanwhile is never held up,
+  and its checkpoints go on between two batches), without the bodies
+  unless asked: ``scrapy-rep report`` (docs/cli.md);
+- they wait at most ``wait`` seconds for a process holding the file's lock
   (``StoreBusy``), and a damaged file raises ``StoreDamaged`` naming it:
   nothing is moved, renamed or created.
 """
@@ -21,15 +25,31 @@ costs a crawl only refetches. A person's look must do none of that:
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator, Sequence
 from contextlib import closing
 from pathlib import Path
 from typing import Final
 
 from scrapy_rep.cache.policy import OriginRecord
 from scrapy_rep.cache.storage.errors import StorageError
-from scrapy_rep.cache.storage.sqlite_statements import immediate, log_forgotten, select
+from scrapy_rep.cache.storage.scanned import Scanned, read_scanned
+from scrapy_rep.cache.storage.sqlite_statements import (
+    immediate,
+    log_forgotten,
+    records_after,
+    select,
+)
 
-__all__ = ["DEFAULT_WAIT", "StoreBusy", "StoreDamaged", "forget_record", "read_record"]
+__all__ = [
+    "DEFAULT_WAIT",
+    "SCAN_BATCH",
+    "StoreBusy",
+    "StoreDamaged",
+    "forget_record",
+    "forget_records",
+    "read_record",
+    "scan_records",
+]
 
 #: How long a command waits for another process's write: a crawl's are short.
 DEFAULT_WAIT: Final = 10.0
@@ -66,21 +86,96 @@ def read_record(path: str | Path, key: str, now: float, wait: float) -> OriginRe
         return None
 
 
+#: Rows per read transaction of ``scan_records``: a few milliseconds of reading.
+SCAN_BATCH: Final = 2_000
+
+
+def scan_records(
+    path: str | Path, now: float, wait: float, *, bodies: bool = False, batch: int = SCAN_BATCH
+) -> Iterator[Scanned]:
+    """Every record a crawl would load at ``now``, in key order, ``batch``
+    rows per read transaction: memory holds one batch, and a crawl sharing
+    the file writes and checkpoints between two. ``bodies``: read each
+    record's body too (else only its size)."""
+    path = Path(path)
+    with _Reader(path, wait) as reader:
+        after = ""
+        while True:
+            rows = reader.batch(after, now, batch, bodies)
+            for key, data, size in rows:
+                yield (str(key), *read_scanned(bytes(data), int(size or 0)))
+            if len(rows) < batch:
+                return
+            after = str(rows[-1][0])
+
+
+class _Reader:
+    """One read-only connection for a whole scan: immutable while no process
+    has the file open (no side file is created), plain read-only from the
+    batch after one opens it (a crawl may start in the middle of a scan)."""
+
+    def __init__(self, path: Path, wait: float) -> None:
+        self.path = path
+        self.wait = wait
+        self._db: sqlite3.Connection | None = None
+        self._quiet = False
+
+    def __enter__(self) -> _Reader:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        if self._db is not None:
+            self._db.close()
+
+    def _open(self) -> sqlite3.Connection:
+        if self._db is not None and not (self._quiet and self._others_here()):
+            return self._db
+        if self._db is not None:
+            self._db.close()
+        self._quiet = not self._others_here()
+        self._db = _connect(self.path, self.wait, "ro&immutable=1" if self._quiet else "ro")
+        return self._db
+
+    def _others_here(self) -> bool:
+        return any(Path(f"{self.path}{side}").exists() for side in ("-wal", "-journal"))
+
+    def batch(
+        self, after: str, now: float, batch: int, bodies: bool
+    ) -> list[tuple[object, bytes, int]]:
+        try:
+            db = self._open()
+            if "origins" not in _tables(db):
+                return []
+            return records_after(db, after, now, batch, bodies=bodies)
+        except sqlite3.DatabaseError as exc:
+            if self._quiet and self._others_here():  # a crawl opened it meanwhile
+                return self.batch(after, now, batch, bodies)
+            raise _named(exc, self.path, self.wait) from None
+
+
 def forget_record(path: str | Path, key: str, now: float, wait: float) -> bool:
     """Delete ``key``'s record and log it for running crawls, as
     ``SqliteStorage.forget`` does; True if one was kept. A file no crawl has
     written to (no tables) is left as it is; one without the log (a version
     before it) has no crawl reading it, since a crawl's store creates it."""
+    return forget_records(path, [key], now, wait) > 0
+
+
+def forget_records(path: str | Path, keys: Sequence[str], now: float, wait: float) -> int:
+    """``forget_record`` of each key, in one transaction (the Tester's Refetch
+    of every origin of a report's filter); how many records were kept."""
     path = Path(path)
     try:
         with closing(_connect(path, wait, mode="rw")) as db:
             tables = _tables(db)
             if "origins" not in tables:
-                return False
+                return 0
+            deleted = 0
             with immediate(db):
-                deleted = db.execute("DELETE FROM origins WHERE key = ?", (key,)).rowcount > 0
-                if "forgotten" in tables:
-                    log_forgotten(db, key, now)
+                for key in keys:
+                    deleted += db.execute("DELETE FROM origins WHERE key = ?", (key,)).rowcount
+                    if "forgotten" in tables:
+                        log_forgotten(db, key, now)
             return deleted
     except sqlite3.DatabaseError as exc:
         raise _named(exc, path, wait) from None

@@ -30,6 +30,7 @@ __all__ = [
     "log_forgotten",
     "pace_step",
     "prolong",
+    "records_after",
     "release",
     "scan_keys",
     "select",
@@ -140,6 +141,24 @@ def scan_keys(db: sqlite3.Connection, into: KeyFilter, after: str, batch: int) -
     for (key,) in rows:
         into.add(str(key))
     return str(rows[-1][0]) if len(rows) == batch else None
+
+
+#: The records after a key, in key order, with the header line and the
+#: body's size, cut in SQLite (a body is not copied out), or the whole value.
+_RECORDS_AFTER: Final = (
+    "SELECT key, {}, length(data) - instr(data, X'0A') "
+    "FROM origins WHERE key > ? AND expires_at > ? ORDER BY key LIMIT ?"
+)
+_HEADS_AFTER: Final = _RECORDS_AFTER.format("substr(data, 1, instr(data, X'0A'))")
+_WHOLE_AFTER: Final = _RECORDS_AFTER.format("data")
+
+
+def records_after(
+    db: sqlite3.Connection, after: str, now: float, batch: int, *, bodies: bool = False
+) -> list[tuple[object, bytes, int]]:
+    """The ``batch`` live records after ``after`` (``select``'s, in key order):
+    (key, the header line or with ``bodies`` the whole value, the body's size)."""
+    return db.execute(_WHOLE_AFTER if bodies else _HEADS_AFTER, (after, now, batch)).fetchall()
 
 
 # --- the forget log ----------------------------------------------------------------

@@ -10,6 +10,6 @@ per origin (``single_flight``): load and save through ``shared_records``
 keeps, ``waiting`` the requests parked meanwhile, ``forget_watch`` the
 forgets of other processes, ``spider_robots`` a spider's own robots.txt
 requests. May import config/ and the crawler's ground (``async_bridge``,
-``internals``, ``errors``, ``reporting``, ``robot_parser``), never pace/,
-page/ or the face (CONTRIBUTING.md).
+``internals``, ``errors``, ``reporting``, ``gauges``, ``robot_parser``),
+never pace/, page/ or the face (CONTRIBUTING.md).
 """

@@ -237,9 +237,11 @@ class Fetcher:
             reason += f" after {hops} redirect{'s' if hops > 1 else ''}"
         limit = self._config.max_body_bytes
         inflated = _INFLATED in response.flags
-        if "download_stopped" in response.flags:
+        stopped = "download_stopped" in response.flags
+        if stopped:
             reason += f", cut at {limit} {'compressed ' if inflated else ''}bytes"
-        if inflated and len(response.body) >= limit:
+        cut = inflated and len(response.body) >= limit
+        if cut:
             reason += f", inflated to its first {limit} bytes"
         body = response.body[:limit] if kind is FetchKind.SUCCESS else b""
         return FetchOutcome(
@@ -252,6 +254,7 @@ class Fetcher:
             cache_control=first_header(headers, "cache-control"),
             retry_after=first_header(headers, "retry-after"),
             final_url=url if url != start else None,
+            truncated=stopped or cut or len(response.body) > limit,
             headers=headers,
         )
 

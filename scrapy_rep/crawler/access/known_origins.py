@@ -13,15 +13,25 @@ from collections.abc import Callable
 from scrapy_rep.cache.lifecycle import LARGEST_SIZE, OriginLifecycle
 from scrapy_rep.engine.origin import Origin
 
-__all__ = ["KnownOrigins"]
+__all__ = ["KnownOrigins", "Watch"]
+
+#: Told when an origin is held anew (with its lifecycle) and when it is let go (None).
+Watch = Callable[[Origin, OriginLifecycle | None], None]
 
 
 class KnownOrigins:
     """Origin -> its lifecycle, least recently used first, at most ``limit`` of them
     and ``max_bytes`` of bodies (the newest is kept even when alone over it)."""
 
-    def __init__(self, limit: int, max_bytes: int = 32 * 1024 * 1024) -> None:
+    def __init__(
+        self,
+        limit: int,
+        max_bytes: int = 32 * 1024 * 1024,
+        watch: Watch | None = None,
+    ) -> None:
         self._limit = limit
+        #: Told when an origin is held anew (its lifecycle) and let go (None): the gauges.
+        self._watch = watch
         self._max_bytes = max_bytes
         self._states: OrderedDict[Origin, OriginLifecycle] = OrderedDict()
         self._sizes: dict[Origin, int] = {}
@@ -43,6 +53,8 @@ class KnownOrigins:
     def keep(self, origin: Origin, state: OriginLifecycle) -> OriginLifecycle:
         """Keep ``state`` (a flight's, perhaps evicted meanwhile) as the newest,
         counting its bodies again (a fetch may have changed them)."""
+        if self._watch is not None and self._states.get(origin) is not state:
+            self._watch(origin, state)
         self._states[origin] = state
         self._states.move_to_end(origin)
         self._forget_size(origin)
@@ -56,6 +68,8 @@ class KnownOrigins:
         ):
             old, _ = self._states.popitem(last=False)
             self._forget_size(old)
+            if self._watch is not None:
+                self._watch(old, None)
         return state
 
     def asked_for(self, origin: Origin) -> None:
@@ -86,6 +100,8 @@ class KnownOrigins:
         if self._states.pop(origin, None) is None:
             return False
         self._forget_size(origin)
+        if self._watch is not None:
+            self._watch(origin, None)
         return True
 
     def _forget_size(self, origin: Origin) -> None:

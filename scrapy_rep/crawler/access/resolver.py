@@ -39,7 +39,7 @@ from scrapy_rep.crawler.access.driver import (
     OnAccess,
     OnFetched,
 )
-from scrapy_rep.crawler.access.known_origins import KnownOrigins
+from scrapy_rep.crawler.access.known_origins import KnownOrigins, Watch
 from scrapy_rep.crawler.access.shared_records import SharedRecords, Sleep
 from scrapy_rep.crawler.access.single_flight import SingleFlight
 from scrapy_rep.crawler.async_bridge import FetchStopped, StopSignal
@@ -99,6 +99,7 @@ class Resolver:
         parsed_max_bytes: int = 64 * 1024 * 1024,
         random: Callable[[], float] = _random.random,
         fetch_for: FetchFor | None = None,
+        watch: Watch | None = None,
     ) -> None:
         self._fetch = fetch
         self._fetch_for = fetch_for
@@ -116,7 +117,7 @@ class Resolver:
         parse.max_bytes = parsed_max_bytes  # process-wide: the last crawler's
         self._lifecycles = LifecycleRules(self.policy, parse, random)
         self._count = count or _ignore
-        self._states = KnownOrigins(max_origins, max_bytes)
+        self._states = KnownOrigins(max_origins, max_bytes, watch)
         #: Origins whose record was in an outage when a request of theirs
         #: was last answered: the responses worth telling ``site_answered``. A
         #: superset (an origin leaves it at its next plain answer), so that the

@@ -70,5 +70,7 @@ def outcome_of(
         reason=f"HTTP {response.status} (the spider's own request)",
         cache_control=first_header(headers, "cache-control"),
         retry_after=first_header(headers, "retry-after"),
+        final_url=response.url if response.url != robots_url(origin) else None,
+        truncated=kind is FetchKind.SUCCESS and len(response.body) > max_body_bytes,
         headers=headers,
     )

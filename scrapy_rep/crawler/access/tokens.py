@@ -50,6 +50,11 @@ class RequestTokens:
             self._by_header[header] = tokens
         return tokens
 
+    @property
+    def default(self) -> tuple[str, ...]:
+        """The tokens of a request that sends no User-Agent of its own."""
+        return self.configured or agent_tokens(self._default_user_agent)
+
     def read_spider(self, spider: Spider, warn: bool = True) -> None:
         """A ``robotstxt_user_agent`` spider attribute beats the setting, and a
         ``user_agent`` one (which Scrapy sends instead of USER_AGENT) beats USER_AGENT.
@@ -73,7 +78,7 @@ class RequestTokens:
 
     def describe(self) -> str:
         """The start-up line: which tokens, and where they came from."""
-        tokens = self.configured or agent_tokens(self._default_user_agent)
+        tokens = self.default
         if not tokens:
             return f"robots.txt token: none in {self.source}, so only '*' groups apply"
         if len(tokens) == 1:

@@ -23,6 +23,11 @@ API (JSON in and out; header ``X-Tester-Token`` on every call):
   (``url``): kind, status, message, headers, body, final_url, hops
 - ``GET /api/stored?url=U`` -> what the store keeps for U's origin
 - ``POST /api/forget`` ``{url}`` -> ``{origin, forgotten, at}``
+- ``GET /api/report?state=&flag=&host=&older=&newer=&sort=&reverse=&limit=&deep=``
+  -> ``{store, now, summary, matched, deep, max_refetch, rows}`` (``report_api``,
+  the page at ``/report``)
+- ``POST /api/forget-many`` ``{state, flag, host, older, newer, deep, expect}``
+  -> ``{origins, forgotten, at, store}``: Refetch of every origin of a filter
 """
 
 from __future__ import annotations
@@ -57,6 +62,7 @@ from scrapy_rep.tools.tester.guard import (
     host_names,
     read_body,
 )
+from scrapy_rep.tools.tester.report_api import forget_filtered, report_answer
 
 __all__ = ["LINK_LIMIT", "Limits", "TesterConfig", "make_server", "serve"]
 
@@ -70,10 +76,14 @@ _STATIC: Final = {
     "/static/editor.js": ("editor.js", _JS),
     "/static/link.js": ("link.js", _JS),
     "/static/select.js": ("select.js", _JS),
+    "/static/report.js": ("report.js", _JS),
+    "/static/report.css": ("report.css", "text/css; charset=utf-8"),
     "/static/tester.css": ("tester.css", "text/css; charset=utf-8"),
     "/static/favicon.svg": ("favicon.svg", _SVG),
     "/favicon.ico": ("favicon.svg", _SVG),
 }
+#: The pages: the Tester, and the report of the whole store (docs/tester.md).
+_PAGES: Final = {"/": "index.html", "/report": "report.html"}
 #: The longest path and query a link to the page can have: ``http.server``
 #: answers 414 to a request line over 65,536 bytes (``GET <target> HTTP/1.1``
 #: and CRLF). The page says so rather than offer a link that opens nothing.
@@ -141,8 +151,8 @@ class TesterHandler(BaseHTTPRequestHandler):
             self._json({"error": f"{type(exc).__name__}: {exc}"}, 500)
 
     def _get(self, parts: Any) -> None:
-        if parts.path == "/":
-            page = _static("index.html").replace(
+        if parts.path in _PAGES:
+            page = _static(_PAGES[parts.path]).replace(
                 b"{{TOKEN}}", self.server.config.token.encode("ascii")
             )
             self._send(page, "text/html; charset=utf-8")
@@ -158,6 +168,14 @@ class TesterHandler(BaseHTTPRequestHandler):
         elif parts.path == "/api/stored":
             self._check_token()
             self._json(self._stored(_one(parts.query, "url")))
+        elif parts.path == "/api/report":
+            self._check_token()
+            config = self.server.config
+            answer = report_answer(
+                self._store(), parse_qs(parts.query), config.policy, _tokens(config),
+                config.google_quirks,
+            )
+            self._json(answer)
         else:
             raise Refused(404, "no such page")
 
@@ -168,6 +186,13 @@ class TesterHandler(BaseHTTPRequestHandler):
             self._json(self._test(data))
         elif parts.path == "/api/forget":
             self._json(self._forget(data))
+        elif parts.path == "/api/forget-many":
+            config = self.server.config
+            self._json(
+                forget_filtered(
+                    self._store(), data, config.policy, _tokens(config), config.google_quirks
+                )
+            )
         else:
             raise Refused(404, "no such call")
 
@@ -303,6 +328,12 @@ class TesterHandler(BaseHTTPRequestHandler):
     def _json(self, data: Any, status: int = 200) -> None:
         body = json.dumps(data, ensure_ascii=True).encode("ascii")
         self._send(body, "application/json", status)
+
+
+def _tokens(config: TesterConfig) -> list[str]:
+    """The first crawler's tokens: the report's "forbids everything" is said of them."""
+    first = config.agents[0] if config.agents else ""
+    return [token.strip() for token in first.split(",") if token.strip()]
 
 
 def _one(query: str, name: str) -> str:

@@ -225,7 +225,7 @@ def test_every_static_file_is_served_and_the_icon_too(
     tester = start_tester()
     types = {".js": "text/javascript", ".css": "text/css", ".svg": "image/svg+xml"}
     for path in sorted(STATIC.iterdir()):
-        if path.name == "index.html":
+        if path.suffix == ".html":  # the pages: at / and /report
             continue
         status, content_type, body = _get(tester, f"/static/{path.name}")
         assert (path.name, status, body) == (path.name, 200, path.read_bytes())
@@ -233,9 +233,10 @@ def test_every_static_file_is_served_and_the_icon_too(
     status, content_type, body = _get(tester, "/favicon.ico")
     assert (status, content_type) == (200, "image/svg+xml")
     assert body == (STATIC / "favicon.svg").read_bytes()
-    page = _get(tester, "/")[2].decode()
-    assert '<link rel="icon" href="/static/favicon.svg" type="image/svg+xml">' in page
-    assert '<meta name="viewport" content="width=device-width, initial-scale=1">' in page
+    for where in ("/", "/report"):
+        page = _get(tester, where)[2].decode()
+        assert '<link rel="icon" href="/static/favicon.svg" type="image/svg+xml">' in page
+        assert '<meta name="viewport" content="width=device-width, initial-scale=1">' in page
 
 
 def test_a_link_as_long_as_the_limit_opens_and_a_longer_one_is_refused(
