@@ -98,7 +98,10 @@ def three_workers_keep_one_crawl_delay(queue_url: str, cwd: Path, settings: dict
         hits = page_hits(site)
     assert got(reports) == sorted(urls)  # every page, once across the workers
     assert sorted(hit.path for hit in hits) == sorted(f"/page{n}" for n in range(12))
-    assert min(gaps(hits)) >= delay, gaps(hits)
+    # Turns leave 0.55 s apart; a request may reach the site's thread late on
+    # a busy machine (0.08 s seen at a load of 4-9 on 2 cores), never 0.1 s.
+    # Three paces instead of one would give gaps near 0.5 / 3.
+    assert min(gaps(hits)) >= delay - 0.1, gaps(hits)
     assert {worker_of(hit) for hit in hits} == {"w0", "w1", "w2"}  # one pace for three
     waited = sum(report["stats"].get("robotstxt/pace/waited", 0) for report in reports)
     assert waited >= 6  # the waiting shows in stats

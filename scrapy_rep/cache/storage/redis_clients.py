@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from redis import asyncio as aioredis
 from redis.asyncio.cluster import ClusterNode, RedisCluster
@@ -100,6 +100,10 @@ class RedisLink:
                 await client.aclose()
 
 
+#: Connections to one Redis server per store: commands beyond wait their turn.
+MAX_CONNECTIONS: Final = 100
+
+
 def connect(url: str, timeout: float) -> RedisLink:
     """A client for ``url`` (nothing is sent yet); ``ValueError`` for a bad URL."""
     address = parse_redis_url(url)
@@ -110,7 +114,13 @@ def connect(url: str, timeout: float) -> RedisLink:
     }
     login: dict[str, Any] = {"username": address.username, "password": address.password}
     if address.kind == "server":
-        return RedisLink(aioredis.Redis.from_url(url, **common), address)
+        # A command beyond the pool's connections waits for one (at most
+        # ``timeout``): redis-py's plain pool refuses it at once ("Too many
+        # connections"), and a broad crawl has hundreds in flight.
+        pool = aioredis.BlockingConnectionPool.from_url(
+            url, max_connections=MAX_CONNECTIONS, timeout=timeout, **common
+        )
+        return RedisLink(aioredis.Redis.from_pool(pool), address)
     if address.kind == "cluster":
         nodes = [ClusterNode(host, port) for host, port in address.nodes]
         return RedisLink(RedisCluster(startup_nodes=nodes, **common, **login), address)

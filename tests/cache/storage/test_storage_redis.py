@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from pathlib import Path
 
@@ -145,3 +146,24 @@ async def test_storage_redis_lost_mid_crawl_degrades_once_and_recovers(
     finally:
         await storage.close()
         await raw.aclose()
+
+
+@deferred_f_from_coro_f
+async def test_storage_redis_more_commands_at_once_than_pooled_connections_wait_their_turn(
+    redis_server: RedisServer,
+) -> None:
+    """A broad crawl has hundreds of requests in flight, each a store command
+    (a record, a pace turn). redis-py's pool holds 100 connections and refused
+    the 101st command at once ("Too many connections"): the crawl took Redis
+    for down and stopped sharing its pace. They wait for a free connection."""
+    storage = await RedisStorage.open(redis_server.url, prefix="many:")
+    try:
+        keys = [f"https://o{n}.example:443" for n in range(400)]
+        found = await asyncio.gather(*(storage.get(key) for key in keys))
+        assert found == [None] * len(keys)
+        raw = aioredis.Redis.from_url(redis_server.url)
+        clients = await raw.client_list()
+        await raw.aclose()
+        assert len(clients) <= 101  # the pool's connections, and ours
+    finally:
+        await storage.close()
