@@ -6,9 +6,8 @@
 // own buttons, after a question, with the run's token.
 "use strict";
 
-import { $, el } from "./dom.js";
+import { $, call, el } from "./dom.js";
 
-const TOKEN = document.querySelector('meta[name="tester-token"]').content;
 const STATES = ["rules", "allow-all", "closed", "last-copy", "outage-allow"];
 const FLAGS = ["expired", "cut", "redirected", "forbids-all", "lint-errors"];
 const SORTS = ["origin", "state", "status", "checked", "since", "until", "age", "size", "failures"];
@@ -20,18 +19,6 @@ const MEANING = {
   "outage-allow": "an outage: everything allowed",
 };
 const page = { answer: null, loads: 0, pending: null };
-
-async function call(method, path, body) {
-  const init = { method, headers: { "X-Tester-Token": TOKEN } };
-  if (body !== undefined) {
-    init.headers["Content-Type"] = "application/json";
-    init.body = JSON.stringify(body);
-  }
-  const response = await fetch(path, init);
-  const data = await response.json();
-  if (!response.ok) throw new Error(data.error || "HTTP " + response.status);
-  return data;
-}
 
 function setStatus(text) {
   $("status").textContent = text;

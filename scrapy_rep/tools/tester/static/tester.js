@@ -6,12 +6,11 @@
 // link.js.
 "use strict";
 
-import { $, el } from "./dom.js";
+import { $, call, el } from "./dom.js";
 import { Editor, showFindings } from "./editor.js";
 import { showLink } from "./link.js";
 import { Selection } from "./select.js";
 
-const TOKEN = document.querySelector('meta[name="tester-token"]').content;
 const state = {
   source: "text", // "text", "live" or "stored"
   robotsUrl: "", // the URL the live or stored text came from
@@ -26,18 +25,6 @@ const state = {
 };
 let editor = null; // editor.js's Editor, made at start
 let selection = null; // select.js's Selection of a result
-
-async function call(method, path, body) {
-  const init = { method, headers: { "X-Tester-Token": TOKEN } };
-  if (body !== undefined) {
-    init.headers["Content-Type"] = "application/json";
-    init.body = JSON.stringify(body);
-  }
-  const response = await fetch(path, init);
-  const data = await response.json();
-  if (!response.ok) throw new Error(data.error || "HTTP " + response.status);
-  return data;
-}
 
 function lines(id) {
   return $(id).value.split("\n").map((s) => s.trim()).filter((s) => s !== "");
