@@ -366,12 +366,24 @@ def _decide_outage(record: OriginRecord, now: float, config: PolicyConfig) -> De
         return _last_good_copy(record, use)  # an early refresh failed: the copy is still valid
     if age < config.unreachable_disallow:
         return use(AccessState.CLOSED, f"closed for the first {span(config.unreachable_disallow)}")
+    start = now - age
     if age < config.unreachable_max_age or config.long_outage == "cached":
-        return _last_good_copy(record, use)
+        copy = _last_good_copy(record, use)
+        return _asked_since(copy, record, start + config.unreachable_disallow)
     seen = record.site_reachable_at
     if seen is not None and now - seen <= config.site_reachable_window:
-        return use(AccessState.ALLOW_ALL, f"site answered at {_iso(seen)}: as if no robots.txt")
+        allow = use(AccessState.ALLOW_ALL, f"site answered at {_iso(seen)}: as if no robots.txt")
+        return _asked_since(allow, record, start + config.unreachable_max_age)
     return use(AccessState.CLOSED, "site not answering either")
+
+
+def _asked_since(decision: Decision, record: OriginRecord, window_end: float) -> Decision:
+    """Allow-all in an outage only once robots.txt was asked again after the
+    window that opened it ended: a window's end is a reason to fetch, not to
+    allow (docs/spec.md §2.2). Until then, requests wait for that fetch."""
+    if decision.state is AccessState.ALLOW_ALL and record.fetched_at < window_end:
+        return _FETCH
+    return decision
 
 
 def _last_good_copy(

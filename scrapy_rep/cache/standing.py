@@ -100,6 +100,8 @@ def _outage_until(
         return start
     if age < config.unreachable_disallow:
         return start + config.unreachable_disallow
+    if state is State.CLOSED and age < config.unreachable_max_age:
+        return None  # the window ended, robots.txt not asked since: until a fetch
     if config.long_outage == "cached":
         return None  # the last copy (or allow) for as long as the outage lasts
     if age < config.unreachable_max_age:

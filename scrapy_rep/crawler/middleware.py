@@ -254,7 +254,7 @@ class RobotsTxtMiddleware:
         origin = self._origins.origin(parts)
         if origin is None or (parts.path == ROBOTS_PATH and spider_robots.is_robots_path(parts)):
             return None  # the download-time check decides these
-        access = self._resolver.peek(origin)
+        access = self._resolver.peek(origin, request)  # starts a retry that is due
         if access is None:
             self._resolver.prefetch(origin, request)
             return None

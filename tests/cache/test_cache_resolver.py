@@ -238,14 +238,15 @@ async def test_status_5xx_page_answer_during_a_retry_is_not_lost() -> None:
     server = Server(clock, DOWN)
     rep = resolver(server, clock, unreachable_wait=0)
     await rep.access(A)  # the outage starts
-    clock.now += 13 * HOUR  # past the first 12 hours; a retry is due
+    clock.now += 13 * HOUR  # past the first 12 hours: robots.txt is asked again first
     server.gate = asyncio.Event()
-    assert (await rep.access(A)).state is AccessState.ALLOW_ALL  # no copy: the retry starts
+    asking = asyncio.ensure_future(rep.access(A))  # waits for that fetch
     await settle()
-    assert rep.pending(A)
+    assert rep.pending(A) and not asking.done()
     await rep.site_answered(A)  # a page of A answered meanwhile
     server.gate.set()
     await settle()
+    assert (await asking).state is AccessState.ALLOW_ALL  # it failed again; no copy: allowed
     assert not rep.pending(A) and len(server.calls) == 2
     record = rep.record(A)
     assert record is not None and record.failures == 2
@@ -282,16 +283,18 @@ async def test_status_5xx_page_answer_never_overwrites_the_fetch_that_ended_a_ou
     clock.now += 13 * HOUR
     server.answers = [OK]
     server.gate = asyncio.Event()
-    await rep.access(A)  # a retry is due: it starts, and waits at the server
+    # past the first 12 hours: robots.txt is asked again, and waits at the server
+    asking = asyncio.ensure_future(rep.access(A))
     await settle()
     assert rep.pending(A)
     release = store.hold_next = asyncio.Event()
     answered = asyncio.ensure_future(rep.site_answered(A))
     await settle()
-    server.gate.set()  # the retry succeeds meanwhile
+    server.gate.set()  # the fetch succeeds meanwhile
     await settle()
     release.set()
     await answered
+    assert (await asking).state is AccessState.RULES
     await settle()
     assert not rep.pending(A)
     stored = await store.get(str(A))

@@ -210,12 +210,17 @@ ROWS = {
         ["save", "announce rules new after 1 stale outage"],
         {"unreachable_disallow": 0},
     ),
-    "12 hours into an outage without a copy: everything allowed": Row(
+    "12 hours into an outage without a copy: robots.txt asked again first": Row(
         "docs/spec.md §2.2",
         [("load", None, 0), ("fetched", BUSY, 0), ("ask", 12 * HOUR)],
-        ["announce allow new outage retry"],
+        ["fetch"],
     ),
-    "after 30 days, pages answering: as if no robots.txt": Row(
+    "12 hours into an outage without a copy, asked again and down: everything allowed": Row(
+        "docs/spec.md §2.2",
+        [("load", None, 0), ("fetched", BUSY, 0), ("fetched", BUSY, 12 * HOUR)],
+        ["save", "announce allow new after 1 outage"],
+    ),
+    "after 30 days, pages answering: robots.txt asked again first": Row(
         "docs/spec.md §2.2",
         [
             ("load", stored(OK), 0),
@@ -223,7 +228,17 @@ ROWS = {
             ("site", 31 * DAY),
             ("ask", 31 * DAY + 1),
         ],
-        ["announce allow new outage retry"],
+        ["fetch"],
+    ),
+    "after 30 days, pages answering, asked again and down: as if no robots.txt": Row(
+        "docs/spec.md §2.2",
+        [
+            ("load", stored(OK), 0),
+            ("fetched", BUSY, DAY),
+            ("site", 31 * DAY),
+            ("fetched", BUSY, 31 * DAY + 1),
+        ],
+        ["save", "announce allow new after 1 outage"],
     ),
     "after 30 days, pages silent too: closed": Row(
         "docs/spec.md §2.2",

@@ -54,15 +54,27 @@ def test_spec_8_1_the_fetch_behind_a_new_access_is_announced_with_it() -> None:
 
 
 def test_spec_8_1_an_old_fetch_is_not_announced_again_with_a_later_access() -> None:
-    """12 hours into an outage the access changes without a fetch: that change
-    is announced with no fetch behind it, not with the 503 of 12 hours ago."""
+    """12 hours into an outage the access changes without a fetch (the last
+    copy's rules): that change is announced with no fetch behind it, not with
+    the 503 of 12 hours ago."""
     origin = lifecycle()
-    origin.loaded(None, T0)
+    origin.loaded(stored(OK, -DAY), T0)
     closed = announced(origin.fetched(BUSY, T0, None)[1])
     assert closed.fetched is BUSY and closed.use.access.state is AccessState.CLOSED
     opened = announced(origin.asked(T0 + 12 * HOUR))
-    assert opened.new and opened.use.access.state is AccessState.ALLOW_ALL
+    assert opened.new and opened.use.access.state is AccessState.RULES
     assert opened.fetched is None and opened.outcomes == ()
+
+
+def test_spec_2_2_twelve_hours_without_a_copy_ask_again_before_allowing() -> None:
+    """With no copy, the window's end is a fetch; its failure then allows."""
+    origin = lifecycle()
+    origin.loaded(None, T0)
+    origin.fetched(BUSY, T0, None)
+    assert origin.asked(T0 + 12 * HOUR) is FETCH_NOW
+    later = answer(FetchKind.UNREACHABLE, 503, at=12 * HOUR)
+    opened = announced(origin.fetched(later, T0 + 12 * HOUR, None)[1])
+    assert opened.new and opened.use.access.state is AccessState.ALLOW_ALL
 
 
 def test_spec_8_1_a_flight_of_quick_retries_announces_each_of_its_fetches() -> None:

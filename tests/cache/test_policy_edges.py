@@ -99,7 +99,8 @@ def test_status_2_2_site_reachable_within_24h_on_the_dot(
     seen_ago: float, expected: AccessState
 ) -> None:
     now = 31 * DAY
-    record = replace(DOWN, site_reachable_at=T0 + now - seen_ago)
+    # asked again (and failed) since the 30 days ended, as retries go on
+    record = replace(DOWN, site_reachable_at=T0 + now - seen_ago, fetched_at=T0 + 30 * DAY)
     assert state(record, now) is expected
 
 
@@ -133,11 +134,46 @@ def test_status_2_2_after_12h_an_answer_without_a_body_allows_and_says_why(
     good_status: int | None, why: str
 ) -> None:
     """A 2xx copy read back from another process without its body (no-store),
-    or a 4xx: past 12 hours, as if there were no robots.txt."""
-    record = replace(DOWN, good_body=None, good_status=good_status)
+    or a 4xx: past 12 hours, once asked again, as if there were no robots.txt."""
+    record = replace(DOWN, good_body=None, good_status=good_status, fetched_at=T0 + 12 * HOUR)
     decision = decide(record, T0 + 13 * HOUR, CONFIG)
     assert decision.state is AccessState.ALLOW_ALL
     assert decision.reason.endswith(f"; {why}")
+
+
+@pytest.mark.parametrize(
+    ("last_fetch", "action"),
+    [
+        (12 * HOUR - 1, Action.FETCH),  # not asked since the 12 h ended: ask first
+        (12 * HOUR, Action.USE),  # asked again on the dot, and it failed: allow
+    ],
+)
+def test_status_2_2_allow_all_at_the_windows_end_only_once_asked_again(
+    last_fetch: float, action: Action
+) -> None:
+    """The end of the closed window is a reason to fetch, not to allow: with
+    no copy, everything is allowed only once robots.txt failed again after it."""
+    record = replace(DOWN, good_body=None, good_status=404, fetched_at=T0 + last_fetch)
+    assert decide(record, T0 + 13 * HOUR, CONFIG).action is action
+
+
+@pytest.mark.parametrize(
+    ("last_fetch", "action"),
+    [(30 * DAY - 1, Action.FETCH), (30 * DAY, Action.USE)],
+)
+def test_status_2_2_allow_all_after_30_days_only_once_asked_again(
+    last_fetch: float, action: Action
+) -> None:
+    """After 30 days a site whose pages answer is open, once robots.txt was
+    asked again after the 30 days (and failed)."""
+    now = 31 * DAY
+    record = replace(DOWN, site_reachable_at=T0 + now - 1, fetched_at=T0 + last_fetch)
+    assert decide(record, T0 + now, CONFIG).action is action
+
+
+def test_status_2_2_a_last_copys_rules_need_no_new_fetch_at_the_windows_end() -> None:
+    """Only allowing waits for a fetch: a kept copy's rules apply at once."""
+    assert state(DOWN, 12 * HOUR) is AccessState.RULES
 
 
 # --- §2.2 quick retries: the wait's edge ---------------------------------------------------

@@ -55,13 +55,16 @@ CASES = {
         [COPY, (T0, DOWN, 503)], T0 + 13 * HOUR, GOOGLE, State.LAST_COPY, T0, T0 + 30 * DAY,
         "5xx", False,
     ),
+    "503 for 13 h, no copy, not asked since 12 h": (
+        [(T0, DOWN, 503)], T0 + 13 * HOUR, GOOGLE, State.CLOSED, T0, None, "5xx", False,
+    ),
     "503 for 13 h, no copy": (
-        [(T0, DOWN, 503)], T0 + 13 * HOUR, GOOGLE, State.OUTAGE_ALLOW, T0, T0 + 30 * DAY,
-        "5xx", False,
+        [(T0, DOWN, 503), (T0 + 12 * HOUR, DOWN, 503)], T0 + 13 * HOUR, GOOGLE,
+        State.OUTAGE_ALLOW, T0, T0 + 30 * DAY, "5xx", False,
     ),
     "503 for 13 h after a 404": (
-        [(T0 - 2 * DAY, GONE, 404), (T0, DOWN, 503)], T0 + 13 * HOUR, GOOGLE,
-        State.OUTAGE_ALLOW, T0, T0 + 30 * DAY, "5xx", False,
+        [(T0 - 2 * DAY, GONE, 404), (T0, DOWN, 503), (T0 + 12 * HOUR, DOWN, 503)],
+        T0 + 13 * HOUR, GOOGLE, State.OUTAGE_ALLOW, T0, T0 + 30 * DAY, "5xx", False,
     ),
     "503 for 31 days, the site silent": (
         [COPY, (T0, DOWN, 503)], T0 + 31 * DAY, GOOGLE, State.CLOSED, T0, None, "5xx", False
@@ -99,7 +102,8 @@ def test_standing_of_each_state_with_since_until_and_cause(case: tuple) -> None:
 
 
 def test_standing_after_30_days_a_site_whose_pages_answered_is_open_until_a_day_later() -> None:
-    record = replace(history(COPY, (T0, DOWN, 503), config=GOOGLE), site_reachable_at=T0 + 30 * DAY)
+    down = history(COPY, (T0, DOWN, 503), (T0 + 30 * DAY, DOWN, 503), config=GOOGLE)
+    record = replace(down, site_reachable_at=T0 + 30 * DAY)
     found = standing(record, T0 + 30 * DAY + HOUR, GOOGLE)
     assert found is not None
     assert (found.state, found.until) == (State.OUTAGE_ALLOW, T0 + 31 * DAY)

@@ -161,13 +161,23 @@ class Resolver:
             return None
         return self._answered(origin, answer, HIT, via)
 
-    def peek(self, origin: Origin) -> Access | None:
-        """The answer if it is known and still applies: nothing counted or started."""
+    def peek(self, origin: Origin, via: object = None) -> Access | None:
+        """The answer if it is known and still applies; nothing counted.
+
+        Like ``current``, it starts the background retry that is due (an
+        outage) on behalf of ``via``: a request answered here, before the
+        scheduler, must not leave an origin closed for want of asking again
+        (docs/decisions.md, "Robots-aware scheduling").
+        """
         lifecycle = self._states.get(origin)
         if lifecycle is None:
             return None
         answer = lifecycle.asked(self._clock(), settle=False)
-        return answer.access if isinstance(answer, Use) else None
+        if not isinstance(answer, Use):
+            return None
+        if answer.retry:
+            self._retry(origin, via)
+        return answer.access
 
     def prefetch(self, origin: Origin, via: object = None) -> None:
         """Start loading (or fetching) the origin's robots.txt now, if nothing
@@ -178,7 +188,9 @@ class Resolver:
         evicted before they come, and fetched again. Those origins are fetched
         when their requests come instead.
         """
-        if self._driver.closed or self._flights.pending(origin) or self.peek(origin) is not None:
+        if self._driver.closed or self._flights.pending(origin):
+            return
+        if self.peek(origin, via) is not None:
             return
         if self._states.go_ahead(origin, len(self._flights), self._flights.pending):
             self._flights.launch(origin, lambda: self._driver.fly(origin, self._fetch_of(via)))
@@ -291,12 +303,17 @@ class Resolver:
             self._count(f"unreachable/{OUTAGE_STATES[use.outage]}")
         elif self.outages:
             self.outages.discard(origin)
-        if use.retry and not self._driver.closed:
-            # requests do not wait for a background retry; it goes their way
+        if use.retry:
+            self._retry(origin, via)
+        return use.access
+
+    def _retry(self, origin: Origin, via: object) -> None:
+        """Start the outage's background retry (unless one is under way):
+        requests do not wait for it; it goes ``via``'s way (its proxy)."""
+        if not self._driver.closed:
             self._flights.launch(
                 origin, lambda: self._driver.fly(origin, self._fetch_of(via), RETRY)
             )
-        return use.access
 
     def _fetch_of(self, via: object) -> Fetch:
         """The fetch on behalf of ``via``, told now, as its flight starts."""
