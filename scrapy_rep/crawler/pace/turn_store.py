@@ -4,9 +4,11 @@ Turns are reserved in the store every process shares (``pace_of``: a Redis
 script, a SQLite transaction, a dict for the memory store), after what this
 process knows first: a Retry-After pause it just saw, its own robots.txt
 download a moment ago (a request too). A store that cannot pace (a user's
-class, a store down) leaves each process its own pace (a local memory
-store), with one warning: never faster than one process would go; every
-turn taken so is counted (``robotstxt/pace/local``, docs/politeness.md).
+class) leaves each process its own pace (a local memory store), with one
+warning: never faster than one process would go. Redis down, each process
+paces alone at the delay times the workers Redis last counted
+(``FallbackStorage``). Every turn taken so is counted
+(``robotstxt/pace/local``, docs/politeness.md).
 """
 
 from __future__ import annotations
