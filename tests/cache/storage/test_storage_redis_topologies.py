@@ -267,3 +267,31 @@ async def test_cluster_node_lost_degrades_once_until_the_cluster_is_whole(
         await storage.close()
     finally:
         cluster.stop()
+
+
+@deferred_f_from_coro_f
+async def test_roll_call_counts_workers_on_a_cluster_and_on_one_server(
+    redis_cluster: LocalCluster, redis_server: RedisServer
+) -> None:
+    """docs/politeness.md, "Faults": one key, so one slot on a Cluster; a key
+    of another type, or names from the future (a tampered key), do not count."""
+    redis_cluster.flush()
+    raw = redis.Redis(port=redis_server.port)
+    for url in (redis_cluster.url, redis_server.url):
+        store = await RedisStorage.open(url)
+        try:
+            assert await store.roll_call("w1", 30) == 1
+            assert await store.roll_call("w2", 30) == 2
+            assert await store.roll_call("w1", 30) == 2  # once each
+        finally:
+            await store.close()
+    raw.delete("scrapy_rep:workers")
+    raw.set("scrapy_rep:workers", b"not a sorted set")
+    store = await RedisStorage.open(redis_server.url)
+    try:
+        assert await store.roll_call("w1", 30) == 1
+        raw.zadd("scrapy_rep:workers", {"from-the-future": 1e12})
+        assert await store.roll_call("w1", 30) == 1
+        assert 0 < raw.ttl("scrapy_rep:workers") <= 30  # it expires with the roll
+    finally:
+        await store.close()
