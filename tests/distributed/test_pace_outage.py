@@ -18,7 +18,7 @@ from pathlib import Path
 import redis
 from crawler.servers import Hit, SiteServer
 from local_redis import RedisServer
-from pace_harness import finish, start_workers
+from pace_harness import Report, finish, start_workers
 from redis_topologies import wait_until
 from start_barrier import release_together
 from test_pace import page_hits, queue_each, robots
@@ -42,11 +42,11 @@ def average_gap(times: list[float]) -> float:
 
 def crawl_with_the_store_away(
     queue_url: str, store: RedisServer, sites: list[SiteServer], cwd: Path
-) -> tuple[float, float]:
+) -> tuple[tuple[float, float], list[Report]]:
     """Crawl; once each origin got 8 pages, then 8 more (2 s and more: every
     worker answered the roll call, each second), kill the store; once each
     origin got ``DURING`` pages more, start it again. The outage on the
-    site's clock (``Hit.at``)."""
+    site's clock (``Hit.at``), and the workers' reports."""
     settings = {"PACE_OWN_QUEUES": True, "REP_REDIS_URL": store.url, "CONCURRENT_REQUESTS": 16}
 
     def each_got(more: int, than: list[int]) -> bool:
@@ -65,8 +65,7 @@ def crawl_with_the_store_away(
             wait_until(lambda: each_got(DURING, seen), 60, f"{DURING} pages, the store away")
             back = max(hit.at for site in sites for hit in page_hits(site))
             store.start()  # the same port, empty
-            finish(workers, barrier)
-            return killed, back
+            return (killed, back), finish(workers, barrier)
         finally:
             for worker in workers:  # a failed wait must not leave workers crawling
                 if worker.poll() is None:
@@ -91,7 +90,7 @@ def test_store_away_every_worker_paces_as_if_all_were_sending(
             sites = [first, second]
             urls = [site.url(f"/page{n}") for n in range(60) for site in sites]
             queue_each(redis_server.url, urls, WORKERS)
-            window = crawl_with_the_store_away(redis_server.url, store, sites, tmp_path)
+            window, reports = crawl_with_the_store_away(redis_server.url, store, sites, tmp_path)
         workers = roster.zcard("scrapy_rep:workers")  # back in the store
     finally:
         store.kill()
@@ -103,3 +102,6 @@ def test_store_away_every_worker_paces_as_if_all_were_sending(
         assert average_gap(away) >= DELAY, [round(b - a, 3) for a, b in pairwise(away)]
         print(f"\n{len(away)} pages, the store away, {average_gap(away):.3f} s apart on average")
     assert workers == WORKERS  # every worker answered the roll call again
+    counted = [report["stats"].get("robotstxt/pace/workers") for report in reports]
+    assert counted == [WORKERS] * WORKERS  # each counted all three
+    assert all(report["stats"].get("robotstxt/pace/local", 0) > 0 for report in reports)
