@@ -11,7 +11,8 @@ store is down, first met after every worker is back. What the site sees is
 checked against docs/storage.md: every allowed page once, no disallowed
 page, robots.txt once per origin but for the origins first met during the
 outage (once per worker at most), one warning per worker, and one pace per
-origin but during the outage (each worker its own pace). Waiting for the
+origin but during the outage (each worker its own, at the delay times the
+workers; test_pace_outage.py checks that over a longer outage). Waiting for the
 crawl and the failover polls with deadlines (real events, not time rules).
 """
 

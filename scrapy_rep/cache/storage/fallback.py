@@ -7,6 +7,11 @@ known, so no request is let through on a forgotten outage and none is lost.
 While degraded it probes the primary at most every ``retry_interval``
 seconds; on the first success it writes back what changed meanwhile and
 logs that it recovered.
+
+The pace goes on from this process's own turns meanwhile, each origin's
+delay times the workers the primary last counted (``RollCall``): they all
+send, none knows when the others do, so together they keep the delay on
+average (docs/politeness.md, "Faults").
 """
 
 from __future__ import annotations
@@ -15,12 +20,13 @@ import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from typing import Final, TypeVar
 
 from scrapy_rep.cache.policy import OriginRecord, PolicyConfig
 from scrapy_rep.cache.storage.errors import StorageUnavailable
+from scrapy_rep.cache.storage.leases import new_token
 from scrapy_rep.cache.storage.memory import MemoryStorage
-from scrapy_rep.cache.storage.protocol import ForgetLog, Forgetting, Pacing, Storage
+from scrapy_rep.cache.storage.protocol import ForgetLog, Forgetting, Pacing, RollCall, Storage
 
 __all__ = ["FallbackStorage"]
 
@@ -30,6 +36,12 @@ T = TypeVar("T")
 
 #: How long memory keeps a record read from the primary: as long as the store would.
 _KEEP = PolicyConfig().keep_records
+#: A paced worker answers the roll call this often (seconds, with a turn);
+#: one silent for ``SEEN_WITHIN`` no longer counts (a crawl that ended).
+ROLL_CALL_EVERY: Final = 1.0
+SEEN_WITHIN: Final = 30.0
+#: The most workers a count is trusted for (a tampered key): as ``max_ahead``'s.
+MAX_WORKERS: Final = 64
 
 
 class FallbackStorage:
@@ -55,6 +67,11 @@ class FallbackStorage:
         self._locked_by: dict[str, Storage] = {}
         #: Turns reserved here, the primary down (``robotstxt/pace/local``).
         self.local_turns = 0
+        #: Workers the primary last counted, this one too (``RollCall``).
+        self.workers = 1
+        self._worker = new_token()
+        self._roll_call_at = 0.0  # when the next roll call is due
+        self._most_at = -SEEN_WITHIN  # when ``workers`` was last the largest count
 
     async def _try(self, call: Callable[[], Awaitable[T]]) -> tuple[bool, T | None]:
         """Run ``call`` on the primary if it is (or may be) up: (answered, result)."""
@@ -81,6 +98,7 @@ class FallbackStorage:
 
     async def _recover(self) -> None:
         self.degraded = False
+        self._roll_call_at = 0.0  # answer at once: a store started afresh has no roll
         dirty, self._dirty = self._dirty, {}
         for key, ttl in dirty.items():
             record = self.fallback.get_now(key)
@@ -169,6 +187,9 @@ class FallbackStorage:
         floor = max(not_before, self.fallback.own_wait(key, interval, max_ahead))
         primary = self.primary
         if isinstance(primary, Pacing):
+            # Before the turn: a round trip between a turn given "now" and its
+            # request leaving would shorten the gap to the next one.
+            await self._roll_call()
             answered, shared = await self._try(
                 lambda: primary.reserve(key, interval, max_ahead, floor)
             )
@@ -176,7 +197,7 @@ class FallbackStorage:
                 self.fallback.follow(key, shared, interval, max_ahead)
                 return shared
         self.local_turns += 1
-        return self.fallback.reserve_now(key, interval, max_ahead, floor)
+        return self.fallback.reserve_now(key, self._as_all(interval), max_ahead, floor)
 
     async def pause(self, key: str, seconds: float, max_ahead: float) -> float:
         local = await self.fallback.pause(key, seconds, max_ahead)
@@ -187,7 +208,8 @@ class FallbackStorage:
         return max(local, shared) if answered and shared is not None else local
 
     async def going(self, key: str, interval: float, max_ahead: float) -> float:
-        own = self.fallback.own_wait(key, interval, max_ahead)
+        alone = self._as_all(interval) if self.degraded else interval
+        own = self.fallback.own_wait(key, alone, max_ahead)
         if own > 0:
             return own
         primary = self.primary
@@ -197,7 +219,30 @@ class FallbackStorage:
                 if shared <= 0:
                     self.fallback.follow(key, 0.0, interval, max_ahead)
                 return shared
-        return await self.fallback.going(key, interval, max_ahead)
+        return await self.fallback.going(key, self._as_all(interval), max_ahead)
+
+    def _as_all(self, interval: float) -> float:
+        """An origin's delay for this process alone, the primary away: every
+        worker it last counted may be sending too, so the site still sees one
+        request per ``interval`` on average (docs/politeness.md, "Faults")."""
+        return interval * self.workers
+
+    async def _roll_call(self) -> None:
+        """Tell the primary this worker is here, every ``ROLL_CALL_EVERY``, and
+        learn how many are. A count smaller than one of the last
+        ``SEEN_WITHIN`` seconds waits that long: after a restart the store
+        learns the workers again, one roll call at a time."""
+        now = self._clock()
+        primary = self.primary
+        if now < self._roll_call_at or not isinstance(primary, RollCall):
+            return
+        self._roll_call_at = now + ROLL_CALL_EVERY
+        answered, count = await self._try(lambda: primary.roll_call(self._worker, SEEN_WITHIN))
+        if not answered or count is None:
+            return
+        count = min(max(count, 1), MAX_WORKERS)
+        if count >= self.workers or now - self._most_at >= SEEN_WITHIN:
+            self.workers, self._most_at = count, now
 
     async def close(self) -> None:
         try:

@@ -6,7 +6,15 @@ from typing import Protocol, cast, runtime_checkable
 
 from scrapy_rep.cache.policy import OriginRecord
 
-__all__ = ["CombinedCalls", "ForgetLog", "Forgetting", "Pacing", "Storage", "combined_calls"]
+__all__ = [
+    "CombinedCalls",
+    "ForgetLog",
+    "Forgetting",
+    "Pacing",
+    "RollCall",
+    "Storage",
+    "combined_calls",
+]
 
 
 @runtime_checkable
@@ -119,3 +127,17 @@ class ForgetLog(Protocol):
     """
 
     async def forgotten_since(self, cursor: str | None) -> tuple[str, list[str]]: ...
+
+
+@runtime_checkable
+class RollCall(Protocol):
+    """A shared store that knows which workers use it (docs/politeness.md, "Faults").
+
+    ``roll_call(worker, within)``: ``worker`` (a name unique to one store
+    instance) is here now; returns how many workers said so within the last
+    ``within`` seconds, ``worker`` included. While the store is away, each
+    worker paces an origin as if that many were sending. Optional: without
+    it, each worker keeps its own pace then.
+    """
+
+    async def roll_call(self, worker: str, within: float) -> int: ...

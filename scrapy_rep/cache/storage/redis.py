@@ -30,6 +30,7 @@ from scrapy_rep.cache.storage.redis_scripts import (
     PACE,
     RELEASE,
     RENEW,
+    ROLL_CALL,
     TAKE_OVER,
 )
 from scrapy_rep.cache.storage.redis_urls import safe_url
@@ -103,6 +104,10 @@ class RedisStorage:
     @property
     def _forgotten_key(self) -> str:
         return f"{self.prefix}forgotten"
+
+    @property
+    def _workers_key(self) -> str:
+        return f"{self.prefix}workers"
 
     def _lost(self, exc: BaseException) -> StorageUnavailable:
         self._broken = self.cluster
@@ -230,6 +235,12 @@ class RedisStorage:
         except LOST as exc:
             raise self._lost(exc) from exc
         return max(int(wait_ms), 0) / 1000
+
+    async def roll_call(self, worker: str, within: float) -> int:
+        """``worker`` is here: how many workers the store saw within ``within``
+        seconds, this one too (``RollCall``); one key, one script."""
+        seen = await self._call("eval", ROLL_CALL, 1, self._workers_key, worker, within)
+        return max(int(seen), 1)
 
     async def close(self) -> None:
         """Release our locks first: the next process need not wait for them to lapse."""

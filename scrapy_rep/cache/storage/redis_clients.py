@@ -2,11 +2,12 @@
 
 One server: ``Redis.from_url``. Sentinel: the primary the sentinels name,
 asked again whenever a connection to it fails, so a promoted replica is found
-on the first call after the failover. Cluster: ``RedisCluster`` from the seed
-nodes, each command sent to the node holding its key's slot. Every client
-reconnects once for a pooled connection gone stale and then gives up: a store
-that does not answer is ``FallbackStorage``'s to stand in for
-(docs/storage.md, "Production Redis").
+on the first call after the failover. Both wait for a pooled connection
+beyond ``MAX_CONNECTIONS`` commands at once, as a broad crawl has. Cluster:
+``RedisCluster`` from the seed nodes, each command sent to the node holding
+its key's slot. Every client reconnects once for a pooled connection gone
+stale and then gives up: a store that does not answer is
+``FallbackStorage``'s to stand in for (docs/storage.md, "Production Redis").
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Any, Final
 from redis import asyncio as aioredis
 from redis.asyncio.cluster import ClusterNode, RedisCluster
 from redis.asyncio.retry import Retry
-from redis.asyncio.sentinel import Sentinel
+from redis.asyncio.sentinel import Sentinel, SentinelConnectionPool
 from redis.backoff import NoBackoff
 from redis.exceptions import ClusterDownError, RedisClusterException, RedisError, ResponseError
 from redis.exceptions import ConnectionError as RedisConnectionError
@@ -27,7 +28,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from scrapy_rep.cache.storage.errors import StorageError, StorageUnavailable
 from scrapy_rep.cache.storage.redis_urls import RedisAddress, parse_redis_url, safe_url
 
-__all__ = ["LOST", "RedisLink", "connect"]
+__all__ = ["LOST", "BlockingSentinelPool", "RedisLink", "connect"]
 
 #: The server is gone (for now): a lost connection, a timeout, a Cluster whose
 #: slot has no node (a node down, a failover under way) or no node at all.
@@ -104,6 +105,24 @@ class RedisLink:
 MAX_CONNECTIONS: Final = 100
 
 
+class BlockingSentinelPool(SentinelConnectionPool, aioredis.BlockingConnectionPool):
+    """Sentinel's pool, waiting for a connection past its size as the one-server pool does.
+
+    redis-py has no blocking Sentinel pool: ``master_for``'s refuses the
+    101st command at once ("Too many connections"), and a crawl at
+    ``CONCURRENT_REQUESTS = 256`` took the store for down and lost its shared
+    pace (docs/storage.md, "Production Redis"). The two pools compose without
+    a line of code: ``SentinelConnectionPool`` only finds the primary (its
+    connections ask the sentinels, ``owns_connection``, ``reset``), while
+    ``BlockingConnectionPool`` only changes how a connection is taken and
+    given back (``get_connection`` waits up to ``timeout``, ``release``
+    wakes a waiter). Only ``__init__`` is in both, and each passes the rest
+    of its arguments on (Sentinel's first, by the method order). Simpler
+    than a semaphore in front of the client, which would have to wrap every
+    call, scripts and pipelines included.
+    """
+
+
 def connect(url: str, timeout: float) -> RedisLink:
     """A client for ``url`` (nothing is sent yet); ``ValueError`` for a bad URL."""
     address = parse_redis_url(url)
@@ -135,6 +154,12 @@ def connect(url: str, timeout: float) -> RedisLink:
         list(address.nodes), sentinel_kwargs=to_sentinels, **common
     )
     client = sentinel.master_for(
-        address.service, redis_class=aioredis.Redis, db=address.db, **login
+        address.service,
+        redis_class=aioredis.Redis,
+        connection_pool_class=BlockingSentinelPool,
+        db=address.db,
+        max_connections=MAX_CONNECTIONS,
+        timeout=timeout,  # the longest wait for a connection, as for one server
+        **login,
     )
     return RedisLink(client, address, list(sentinel.sentinels))

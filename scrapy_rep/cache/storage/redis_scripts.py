@@ -135,3 +135,26 @@ FORGET = (
 # then this logs it (KEYS: the log). Why that order: docs/storage.md,
 # "Redis Cluster".
 LOG_FORGOTTEN = _REPLICATE + _logged("KEYS[1]") + "return 1\n"
+
+
+# The workers sharing the store (``roll_call``): a sorted set of each worker's
+# name, scored with the last time it answered, on Redis's clock (seconds).
+# Names not seen within ARGV[2] seconds leave (so do names from the future, a
+# tampered key); a key of another type is replaced. ARGV: 1 the worker's
+# name, 2 seconds a name counts. Returns how many count, this one too.
+ROLL_CALL = (
+    _REPLICATE
+    + """
+local t = redis.call('time')
+local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
+local within = tonumber(ARGV[2])
+if redis.call('type', KEYS[1]).ok ~= 'zset' then
+    redis.call('del', KEYS[1])
+end
+redis.call('zadd', KEYS[1], string.format('%.3f', now), ARGV[1])
+redis.call('zremrangebyscore', KEYS[1], '-inf', string.format('(%.3f', now - within))
+redis.call('zremrangebyscore', KEYS[1], string.format('(%.3f', now + 1), '+inf')
+redis.call('expire', KEYS[1], math.ceil(within))
+return redis.call('zcard', KEYS[1])
+"""
+)

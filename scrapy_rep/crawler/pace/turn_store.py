@@ -4,9 +4,11 @@ Turns are reserved in the store every process shares (``pace_of``: a Redis
 script, a SQLite transaction, a dict for the memory store), after what this
 process knows first: a Retry-After pause it just saw, its own robots.txt
 download a moment ago (a request too). A store that cannot pace (a user's
-class, a store down) leaves each process its own pace (a local memory
-store), with one warning: never faster than one process would go; every
-turn taken so is counted (``robotstxt/pace/local``, docs/politeness.md).
+class) leaves each process its own pace (a local memory store), with one
+warning: never faster than one process would go. Redis down, each process
+paces alone at the delay times the workers Redis last counted
+(``FallbackStorage``). Every turn taken so is counted
+(``robotstxt/pace/local``, docs/politeness.md).
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ if TYPE_CHECKING:
     from scrapy_rep.cache.storage.protocol import Pacing
     from scrapy_rep.crawler.config.settings import Config, CrawlDelayConfig
 
-__all__ = ["LOCAL", "PAUSED", "PaceStore"]
+__all__ = ["LOCAL", "PAUSED", "WORKERS", "PaceStore"]
 
 logger = logging.getLogger("scrapy_rep.crawler.pace.turns")  # said as the pace
 
@@ -48,6 +50,7 @@ _MAX_REMEMBERED: Final = 100_000
 
 PAUSED: Final = "robotstxt/pace/paused"
 LOCAL: Final = "robotstxt/pace/local"
+WORKERS: Final = "robotstxt/pace/workers"
 
 
 class PaceStore:
@@ -122,14 +125,17 @@ class PaceStore:
 
     def _count_local(self, store: object) -> None:
         """Turns a store took on its own while its shared part was down (Redis,
-        ``FallbackStorage``): local turns too, as docs/politeness.md says."""
+        ``FallbackStorage``): local turns too, as docs/politeness.md says; and
+        the most workers it counted (each delay's factor meanwhile)."""
         inner = store.storage if isinstance(store, ThreadedStorage) else store
-        if not isinstance(inner, FallbackStorage):
+        stats = self._crawler.stats
+        if not isinstance(inner, FallbackStorage) or stats is None:
             return
         taken = inner.local_turns
-        if taken != self._local_seen and self._crawler.stats is not None:
-            self._crawler.stats.inc_value(LOCAL, taken - self._local_seen)
+        if taken != self._local_seen:
+            stats.inc_value(LOCAL, taken - self._local_seen)
         self._local_seen = taken
+        stats.max_value(WORKERS, inner.workers)
 
     def _paused_here(self, origin: Origin) -> float:
         """The pause this process learned itself (before the store has it)."""

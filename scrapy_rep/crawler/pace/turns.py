@@ -32,7 +32,9 @@ mark after). Such requests go at most once per crawl-delay per origin, so
 the trips cost nothing a crawl would notice.
 
 A store that cannot pace (a user's class, a store down) leaves each process
-its own pace, with one warning: never faster than one process would go.
+its own pace, with one warning: never faster than one process would go; a
+Redis down, at the delay times the workers it last counted
+(docs/politeness.md, "Faults").
 """
 
 from __future__ import annotations

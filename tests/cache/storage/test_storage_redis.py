@@ -14,7 +14,7 @@ from storage_helpers import FakeClock, RedisServer, free_port, run_workers
 from scrapy_rep.cache.outcome import AccessState, FetchKind
 from scrapy_rep.cache.policy import OriginRecord, PolicyConfig, decide
 from scrapy_rep.cache.storage import StorageUnavailable, open_storage
-from scrapy_rep.cache.storage.fallback import FallbackStorage
+from scrapy_rep.cache.storage.fallback import ROLL_CALL_EVERY, SEEN_WITHIN, FallbackStorage
 from scrapy_rep.cache.storage.redis import RedisStorage, safe_url
 
 BODY = b"User-agent: *\nDisallow: /private\n"
@@ -167,3 +167,44 @@ async def test_storage_redis_more_commands_at_once_than_pooled_connections_wait_
         assert len(clients) <= 101  # the pool's connections, and ours
     finally:
         await storage.close()
+
+
+@deferred_f_from_coro_f
+async def test_storage_redis_down_paces_each_origin_as_if_every_worker_counted_were_sending(
+    redis_server: RedisServer, clock: FakeClock
+) -> None:
+    """docs/politeness.md, "Faults": two workers answer the roll call; Redis
+    goes away, and each paces an origin at twice its delay, so that both
+    together still send one request per delay; the shared turns come back
+    with Redis. Before, each went at the delay: two requests per delay."""
+    workers = [
+        await open_storage("redis", redis_url=redis_server.url, clock=clock) for _ in range(2)
+    ]
+    a, b = workers
+    assert isinstance(a, FallbackStorage) and isinstance(b, FallbackStorage)
+    try:
+        assert await a.reserve("https://s.example:443", 1.0, 30) == 0.0
+        assert await b.reserve("https://s.example:443", 1.0, 30) == pytest.approx(1.0, abs=0.1)
+        assert (a.workers, b.workers) == (1, 2)  # a answered first
+        clock.advance(ROLL_CALL_EVERY)  # a's next roll call is due
+        await a.reserve("https://t.example:443", 1.0, 30)
+        assert a.workers == 2
+
+        redis_server.kill()
+        own = [await a.reserve("https://u.example:443", 1.0, 30) for _ in range(3)]
+        assert a.degraded and own == [0.0, 2.0, 4.0]  # its turns, 2 s apart
+        assert await a.going("https://u.example:443", 1.0, 30) == 2.0  # never closer
+
+        redis_server.start()  # the same port, empty: no roll of workers
+        clock.advance(10)  # a probe is due
+        local = a.local_turns
+        assert await a.reserve("https://v.example:443", 1.0, 30) == 0.0
+        assert await a.reserve("https://v.example:443", 1.0, 30) == pytest.approx(1.0, abs=0.1)
+        assert not a.degraded and a.local_turns == local  # shared turns again, 1 s apart
+        assert a.workers == 2  # only a answered since: b still counts, for SEEN_WITHIN
+        clock.advance(SEEN_WITHIN)
+        await a.reserve("https://w.example:443", 1.0, 30)
+        assert a.workers == 1  # b silent (by a's roll calls) for that long: gone
+    finally:
+        for worker in workers:
+            await worker.close()

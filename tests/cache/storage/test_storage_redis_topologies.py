@@ -8,6 +8,7 @@ failover. docs/storage.md, "Production Redis".
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from pathlib import Path
 
@@ -171,6 +172,36 @@ async def test_sentinel_store_writes_to_the_primary_the_sentinels_name(
         await second.close()
 
 
+@pytest.mark.parametrize("at_once", [256, 600])
+@deferred_f_from_coro_f
+async def test_sentinel_commands_beyond_the_pool_wait_for_a_connection(
+    redis_sentinels: LocalSentinels, at_once: int, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A crawl at CONCURRENT_REQUESTS = 256 has as many store commands in
+    flight. Sentinel's pool refused the 101st ("Too many connections"): the
+    store took Redis for down and each worker kept its own pace. They wait
+    for one of the pool's 100 connections, as on one server, and each
+    reservation is a shared turn."""
+    storage = await open_storage("redis", redis_url=redis_sentinels.url)
+    assert isinstance(storage, FallbackStorage)
+    primary = redis.Redis(port=redis_sentinels.primary_port(), password=PASSWORD)
+    origin = f"https://busy{at_once}.example"
+    try:
+        with caplog.at_level(logging.WARNING, logger="scrapy_rep.cache.storage.fallback"):
+            reads = [storage.get(f"https://o{n}.example") for n in range(at_once)]
+            turns = [storage.reserve(origin, 0.01, 3600) for _ in range(at_once)]
+            found = await asyncio.gather(*reads, *turns)
+        assert not storage.degraded and not caplog.records
+        assert storage.local_turns == 0  # every turn from the shared store
+        waits = sorted(found[at_once:])
+        assert waits[-1] == pytest.approx((at_once - 1) * 0.01, abs=0.5)  # one line of turns
+        # The pool's connections and ours; not the sentinels' or the replica's.
+        clients = [c for c in primary.client_list() if c["flags"] == "N" and not c["name"]]
+        assert len(clients) <= 101
+    finally:
+        await storage.close()
+
+
 @deferred_f_from_coro_f
 async def test_sentinel_failover_degrades_once_then_rejoins_the_promoted_replica(
     tmp_path: Path, clock: FakeClock, caplog: pytest.LogCaptureFixture
@@ -236,3 +267,31 @@ async def test_cluster_node_lost_degrades_once_until_the_cluster_is_whole(
         await storage.close()
     finally:
         cluster.stop()
+
+
+@deferred_f_from_coro_f
+async def test_roll_call_counts_workers_on_a_cluster_and_on_one_server(
+    redis_cluster: LocalCluster, redis_server: RedisServer
+) -> None:
+    """docs/politeness.md, "Faults": one key, so one slot on a Cluster; a key
+    of another type, or names from the future (a tampered key), do not count."""
+    redis_cluster.flush()
+    raw = redis.Redis(port=redis_server.port)
+    for url in (redis_cluster.url, redis_server.url):
+        store = await RedisStorage.open(url)
+        try:
+            assert await store.roll_call("w1", 30) == 1
+            assert await store.roll_call("w2", 30) == 2
+            assert await store.roll_call("w1", 30) == 2  # once each
+        finally:
+            await store.close()
+    raw.delete("scrapy_rep:workers")
+    raw.set("scrapy_rep:workers", b"not a sorted set")
+    store = await RedisStorage.open(redis_server.url)
+    try:
+        assert await store.roll_call("w1", 30) == 1
+        raw.zadd("scrapy_rep:workers", {"from-the-future": 1e12})
+        assert await store.roll_call("w1", 30) == 1
+        assert 0 < raw.ttl("scrapy_rep:workers") <= 30  # it expires with the roll
+    finally:
+        await store.close()
