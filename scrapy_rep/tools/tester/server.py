@@ -361,6 +361,10 @@ def _texts(value: object, name: str) -> list[str]:
 
 class TesterServer(ThreadingHTTPServer):
     daemon_threads = True
+    #: Connections the kernel completes while the accepting thread is busy
+    #: (``socketserver``'s 5 drops a burst's SYNs, which clients resend a
+    #: second or more later). Linux caps it at ``net.core.somaxconn``.
+    request_queue_size = 128
 
     def __init__(self, address: tuple[str, int], config: TesterConfig) -> None:
         super().__init__(address, TesterHandler)
