@@ -17,8 +17,9 @@ API (JSON in and out; header ``X-Tester-Token`` on every call):
   meanings (``finding.MEANING``) and the longest link (``LINK_LIMIT``)
 - ``POST /api/test`` ``{robots, urls, agents, purposes, compare, access,
   access_reason}`` -> ``{rows, lines, errors, warnings, summary, linted,
-  diff}``; each line ``{n, text, severity, findings}``, its severity the
-  worst of lint's findings on it (``finding.line_severities``)
+  diff}``, at most ``MAX_ROWS`` URLs x agents (413 beyond); each line ``{n,
+  text, severity, findings}``, its severity the worst of lint's findings on
+  it (``finding.line_severities``)
 - ``GET /api/live?url=U`` -> the live fetch of U's origin's robots.txt
   (``url``): kind, status, message, headers, body, final_url, hops
 - ``GET /api/stored?url=U`` -> what the store keeps for U's origin
@@ -64,7 +65,7 @@ from scrapy_rep.tools.tester.guard import (
 )
 from scrapy_rep.tools.tester.report_api import forget_filtered, report_answer
 
-__all__ = ["LINK_LIMIT", "Limits", "TesterConfig", "make_server", "serve"]
+__all__ = ["LINK_LIMIT", "MAX_ROWS", "Limits", "TesterConfig", "make_server", "serve"]
 
 _JS: Final = "text/javascript; charset=utf-8"
 _SVG: Final = "image/svg+xml"
@@ -88,6 +89,9 @@ _PAGES: Final = {"/": "index.html", "/report": "report.html"}
 #: answers 414 to a request line over 65,536 bytes (``GET <target> HTTP/1.1``
 #: and CRLF). The page says so rather than offer a link that opens nothing.
 LINK_LIMIT: Final = 65_536 - len("GET  HTTP/1.1\r\n")
+#: The most rows (URLs x crawlers) one ``/api/test`` computes: a link of
+#: 64 KB can name millions, and the page runs a link's test without a click.
+MAX_ROWS: Final = 10_000
 _CSP: Final = (
     "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
     "img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
@@ -242,6 +246,12 @@ class TesterHandler(BaseHTTPRequestHandler):
         text = _text(data.get("robots"), "robots")
         urls = _texts(data.get("urls"), "urls")
         agents = _texts(data.get("agents"), "agents") or list(config.agents)
+        if len(urls) * len(agents) > MAX_ROWS:
+            raise Refused(
+                413,
+                f"{len(urls):,} URLs x {len(agents):,} crawlers = {len(urls) * len(agents):,} "
+                f"results: at most {MAX_ROWS:,} are tested at once; test fewer URLs or crawlers",
+            )
         purposes = [p for p in _texts(data.get("purposes"), "purposes") if p in LABELS]
         access = _text(data.get("access"), "access")
         reason = _text(data.get("access_reason"), "access_reason")
