@@ -6,8 +6,8 @@ open. Real Testers on 127.0.0.1, raw sockets; nothing waits on the clock.
 
 from __future__ import annotations
 
-import socket
 import selectors
+import socket
 import socketserver
 import threading
 import time

@@ -31,9 +31,7 @@ def test_a_test_of_more_rows_than_the_cap_is_refused_with_413_before_any_work(
         "101 URLs x 100 crawlers = 10,100 results: at most 10,000 are tested at once; "
         "test fewer URLs or crawlers"
     )
-    status, answer = tester.call(
-        "/api/test", {"robots": "", "urls": urls[:100], "agents": agents}
-    )
+    status, answer = tester.call("/api/test", {"robots": "", "urls": urls[:100], "agents": agents})
     assert status == 200 and len(answer["rows"]) == MAX_ROWS == 10_000
 
 
