@@ -52,7 +52,13 @@ from scrapy_rep.cache.storage import StorageError
 from scrapy_rep.engine.origin import origin_of, robots_url
 from scrapy_rep.engine.usage import LABELS
 from scrapy_rep.tools.finding import MEANING
-from scrapy_rep.tools.live_fetch import DEFAULT_USER_AGENT, fetch_live, is_web_url
+from scrapy_rep.tools.live_fetch import (
+    DEFAULT_USER_AGENT,
+    FetchRefused,
+    Network,
+    fetch_live,
+    is_web_url,
+)
 from scrapy_rep.tools.store_view import StoreName, describe, forget_origin, read_origin
 from scrapy_rep.tools.tester.answers import diff_lines, line_report, verdicts
 from scrapy_rep.tools.tester.guard import (
@@ -115,6 +121,8 @@ class TesterConfig:
     #: Host names answered beside 127.0.0.1, localhost and the bound address.
     allowed_hosts: tuple[str, ...] = ()
     limits: Limits = field(default_factory=Limits)
+    #: How live fetches resolve names and connect (``fetch_guard``; tests give their own).
+    network: Network = field(default_factory=Network)
 
 
 def _static(name: str) -> bytes:
@@ -267,20 +275,26 @@ class TesterHandler(BaseHTTPRequestHandler):
 
     def _live(self, url: str) -> dict[str, Any]:
         """The robots.txt of ``url``'s origin, never ``url`` itself: a link
-        naming an internal page must not make the Tester send that GET."""
+        naming an internal page must not make the Tester send that GET; nor
+        may a redirect (``fetch_guard``: /robots.txt paths only, and no
+        internal address unless the origin asked for is one)."""
         config = self.server.config
         if not is_web_url(url):
             raise Refused(400, f"only http(s) URLs are fetched, not {url!r}")
         origin = origin_of(url)
         if origin is None:
             raise Refused(400, f"not an absolute http(s) URL with a host: {url!r}")
-        got = fetch_live(
-            robots_url(origin),
-            config.timeout,
-            user_agent=config.user_agent,
-            max_bytes=config.max_bytes,
-            max_redirects=config.max_redirects,
-        )
+        try:
+            got = fetch_live(
+                robots_url(origin),
+                config.timeout,
+                user_agent=config.user_agent,
+                max_bytes=config.max_bytes,
+                max_redirects=config.max_redirects,
+                network=config.network,
+            )
+        except FetchRefused as refused:
+            raise Refused(403, str(refused)) from None
         return {
             "url": got.url,
             "kind": got.kind.value,
@@ -444,10 +458,13 @@ def serve(config: TesterConfig, host: str = "127.0.0.1", port: int = 8765) -> in
         names = ", ".join(sorted(host_names(host, config.allowed_hosts)))
         print(
             f"warning: the tester listens on {host}, not on loopback: anyone who can reach "
-            "this address and send one of the names it answers to can use it to fetch any "
-            "site's robots.txt and, with --store, make crawls refetch (the token guards "
-            "against other pages, not against people who see the page). It answers to "
-            f"{names}; add the name people use with --allow-host NAME",
+            "this address and send one of the names it answers to can use it to fetch "
+            "the /robots.txt of any host this machine reaches, those of its own network "
+            "included when they type one (a public site's redirects to loopback, private "
+            "or link-local addresses are refused), and, with --store, read the store and "
+            "make crawls refetch (the token guards against other pages, not against "
+            f"people who see the page). It answers to {names}; add the name people use "
+            "with --allow-host NAME",
             file=sys.stderr,
         )
     server = make_server(config, host, port)

@@ -257,10 +257,15 @@ def test_live_fetch_shows_status_headers_and_follows_the_crawls_rules(
     start_tester: Callable[..., Running],
 ) -> None:
     tester = start_tester(max_bytes=600_000, timeout=5)
-    ok_routes = {
-        "/robots.txt": Redirect("/real.txt"),
-        "/real.txt": Reply(200, BODY.encode(), {"X-Served-By": "test"}),
-    }
+
+    def moved(host: str) -> Redirect | Reply:
+        """127.0.0.1's robots.txt moved to localhost's (a /robots.txt path:
+        the Tester follows no redirect to another path, test_tester_hostile)."""
+        if host.startswith("localhost"):
+            return Reply(200, BODY.encode(), {"X-Served-By": "test"})
+        return Redirect(f"http://localhost:{site.port}/robots.txt")
+
+    ok_routes = {"/robots.txt": moved}
     # One site each: a live fetch asks only for its origin's /robots.txt.
     with (
         SiteServer(ok_routes) as site,

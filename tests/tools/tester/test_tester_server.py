@@ -235,12 +235,18 @@ def test_a_live_file_exactly_at_the_size_cap_is_not_called_cut(
     assert (cut["cut"], cut["body"]) == (True, over[:1000].decode())
 
 
-def chain(hops: int) -> dict[str, Redirect | Reply]:
-    """/robots.txt redirected ``hops`` times, then the file."""
-    routes: dict[str, Redirect | Reply] = {"/robots.txt": Redirect("/r1") if hops else Reply(200)}
-    for hop in range(1, hops + 1):
-        routes[f"/r{hop}"] = Redirect(f"/r{hop + 1}") if hop < hops else Reply(200, BODY.encode())
-    return routes
+def chain(hops: int) -> dict[str, Callable[[str], Redirect | Reply]]:
+    """/robots.txt redirected ``hops`` times (to ``/robots.txt?hop=N``: the
+    Tester follows redirects to /robots.txt paths only), then the file."""
+    asked = [0]
+
+    def answer(host: str) -> Redirect | Reply:
+        asked[0] += 1
+        if asked[0] <= hops:
+            return Redirect(f"/robots.txt?hop={asked[0]}")
+        return Reply(200, BODY.encode())
+
+    return {"/robots.txt": answer}
 
 
 def test_a_tester_started_without_options_fetches_as_a_crawl_with_default_settings(
