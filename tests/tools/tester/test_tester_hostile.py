@@ -21,7 +21,6 @@ from crawler.servers import Redirect, Reply, SiteServer
 from selenium.webdriver.support.ui import WebDriverWait
 
 from scrapy_rep.tools.fetch_guard import Network, is_internal
-
 from scrapy_rep.tools.tester import server as tester_server
 from scrapy_rep.tools.tester.server import MAX_ROWS
 
