@@ -17,7 +17,15 @@ from typing import IO, Any, Final
 from scrapy_rep.tools.finding import printable
 from scrapy_rep.tools.report import FLAGS, STATES, Summary
 
-__all__ = ["COLUMNS", "DEEP_COLUMNS", "write_csv", "write_json", "write_summary", "write_text"]
+__all__ = [
+    "COLUMNS",
+    "DEEP_COLUMNS",
+    "unreadable_note",
+    "write_csv",
+    "write_json",
+    "write_summary",
+    "write_text",
+]
 
 #: CSV's columns and JSON's keys, in order (``DEEP_COLUMNS`` with ``--deep``).
 COLUMNS: Final = (
@@ -180,4 +188,23 @@ def write_summary(
             f"  {'unreadable':<14}{summary.unreadable:>12,}  records a crawl cannot read "
             "(or ignores): fetched again at the origin's next request"
         )
+        lines.append(f"  {'':<14}{'':>12}  {_named(summary)}")
     out.write("\n".join(printable(line) for line in lines) + "\n")
+
+
+def _named(summary: Summary) -> str:
+    more = summary.unreadable - len(summary.unreadable_keys)
+    return ", ".join(summary.unreadable_keys) + (f" and {more:,} more" if more > 0 else "")
+
+
+def unreadable_note(summary: Summary) -> str:
+    """What the rows leave out, for standard error: "" when nothing."""
+    if not summary.unreadable:
+        return ""
+    count = summary.unreadable
+    records = "1 record" if count == 1 else f"{count:,} records"
+    it = "it" if count == 1 else "them"
+    return (
+        f"{records} could not be read (a crawl treats {it} as absent and fetches "
+        f"robots.txt again): {_named(summary)}"
+    )
