@@ -9,7 +9,11 @@ message; never a traceback, a 500 with an exception's text, or a loop.
 from __future__ import annotations
 
 import asyncio
+import csv
+import dataclasses
+import io
 import json
+import re
 import sqlite3
 import subprocess
 import sys
@@ -342,3 +346,92 @@ def test_the_report_page_names_unreadable_records_and_says_why_a_store_fails(
     state, status = shown(not_sqlite)
     assert state == "error"
     assert status.startswith(f"report failed: the store {not_sqlite} is damaged")
+
+
+# --- a poisoned store: output turned against its reader ------------------------------
+
+#: What a terminal, an editor or a spreadsheet acts on (``finding._CONTROL``).
+ACTED_ON = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]"
+)
+EVIL_ORIGIN = "https://evil\u202etxt.exe\x9b31m.example"
+EVIL_REASON = '=HYPERLINK("http://x.example")\x1b[2J\r'
+EVIL_TO = "@SUM(1+1)\u2066"
+
+
+def poisoned(path: Path) -> Path:
+    """A store with a record whose key, reason and redirect a hostile writer chose."""
+    sqlite_store(path)
+    evil = dataclasses.replace(
+        RECORDS["https://rules.example"], reason=EVIL_REASON, final_url=EVIL_TO
+    )
+    tab = dataclasses.replace(RECORDS["https://gone.example"], reason="\t+cmd|' /C calc'!A0")
+
+    async def fill() -> None:
+        storage = await SqliteStorage.open(path)
+        await storage.put(EVIL_ORIGIN, evil, 31 * DAY)
+        await storage.put("https://shown.example", evil, 31 * DAY)  # for cache show
+        await storage.put("https://tab.example", tab, 31 * DAY)
+        await storage.close()
+
+    run(fill())
+    return path
+
+
+def test_text_output_escapes_controls_and_bidi_characters(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """U+202E, U+2066, C1's one-byte CSI (U+009B), ESC and CR from the store:
+    escaped in the report's lines, its summary and ``cache show``."""
+    path = poisoned(tmp_path / "s.sqlite3")
+    for args in ([], ["--summary"]):
+        code, out, err = report(capsys, "--store", str(path), *args)
+        assert code == 0 and not ACTED_ON.search(out + err), out
+    code, out, _ = report(capsys, "--store", str(path))
+    assert "https://evil\\u202etxt.exe\\x9b31m.example" in out
+    assert '=HYPERLINK("http://x.example")\\x1b[2J\\x0d' in out
+    code = main(["cache", "show", "https://shown.example", "--store", str(path)])
+    out, _ = capsys.readouterr()
+    assert code == 0 and not ACTED_ON.search(out) and "\\x1b[2J\\x0d" in out
+
+
+def test_csv_neutralises_formula_cells_as_owasp_advises(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A cell starting with =, +, -, @, TAB or CR gets a single quote before
+    it (OWASP, "CSV Injection"); no raw ESC or CR is written."""
+    path = poisoned(tmp_path / "s.sqlite3")
+    code, out, _ = report(capsys, "--store", str(path), "--csv")
+    assert code == 0 and not ACTED_ON.search(out)
+    table = list(csv.DictReader(io.StringIO(out)))
+    evil = next(row for row in table if row["origin"].startswith("https://evil"))
+    assert evil["reason"] == "'" + '=HYPERLINK("http://x.example")\\x1b[2J\\x0d'
+    assert evil["redirected_to"] == "'@SUM(1+1)\\u2066"
+    tab = next(row for row in table if row["origin"] == "https://tab.example")
+    assert tab["reason"] == "'\\x09+cmd|' /C calc'!A0"
+    starts = {cell[:1] for row in table for cell in row.values()}
+    assert not starts & {"=", "+", "-", "@", "\t", "\r"}
+
+
+def test_json_stays_json_with_the_same_values_and_nothing_raw(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The characters a terminal acts on are written as ``\\uNNNN``: each
+    line parses, and gives back the store's values exactly."""
+    path = poisoned(tmp_path / "s.sqlite3")
+    for args in (["--json"], ["--json", "--deep"], ["--json", "--summary"]):
+        code, out, _ = report(capsys, "--store", str(path), *args)
+        assert code == 0 and not ACTED_ON.search(out)
+        values = [json.loads(line) for line in out.splitlines()]
+    code, out, _ = report(capsys, "--store", str(path), "--json")
+    evil = next(row for row in map(json.loads, out.splitlines()) if "evil" in row["origin"])
+    assert (evil["origin"], evil["reason"], evil["redirected_to"]) == (
+        EVIL_ORIGIN,
+        EVIL_REASON,
+        EVIL_TO,
+    )
+    code = main(["cache", "show", "https://shown.example", "--store", str(path), "--json"])
+    out, _ = capsys.readouterr()
+    assert code == 0 and not ACTED_ON.search(out)
+    assert json.loads(out)["reason"] == EVIL_REASON
+    assert values
