@@ -143,15 +143,9 @@ def fetch_live(
     guard = None if network is None else Hop(network)
     for hop in range(max_redirects + 1):
         try:
-            status, headers, body = _within(
-                deadline - time.monotonic(),
-                timeout,
-                current,
-                user_agent,
-                max_bytes + 1,
-                came_from,
-                hop=guard,
-            )
+            left = deadline - time.monotonic()
+            args = (current, user_agent, max_bytes + 1, came_from)
+            status, headers, body = _within(left, timeout, *args, hop=guard)
         except (OSError, HTTPException, ValueError) as error:
             reason = getattr(error, "reason", None) or error
             message = f"cannot fetch {current}: {reason}{UNREACHABLE_NOTE}"
