@@ -334,6 +334,9 @@ def test_scrapy_rep_tester_prints_its_address_and_warns_off_loopback(tmp_path: P
             process.terminate()
             _, err = process.communicate(timeout=10)
         assert ("warning: the tester listens on 0.0.0.0" in err) is warned
+        # ... and says what the Tester reaches for those people: this machine's network
+        reach = "the /robots.txt of any host this machine reaches, those of its own network"
+        assert (reach in " ".join(err.split())) is warned
 
 
 def test_scrapy_robots_serve_takes_the_projects_settings(scrapy_serve: Callable[..., dict]) -> None:
