@@ -147,6 +147,7 @@ def run_lint(args: argparse.Namespace) -> int:
 
 def run_cache(args: argparse.Namespace) -> int:
     from scrapy_rep.cache.storage import StorageError
+    from scrapy_rep.tools.finding import json_safe
     from scrapy_rep.tools.store_view import (
         StoreName,
         describe,
@@ -170,7 +171,7 @@ def run_cache(args: argparse.Namespace) -> int:
         raise SourceError(str(error)) from None
     data = describe(record)
     if args.json:
-        _out(json.dumps({"origin": key, **data}, ensure_ascii=False))
+        _out(json_safe(json.dumps({"origin": key, **data}, ensure_ascii=False)))
     else:
         _out("\n".join(printable(line) for line in format_record(store, key, data).split("\n")))
     return EXIT_OK if record is not None else EXIT_FOUND

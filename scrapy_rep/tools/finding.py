@@ -16,6 +16,7 @@ __all__ = [
     "WARNING",
     "Finding",
     "counted",
+    "json_safe",
     "line_severities",
     "plural",
     "printable",
@@ -31,7 +32,13 @@ MEANING: Final[dict[str, str]] = {
     WARNING: "the file works, but not everywhere or not obviously as meant",
 }
 
-_CONTROL: Final = re.compile("[\x00-\x1f\x7f]")
+#: Characters a terminal or an editor acts on instead of showing: C0 and C1
+#: controls (ESC starts a sequence, U+009B is a one-byte CSI), and the bidi
+#: and line controls that reorder or break the text around them (U+202E
+#: writes what follows backwards: Trojan Source, CVE-2021-42574).
+_CONTROL: Final = re.compile(
+    "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]"
+)
 _SHOW_CHARS: Final = 60
 
 
@@ -46,9 +53,23 @@ class Finding(NamedTuple):
 
 
 def printable(text: str) -> str:
-    """Text safe to print: invalid UTF-8 and control characters as ``\\xNN``."""
+    """Text safe to print: invalid UTF-8 and control characters as ``\\xNN``,
+    bidi controls as ``\\uNNNN``."""
     raw = text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-    return _CONTROL.sub(lambda match: f"\\x{ord(match.group(0)):02x}", raw)
+    return _CONTROL.sub(_escaped, raw)
+
+
+def _escaped(match: re.Match[str]) -> str:
+    code = ord(match.group(0))
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
+
+
+def json_safe(text: str) -> str:
+    """JSON text (``ensure_ascii=False``) with the characters ``printable``
+    escapes written as ``\\uNNNN`` escapes: the same JSON value, nothing a
+    terminal acts on. JSON writes the rest of C0 as escapes already, and
+    outside its strings only ASCII."""
+    return _CONTROL.sub(lambda match: f"\\u{ord(match.group(0)):04x}", text)
 
 
 def short(text: str) -> str:

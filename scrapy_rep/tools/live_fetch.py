@@ -21,8 +21,16 @@ from urllib.parse import urljoin
 
 from scrapy_rep.cache.outcome import FetchKind, kind_of_status
 from scrapy_rep.engine.lines import MAX_BODY_BYTES
+from scrapy_rep.tools.fetch_guard import FetchRefused, Hop, Network
 
-__all__ = ["DEFAULT_USER_AGENT", "LiveFetch", "fetch_live", "is_web_url"]
+__all__ = [
+    "DEFAULT_USER_AGENT",
+    "FetchRefused",
+    "LiveFetch",
+    "Network",
+    "fetch_live",
+    "is_web_url",
+]
 
 #: RFC 9309 §2.3.1.2: follow at least five redirect hops.
 MAX_REDIRECTS: Final = 5
@@ -64,28 +72,39 @@ _OPENER: Final = urllib.request.build_opener(_KeepRedirects)
 _Answer = tuple[int, list[tuple[str, str]], bytes]
 
 
-def _get(url: str, timeout: float, user_agent: str, limit: int) -> _Answer:
+def _get(
+    url: str,
+    timeout: float,
+    user_agent: str,
+    limit: int,
+    opener: urllib.request.OpenerDirector = _OPENER,
+) -> _Answer:
     """One GET: status, headers and at most ``limit`` bytes of body."""
     request = urllib.request.Request(url, headers={"User-Agent": user_agent})
     try:
-        with _OPENER.open(request, timeout=timeout) as response:
+        with opener.open(request, timeout=timeout) as response:
             return int(response.status), list(response.headers.items()), response.read(limit)
     except urllib.error.HTTPError as error:
         with error:
             return error.code, list(error.headers.items()), b""
 
 
-def _within(seconds: float, budget: float, *args: Any) -> _Answer:
+def _within(seconds: float, budget: float, *args: Any, hop: Hop | None = None) -> _Answer:
     """``_get(...)``, given up after ``seconds``: a socket timeout bounds each
     read, and a server dripping its answer could stretch the whole past it.
     The download runs in a daemon thread; past the deadline it is abandoned.
+    With ``hop``, the URL is checked and its host resolved there too
+    (``fetch_guard``: the resolution counts against the deadline).
     """
     answer: queue.Queue[_Answer | BaseException] = queue.Queue(maxsize=1)
-    url, user_agent, limit = args
+    url, user_agent, limit, came_from = args
 
     def download() -> None:
         try:
-            answer.put(_get(url, max(seconds, 0.001), user_agent, limit))
+            opener = _OPENER
+            if hop is not None:
+                opener = hop.opener(url, hop.addresses(url, came_from), _KeepRedirects())
+            answer.put(_get(url, max(seconds, 0.001), user_agent, limit, opener))
         except BaseException as error:  # handed to the caller
             answer.put(error)
 
@@ -110,19 +129,23 @@ def fetch_live(
     user_agent: str = DEFAULT_USER_AGENT,
     max_bytes: int = MAX_BODY_BYTES,
     max_redirects: int = MAX_REDIRECTS,
+    network: Network | None = None,
 ) -> LiveFetch:
     """Fetch ``url`` (http or https only) as the crawl would; never raises for
-    the network: an unreachable answer is a ``LiveFetch`` of kind UNREACHABLE."""
+    the network: an unreachable answer is a ``LiveFetch`` of kind UNREACHABLE.
+    With ``network`` (the Tester), each hop is guarded (``fetch_guard``): a
+    hop it refuses raises ``FetchRefused`` before it is fetched."""
     if not is_web_url(url):
         raise ValueError(f"only http(s) URLs are fetched, not {url!r}")
-    current, seen = url, {url}
+    current, seen, came_from = url, {url}, ""
     deadline = time.monotonic() + timeout
     unreachable = FetchKind.UNREACHABLE
+    guard = None if network is None else Hop(network)
     for hop in range(max_redirects + 1):
         try:
-            status, headers, body = _within(
-                deadline - time.monotonic(), timeout, current, user_agent, max_bytes + 1
-            )
+            left = deadline - time.monotonic()
+            args = (current, user_agent, max_bytes + 1, came_from)
+            status, headers, body = _within(left, timeout, *args, hop=guard)
         except (OSError, HTTPException, ValueError) as error:
             reason = getattr(error, "reason", None) or error
             message = f"cannot fetch {current}: {reason}{UNREACHABLE_NOTE}"
@@ -143,7 +166,7 @@ def fetch_live(
                 why = "a redirect loop" if target in seen else f"over {max_redirects} redirects"
                 return done(FetchKind.UNAVAILABLE, f"{why}: robots.txt unavailable, all allowed")
             seen.add(target)
-            current = target
+            came_from, current = current, target
             continue
         kind = kind_of_status(status)
         if kind is FetchKind.SUCCESS:

@@ -60,6 +60,8 @@ DEEP_FLAGS: Final = frozenset({"forbids-all", "lint-errors"})
 SORTS: Final = ("origin", "state", "status", "checked", "since", "until", "age", "size", "failures")
 #: Rows sorted in memory at once before they go to a run file (``sorted_rows``).
 RUN_ROWS: Final = 50_000
+#: Unreadable records named (the summary counts them all).
+NAMED: Final = 10
 #: Distinct files whose deep reading is remembered (a crawl's many origins
 #: often serve one file: a host's default).
 _DEEP_MEMO: Final = 10_000
@@ -153,6 +155,7 @@ class Summary:
 
     total: int = 0
     unreadable: int = 0  # records a crawl cannot read (or ignores): fetched again
+    unreadable_keys: list[str] = field(default_factory=list)  # the first ``NAMED``
     states: Counter[str] = field(default_factory=Counter)
     causes: Counter[str] = field(default_factory=Counter)
     flags: Counter[str] = field(default_factory=Counter)
@@ -170,6 +173,7 @@ class Summary:
         return {
             "origins": self.total,
             "unreadable": self.unreadable,
+            "unreadable_keys": list(self.unreadable_keys),
             "states": {state: self.states[state] for state in STATES[:-1]},
             "causes": dict(sorted(self.causes.items())),
             "flags": {name: self.flags[name] for name in FLAGS},
@@ -226,6 +230,8 @@ def report_rows(
         row = None if record is None else row_of(key, record, size, now, policy)
         if row is None:
             summary.unreadable += 1
+            if len(summary.unreadable_keys) < NAMED:
+                summary.unreadable_keys.append(key)
             continue
         if not filters.keeps_before_deep(row):
             continue

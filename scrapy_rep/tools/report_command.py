@@ -20,8 +20,15 @@ from typing import Any, Final
 from scrapy_rep.cache.policy import PolicyConfig
 from scrapy_rep.cache.storage import StorageError
 from scrapy_rep.tools.cli_options import DEFAULT_AGENT
+from scrapy_rep.tools.finding import printable
 from scrapy_rep.tools.report import Filters, Summary, deep_reader, report_rows, sorted_rows
-from scrapy_rep.tools.report_output import write_csv, write_json, write_summary, write_text
+from scrapy_rep.tools.report_output import (
+    unreadable_note,
+    write_csv,
+    write_json,
+    write_summary,
+    write_text,
+)
 from scrapy_rep.tools.robots_source import SourceError
 from scrapy_rep.tools.store_scan import scan_store
 from scrapy_rep.tools.store_view import StoreName
@@ -109,6 +116,10 @@ def run_report(args: argparse.Namespace) -> int:
             count = write_text(rows, sys.stdout)
     except (ValueError, StorageError) as error:
         raise SourceError(str(error)) from None
+    note = unreadable_note(summary)
+    if note:
+        sys.stdout.flush()
+        print(f"scrapy-rep: {printable(note)}", file=sys.stderr)
     return EXIT_OK if count else EXIT_NONE
 
 

@@ -1,5 +1,11 @@
 """``scrapy-rep report``'s outputs: a line per origin, CSV, JSON Lines, the summary.
 
+Values come from the store, which a hostile site partly wrote (its
+redirect's URL, its reason phrase) or anyone who can write the store:
+text escapes controls and bidi characters (``finding.printable``), CSV
+neutralises formula cells as OWASP advises, JSON writes those characters as
+``\\u`` escapes (the same values, valid JSON).
+
 Each writer takes the rows as they come (``report.report_rows``) and writes
 each at once: nothing is held but the row being written. Times are UTC:
 ISO 8601 in text and CSV, seconds since the epoch in JSON (as ``cache show
@@ -14,10 +20,18 @@ import time
 from collections.abc import Iterable
 from typing import IO, Any, Final
 
-from scrapy_rep.tools.finding import printable
+from scrapy_rep.tools.finding import json_safe, printable
 from scrapy_rep.tools.report import FLAGS, STATES, Summary
 
-__all__ = ["COLUMNS", "DEEP_COLUMNS", "write_csv", "write_json", "write_summary", "write_text"]
+__all__ = [
+    "COLUMNS",
+    "DEEP_COLUMNS",
+    "unreadable_note",
+    "write_csv",
+    "write_json",
+    "write_summary",
+    "write_text",
+]
 
 #: CSV's columns and JSON's keys, in order (``DEEP_COLUMNS`` with ``--deep``).
 COLUMNS: Final = (
@@ -130,6 +144,10 @@ def write_csv(rows: Iterable[dict[str, Any]], out: IO[str], deep: bool = False) 
     return count
 
 
+#: A cell a spreadsheet reads as a formula (OWASP, "CSV Injection").
+_FORMULA: Final = ("=", "+", "-", "@", "\t", "\r")
+
+
 def _csv_value(value: object) -> object:
     if value is None:
         return ""
@@ -137,7 +155,16 @@ def _csv_value(value: object) -> object:
         return "true" if value else "false"
     if isinstance(value, float):
         return f"{value:.0f}"
+    if isinstance(value, str):
+        return _cell(value)
     return value
+
+
+def _cell(text: str) -> str:
+    """A text cell as OWASP advises: one that starts like a formula gets a
+    single quote before it (shown, never run); controls are escaped as in
+    text (``printable``: no raw ESC or CR reaches a terminal or a reader)."""
+    return "'" + printable(text) if text.startswith(_FORMULA) else printable(text)
 
 
 def write_json(rows: Iterable[dict[str, Any]], out: IO[str], deep: bool = False) -> int:
@@ -149,7 +176,7 @@ def write_json(rows: Iterable[dict[str, Any]], out: IO[str], deep: bool = False)
     for row in rows:
         if count == 0 and list(row) != columns:  # not a row of ``row_of``: its columns only
             raise ValueError(f"a report row has the keys {list(row)}, not {columns}")
-        out.write(encode(row) + "\n")
+        out.write(json_safe(encode(row)) + "\n")
         count += 1
     return count
 
@@ -163,7 +190,7 @@ def write_summary(
         if not deep:
             for name in ("forbids-all", "lint-errors"):
                 data["flags"].pop(name)
-        out.write(json.dumps(data, ensure_ascii=False) + "\n")
+        out.write(json_safe(json.dumps(data, ensure_ascii=False)) + "\n")
         return
     lines = [f"{summary.total:,} origins in {where} at {_stamp(now, ' ')}"]
     for state in STATES[:-1]:
@@ -180,4 +207,23 @@ def write_summary(
             f"  {'unreadable':<14}{summary.unreadable:>12,}  records a crawl cannot read "
             "(or ignores): fetched again at the origin's next request"
         )
+        lines.append(f"  {'':<14}{'':>12}  {_named(summary)}")
     out.write("\n".join(printable(line) for line in lines) + "\n")
+
+
+def _named(summary: Summary) -> str:
+    more = summary.unreadable - len(summary.unreadable_keys)
+    return ", ".join(summary.unreadable_keys) + (f" and {more:,} more" if more > 0 else "")
+
+
+def unreadable_note(summary: Summary) -> str:
+    """What the rows leave out, for standard error: "" when nothing."""
+    if not summary.unreadable:
+        return ""
+    count = summary.unreadable
+    records = "1 record" if count == 1 else f"{count:,} records"
+    it = "it" if count == 1 else "them"
+    return (
+        f"{records} could not be read (a crawl treats {it} as absent and fetches "
+        f"robots.txt again): {_named(summary)}"
+    )

@@ -81,6 +81,8 @@ async def _read_redis(
             await storage.close()
     except BaseException as exc:  # handed to the caller's thread, raised there
         outcome = exc
+        if not isinstance(exc, StorageError) and type(exc).__module__.startswith("redis."):
+            outcome = StorageError(f"cannot read {store.shown()}: {exc}")  # an ACL's NOPERM
     while not stop.is_set():
         try:
             handed.put(outcome, timeout=0.1)

@@ -24,6 +24,7 @@ from scrapy_rep.cache.outcome import AccessState
 from scrapy_rep.cache.policy import OriginRecord, PolicyConfig, decide_settled
 from scrapy_rep.cache.standing import State, standing
 from scrapy_rep.cache.storage import Storage, StorageError, forget, open_storage
+from scrapy_rep.cache.storage.errors import UnreadableRecord
 from scrapy_rep.cache.storage.redis_urls import REDIS_SCHEMES, safe_url
 from scrapy_rep.cache.storage.sqlite_once import (
     DEFAULT_WAIT,
@@ -93,6 +94,15 @@ async def _with_store(store: StoreName, url: str, forgetting: bool) -> tuple[str
         if forgetting:
             return key, await forget(storage, key)
         return key, await storage.get(key)
+    except Exception as exc:  # a command names what it found, with no traceback
+        from redis.exceptions import RedisError
+
+        if not isinstance(exc, RedisError):
+            raise
+        raise UnreadableRecord(
+            f"{key}: {store.shown()} answered {exc} for its record; a crawl cannot read it "
+            "either (cache forget removes it)"
+        ) from None
     finally:
         await storage.close()
 

@@ -123,13 +123,15 @@ def page(path: str) -> Reply:
 class SiteServer:
     """``with SiteServer({"/robots.txt": Reply(...)}) as site: site.url("/x")``."""
 
-    def __init__(self, routes: Mapping[str, Route] | None = None) -> None:
+    def __init__(
+        self, routes: Mapping[str, Route] | None = None, address: str = "127.0.0.1"
+    ) -> None:
         self.routes: dict[str, Route] = dict(routes or {})
         self.hits: list[Hit] = []
         self.huge_bytes_sent = 0
         self.stopping = threading.Event()
         self._lock = threading.Lock()
-        self._httpd = _HTTPServer(("127.0.0.1", 0), _Handler)
+        self._httpd = _HTTPServer((address, 0), _Handler)  # 127.0.0.2 too, on Linux
         self._httpd.site = self
         self.port: int = self._httpd.server_address[1]
         self._thread = threading.Thread(

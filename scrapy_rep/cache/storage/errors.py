@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 
-__all__ = ["StorageError", "StorageUnavailable", "UnreadableRecords"]
+__all__ = ["StorageError", "StorageUnavailable", "UnreadableRecord", "UnreadableRecords"]
 
 logger = logging.getLogger("scrapy_rep.cache.storage")
 
@@ -15,6 +15,11 @@ class StorageError(Exception):
 
 class StorageUnavailable(StorageError):
     """The store's server cannot be reached (now); a fallback may take over."""
+
+
+class UnreadableRecord(StorageError):
+    """A person's look at one record found a value that is not one (a
+    crawl treats it as absent): ``scrapy-rep cache show``, the Tester."""
 
 
 class UnreadableRecords:

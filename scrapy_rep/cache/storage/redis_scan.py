@@ -30,12 +30,17 @@ SCAN_COUNT: Final = 200
 #: The header line is in the first bytes of a value (longer ones are read whole).
 _HEAD_BYTES: Final = 4096
 #: Scan one step and read what it found: the cursor, a newline, then per key
-#: "<key length> <head length> <body length> " and the key and its header line.
+#: "<key length> <head length> <body length> " and the key and its header line
+#: (a key of another type than a string: "<key length> 0 -1 " and the key,
+#: which reads as an unreadable record).
 #: Keys of one node only, in any slot of it (a Cluster's node is scanned alone).
 _STEP: Final = """
 local found = redis.call('SCAN', ARGV[1], 'MATCH', ARGV[2], 'COUNT', ARGV[3])
 local out = {found[1], '\\n'}
 for _, key in ipairs(found[2]) do
+  if redis.call('TYPE', key).ok ~= 'string' then
+    out[#out + 1] = #key .. ' 0 -1 ' .. key
+  else
   local head = redis.call('GETRANGE', key, 0, ARGV[4] - 1)
   local stop = string.find(head, '\\n', 1, true)
   if not stop and #head == tonumber(ARGV[4]) then
@@ -49,6 +54,7 @@ for _, key in ipairs(found[2]) do
   end
   if size > 0 or stop then
     out[#out + 1] = #key .. ' ' .. #head .. ' ' .. size .. ' ' .. key .. head
+  end
   end
 end
 return table.concat(out)
@@ -137,9 +143,12 @@ async def _piped_step(
         else:
             pipe.getrange(key, 0, _HEAD_BYTES - 1)
             pipe.strlen(key)
-    replies = await pipe.execute()
+    replies = await pipe.execute(raise_on_error=False)  # WRONGTYPE: not a record
     found: list[Scanned] = []
     for index, key in enumerate(keys):
+        if isinstance(replies[2 * index if not bodies else index], ResponseError):
+            found.append((_origin(storage, key), None, 0))
+            continue
         if bodies:
             data = replies[index]
             if data is None:

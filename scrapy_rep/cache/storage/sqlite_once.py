@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Final
 
 from scrapy_rep.cache.policy import OriginRecord
-from scrapy_rep.cache.storage.errors import StorageError
+from scrapy_rep.cache.storage.errors import StorageError, UnreadableRecord
 from scrapy_rep.cache.storage.scanned import Scanned, read_scanned
 from scrapy_rep.cache.storage.sqlite_statements import (
     immediate,
@@ -65,8 +65,9 @@ class StoreBusy(StorageError):
 
 
 def read_record(path: str | Path, key: str, now: float, wait: float) -> OriginRecord | None:
-    """``key``'s record as a crawl would load it at ``now`` (None: none kept,
-    or one this version cannot read, which a crawl treats as absent)."""
+    """``key``'s record as a crawl would load it at ``now`` (None: none kept);
+    a value that is not a record raises ``UnreadableRecord`` (a crawl treats
+    it as absent; a person is told)."""
     path = Path(path)
     quiet = not any(Path(f"{path}{side}").exists() for side in ("-wal", "-journal"))
     try:
@@ -82,8 +83,11 @@ def read_record(path: str | Path, key: str, now: float, wait: float) -> OriginRe
         return None
     try:
         return OriginRecord.from_bytes(data)
-    except ValueError:
-        return None
+    except ValueError as exc:
+        raise UnreadableRecord(
+            f"{key}: the store {path} keeps a value that is not a record ({exc}); a crawl "
+            "treats it as absent and fetches robots.txt again (cache forget removes it)"
+        ) from None
 
 
 #: Rows per read transaction of ``scan_records``: a few milliseconds of reading.
@@ -99,14 +103,24 @@ def scan_records(
     record's body too (else only its size)."""
     path = Path(path)
     with _Reader(path, wait) as reader:
-        after = ""
+        after: object = None
         while True:
             rows = reader.batch(after, now, batch, bodies)
             for key, data, size in rows:
-                yield (str(key), *read_scanned(bytes(data), int(size or 0)))
-            if len(rows) < batch:
+                if not isinstance(key, str) or data is None:  # a foreign row
+                    yield (key_name(key), None, 0)
+                    continue
+                yield (key, *read_scanned(bytes(data), int(size or 0)))
+            if len(rows) < batch or rows[-1][0] is None:
                 return
-            after = str(rows[-1][0])
+            after = rows[-1][0]
+
+
+def key_name(key: object) -> str:
+    """A key that is not text, named for people: a BLOB as SQL writes it."""
+    if isinstance(key, bytes):
+        return f"x'{key[:32].hex()}'" + ("..." if len(key) > 32 else "")
+    return "NULL" if key is None else repr(key) if not isinstance(key, str) else key
 
 
 class _Reader:
@@ -140,8 +154,8 @@ class _Reader:
         return any(Path(f"{self.path}{side}").exists() for side in ("-wal", "-journal"))
 
     def batch(
-        self, after: str, now: float, batch: int, bodies: bool
-    ) -> list[tuple[object, bytes, int]]:
+        self, after: object, now: float, batch: int, bodies: bool
+    ) -> list[tuple[object, bytes | None, int | None]]:
         try:
             db = self._open()
             if "origins" not in _tables(db):

@@ -93,10 +93,12 @@ def _lapses_after(expires_at: object, now: float) -> bool:
 
 
 def select(db: sqlite3.Connection, key: str, now: float) -> bytes | None:
+    """The record's bytes: a value stored as TEXT (a foreign writer) is read
+    as its bytes too, and decoding it says whether it is a record."""
     row = db.execute(
-        "SELECT data FROM origins WHERE key = ? AND expires_at > ?", (key, now)
+        "SELECT CAST(data AS BLOB) FROM origins WHERE key = ? AND expires_at > ?", (key, now)
     ).fetchone()
-    return None if row is None else bytes(row[0])
+    return None if row is None or row[0] is None else bytes(row[0])
 
 
 def upsert(db: sqlite3.Connection, key: str, data: bytes, expires_at: float) -> None:
@@ -145,20 +147,28 @@ def scan_keys(db: sqlite3.Connection, into: KeyFilter, after: str, batch: int) -
 
 #: The records after a key, in key order, with the header line and the
 #: body's size, cut in SQLite (a body is not copied out), or the whole value.
-_RECORDS_AFTER: Final = (
-    "SELECT key, {}, length(data) - instr(data, X'0A') "
-    "FROM origins WHERE key > ? AND expires_at > ? ORDER BY key LIMIT ?"
+#: Values are read as bytes whatever their type (``CAST``: a TEXT value of a
+#: foreign writer is not a record, and decoding it says so).
+_RECORDS: Final = (
+    "SELECT key, {}, length(CAST(data AS BLOB)) - instr(CAST(data AS BLOB), X'0A') "
+    "FROM origins WHERE {} expires_at > ? ORDER BY key LIMIT ?"
 )
-_HEADS_AFTER: Final = _RECORDS_AFTER.format("substr(data, 1, instr(data, X'0A'))")
-_WHOLE_AFTER: Final = _RECORDS_AFTER.format("data")
+_HEAD: Final = "substr(CAST(data AS BLOB), 1, instr(CAST(data AS BLOB), X'0A'))"
+_WHOLE: Final = "CAST(data AS BLOB)"
+_AFTER: Final = "key > ? AND"
 
 
 def records_after(
-    db: sqlite3.Connection, after: str, now: float, batch: int, *, bodies: bool = False
-) -> list[tuple[object, bytes, int]]:
-    """The ``batch`` live records after ``after`` (``select``'s, in key order):
-    (key, the header line or with ``bodies`` the whole value, the body's size)."""
-    return db.execute(_WHOLE_AFTER if bodies else _HEADS_AFTER, (after, now, batch)).fetchall()
+    db: sqlite3.Connection, after: object, now: float, batch: int, *, bodies: bool = False
+) -> list[tuple[object, bytes | None, int | None]]:
+    """The ``batch`` live records after the key ``after`` (None: from the
+    first), in key order: (key, the header line or with ``bodies`` the whole
+    value, the body's size). ``after`` is a key as read, of any type: SQLite
+    orders TEXT before BLOB, so a BLOB key named by its text would be
+    "after" itself, and the scan would never end."""
+    statement = _RECORDS.format(_WHOLE if bodies else _HEAD, "" if after is None else _AFTER)
+    values = (now, batch) if after is None else (after, now, batch)
+    return db.execute(statement, values).fetchall()
 
 
 # --- the forget log ----------------------------------------------------------------

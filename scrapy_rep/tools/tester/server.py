@@ -17,8 +17,9 @@ API (JSON in and out; header ``X-Tester-Token`` on every call):
   meanings (``finding.MEANING``) and the longest link (``LINK_LIMIT``)
 - ``POST /api/test`` ``{robots, urls, agents, purposes, compare, access,
   access_reason}`` -> ``{rows, lines, errors, warnings, summary, linted,
-  diff}``; each line ``{n, text, severity, findings}``, its severity the
-  worst of lint's findings on it (``finding.line_severities``)
+  diff}``, at most ``MAX_ROWS`` URLs x agents (413 beyond); each line ``{n,
+  text, severity, findings}``, its severity the worst of lint's findings on
+  it (``finding.line_severities``)
 - ``GET /api/live?url=U`` -> the live fetch of U's origin's robots.txt
   (``url``): kind, status, message, headers, body, final_url, hops
 - ``GET /api/stored?url=U`` -> what the store keeps for U's origin
@@ -40,6 +41,7 @@ import socket
 import sys
 import threading
 import time
+import traceback
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
@@ -48,10 +50,17 @@ from urllib.parse import parse_qs, urlsplit
 
 from scrapy_rep.cache.policy import PolicyConfig
 from scrapy_rep.cache.storage import StorageError
+from scrapy_rep.cache.storage.errors import UnreadableRecord
 from scrapy_rep.engine.origin import origin_of, robots_url
 from scrapy_rep.engine.usage import LABELS
 from scrapy_rep.tools.finding import MEANING
-from scrapy_rep.tools.live_fetch import DEFAULT_USER_AGENT, fetch_live, is_web_url
+from scrapy_rep.tools.live_fetch import (
+    DEFAULT_USER_AGENT,
+    FetchRefused,
+    Network,
+    fetch_live,
+    is_web_url,
+)
 from scrapy_rep.tools.store_view import StoreName, describe, forget_origin, read_origin
 from scrapy_rep.tools.tester.answers import diff_lines, line_report, verdicts
 from scrapy_rep.tools.tester.guard import (
@@ -64,7 +73,7 @@ from scrapy_rep.tools.tester.guard import (
 )
 from scrapy_rep.tools.tester.report_api import forget_filtered, report_answer
 
-__all__ = ["LINK_LIMIT", "Limits", "TesterConfig", "make_server", "serve"]
+__all__ = ["LINK_LIMIT", "MAX_ROWS", "Limits", "TesterConfig", "make_server", "serve"]
 
 _JS: Final = "text/javascript; charset=utf-8"
 _SVG: Final = "image/svg+xml"
@@ -88,6 +97,10 @@ _PAGES: Final = {"/": "index.html", "/report": "report.html"}
 #: answers 414 to a request line over 65,536 bytes (``GET <target> HTTP/1.1``
 #: and CRLF). The page says so rather than offer a link that opens nothing.
 LINK_LIMIT: Final = 65_536 - len("GET  HTTP/1.1\r\n")
+#: The most rows (URLs x crawlers) one ``/api/test`` computes: a link of
+#: 64 KB can name millions, and the page runs a link's test without a click.
+MAX_ROWS: Final = 10_000
+_BUG: Final = "the Tester failed on this request (a bug): see its terminal"
 _CSP: Final = (
     "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
     "img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
@@ -111,6 +124,8 @@ class TesterConfig:
     #: Host names answered beside 127.0.0.1, localhost and the bound address.
     allowed_hosts: tuple[str, ...] = ()
     limits: Limits = field(default_factory=Limits)
+    #: How live fetches resolve names and connect (``fetch_guard``; tests give their own).
+    network: Network = field(default_factory=Network)
 
 
 def _static(name: str) -> bytes:
@@ -147,8 +162,9 @@ class TesterHandler(BaseHTTPRequestHandler):
             route(urlsplit(self.path))
         except Refused as refused:
             self._json({"error": str(refused)}, refused.status)
-        except Exception as exc:  # a bug must not kill the server thread silently
-            self._json({"error": f"{type(exc).__name__}: {exc}"}, 500)
+        except Exception:  # a bug: its text (a path, a stored value) stays in the terminal
+            traceback.print_exc(file=sys.stderr)
+            self._json({"error": _BUG}, 500)
 
     def _get(self, parts: Any) -> None:
         if parts.path in _PAGES:
@@ -242,6 +258,12 @@ class TesterHandler(BaseHTTPRequestHandler):
         text = _text(data.get("robots"), "robots")
         urls = _texts(data.get("urls"), "urls")
         agents = _texts(data.get("agents"), "agents") or list(config.agents)
+        if len(urls) * len(agents) > MAX_ROWS:
+            raise Refused(
+                413,
+                f"{len(urls):,} URLs x {len(agents):,} crawlers = {len(urls) * len(agents):,} "
+                f"results: at most {MAX_ROWS:,} are tested at once; test fewer URLs or crawlers",
+            )
         purposes = [p for p in _texts(data.get("purposes"), "purposes") if p in LABELS]
         access = _text(data.get("access"), "access")
         reason = _text(data.get("access_reason"), "access_reason")
@@ -257,20 +279,26 @@ class TesterHandler(BaseHTTPRequestHandler):
 
     def _live(self, url: str) -> dict[str, Any]:
         """The robots.txt of ``url``'s origin, never ``url`` itself: a link
-        naming an internal page must not make the Tester send that GET."""
+        naming an internal page must not make the Tester send that GET; nor
+        may a redirect (``fetch_guard``: /robots.txt paths only, and no
+        internal address unless the origin asked for is one)."""
         config = self.server.config
         if not is_web_url(url):
             raise Refused(400, f"only http(s) URLs are fetched, not {url!r}")
         origin = origin_of(url)
         if origin is None:
             raise Refused(400, f"not an absolute http(s) URL with a host: {url!r}")
-        got = fetch_live(
-            robots_url(origin),
-            config.timeout,
-            user_agent=config.user_agent,
-            max_bytes=config.max_bytes,
-            max_redirects=config.max_redirects,
-        )
+        try:
+            got = fetch_live(
+                robots_url(origin),
+                config.timeout,
+                user_agent=config.user_agent,
+                max_bytes=config.max_bytes,
+                max_redirects=config.max_redirects,
+                network=config.network,
+            )
+        except FetchRefused as refused:
+            raise Refused(403, str(refused)) from None
         return {
             "url": got.url,
             "kind": got.kind.value,
@@ -295,6 +323,8 @@ class TesterHandler(BaseHTTPRequestHandler):
             key, record = read_origin(store, url)
         except ValueError as exc:
             raise Refused(400, str(exc)) from None
+        except UnreadableRecord as exc:  # the store answers; this record is not one
+            raise Refused(422, str(exc)) from None
         except StorageError as exc:
             raise Refused(503, str(exc)) from None
         answer = describe(record, policy=self.server.config.policy)
@@ -361,6 +391,10 @@ def _texts(value: object, name: str) -> list[str]:
 
 class TesterServer(ThreadingHTTPServer):
     daemon_threads = True
+    #: Connections the kernel completes while the accepting thread is busy
+    #: (``socketserver``'s 5 drops a burst's SYNs, which clients resend a
+    #: second or more later). Linux caps it at ``net.core.somaxconn``.
+    request_queue_size = 128
 
     def __init__(self, address: tuple[str, int], config: TesterConfig) -> None:
         super().__init__(address, TesterHandler)
@@ -430,10 +464,13 @@ def serve(config: TesterConfig, host: str = "127.0.0.1", port: int = 8765) -> in
         names = ", ".join(sorted(host_names(host, config.allowed_hosts)))
         print(
             f"warning: the tester listens on {host}, not on loopback: anyone who can reach "
-            "this address and send one of the names it answers to can use it to fetch any "
-            "site's robots.txt and, with --store, make crawls refetch (the token guards "
-            "against other pages, not against people who see the page). It answers to "
-            f"{names}; add the name people use with --allow-host NAME",
+            "this address and send one of the names it answers to can use it to fetch "
+            "the /robots.txt of any host this machine reaches, those of its own network "
+            "included when they type one (a public site's redirects to loopback, private "
+            "or link-local addresses are refused), and, with --store, read the store and "
+            "make crawls refetch (the token guards against other pages, not against "
+            f"people who see the page). It answers to {names}; add the name people use "
+            "with --allow-host NAME",
             file=sys.stderr,
         )
     server = make_server(config, host, port)

@@ -257,10 +257,15 @@ def test_live_fetch_shows_status_headers_and_follows_the_crawls_rules(
     start_tester: Callable[..., Running],
 ) -> None:
     tester = start_tester(max_bytes=600_000, timeout=5)
-    ok_routes = {
-        "/robots.txt": Redirect("/real.txt"),
-        "/real.txt": Reply(200, BODY.encode(), {"X-Served-By": "test"}),
-    }
+
+    def moved(host: str) -> Redirect | Reply:
+        """127.0.0.1's robots.txt moved to localhost's (a /robots.txt path:
+        the Tester follows no redirect to another path, test_tester_hostile)."""
+        if host.startswith("localhost"):
+            return Reply(200, BODY.encode(), {"X-Served-By": "test"})
+        return Redirect(f"http://localhost:{site.port}/robots.txt")
+
+    ok_routes = {"/robots.txt": moved}
     # One site each: a live fetch asks only for its origin's /robots.txt.
     with (
         SiteServer(ok_routes) as site,
@@ -329,6 +334,9 @@ def test_scrapy_rep_tester_prints_its_address_and_warns_off_loopback(tmp_path: P
             process.terminate()
             _, err = process.communicate(timeout=10)
         assert ("warning: the tester listens on 0.0.0.0" in err) is warned
+        # ... and says what the Tester reaches for those people: this machine's network
+        reach = "the /robots.txt of any host this machine reaches, those of its own network"
+        assert (reach in " ".join(err.split())) is warned
 
 
 def test_scrapy_robots_serve_takes_the_projects_settings(scrapy_serve: Callable[..., dict]) -> None:

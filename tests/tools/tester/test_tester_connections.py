@@ -6,9 +6,11 @@ open. Real Testers on 127.0.0.1, raw sockets; nothing waits on the clock.
 
 from __future__ import annotations
 
+import selectors
 import socket
 import socketserver
 import threading
+import time
 from collections.abc import Callable
 from contextlib import closing
 from typing import Any
@@ -185,3 +187,50 @@ def test_closing_the_tester_does_not_wait_for_an_idle_connection() -> None:
     closer.join(PATIENCE * 3)
     serving.join(PATIENCE)
     assert closed_at_once
+
+
+def test_a_burst_of_connections_is_taken_at_once_not_after_syn_retries() -> None:
+    """Fifty connections at once, as a page of many requests or a few tabs
+    opening together make: the kernel completes every handshake while the
+    Tester is busy (its listen backlog holds them), instead of dropping the
+    SYNs past the backlog, which clients then resend a second or more later.
+    The connections are made before the Tester accepts any, so the backlog
+    alone must hold them: with a backlog of 5 the sixth and later never
+    connect, however long the wait. Then each is answered (200, or 503 past
+    ``max_connections``)."""
+    server = make_server(tester_server.TesterConfig())
+    port = server.server_address[1]
+    clients = [socket.socket() for _ in range(50)]
+    try:
+        for client in clients:
+            client.setblocking(False)
+            client.connect_ex(("127.0.0.1", port))
+        pending = set(clients)
+        with selectors.DefaultSelector() as waiting:
+            for client in clients:
+                waiting.register(client, selectors.EVENT_WRITE)
+            deadline = time.monotonic() + PATIENCE
+            while pending and time.monotonic() < deadline:
+                for key, _ in waiting.select(deadline - time.monotonic()):
+                    waiting.unregister(key.fileobj)
+                    pending.discard(key.fileobj)  # type: ignore[arg-type]
+        assert not pending, f"{len(pending)} of 50 connections waited for a SYN retry"
+        assert all(client.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR) == 0 for client in clients)
+        serving = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
+        serving.start()
+        try:
+            statuses = []
+            for client in clients:
+                client.setblocking(True)
+                client.settimeout(PATIENCE)
+                client.sendall(request_for(port))
+                statuses.append(status_of(read_to_the_end(client)))
+                client.close()
+            assert set(statuses) <= {200, 503} and statuses.count(200) >= 1
+        finally:
+            server.shutdown()
+            serving.join(PATIENCE)
+    finally:
+        for client in clients:
+            client.close()
+        server.server_close()

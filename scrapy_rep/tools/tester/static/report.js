@@ -125,7 +125,11 @@ function showCounts(answer) {
   for (const [flag, count] of Object.entries(answer.summary.flags)) {
     if (count) notes.push(flag + " " + count.toLocaleString("en"));
   }
-  if (answer.summary.unreadable) notes.push("unreadable " + answer.summary.unreadable);
+  if (answer.summary.unreadable) {
+    const named = answer.summary.unreadable_keys; // the first ten: the count says how many
+    notes.push("unreadable " + answer.summary.unreadable.toLocaleString("en") + " (" +
+      named.join(", ") + (answer.summary.unreadable > named.length ? ", ..." : "") + ")");
+  }
   const extra = el("li", notes.join("; "), "notes");
   list.append(extra);
 }
