@@ -143,7 +143,7 @@ class Alone:
     def _count(self) -> int:
         return count(self._connection.db())
 
-    def _scan_keys(self, into: KeyFilter, after: str) -> str | None:
+    def _scan_keys(self, into: KeyFilter, after: object) -> object:
         return scan_keys(self._connection.db(), into, after, _SCAN_BATCH)
 
     async def _learn_keys(self) -> None:
@@ -153,7 +153,7 @@ class Alone:
         try:
             total = await connection.run(self._count, here=False)
             found = KeyFilter(total)
-            after: str | None = ""
+            after: object = ""
             while after is not None and total:
                 after = await connection.run(self._scan_keys, found, after, here=False)
         except (sqlite3.Error, RuntimeError) as exc:  # every load reads, as before

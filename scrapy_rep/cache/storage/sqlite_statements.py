@@ -134,15 +134,17 @@ def count(db: sqlite3.Connection) -> int:
     return int(db.execute("SELECT count(*) FROM origins").fetchone()[0])
 
 
-def scan_keys(db: sqlite3.Connection, into: KeyFilter, after: str, batch: int) -> str | None:
-    """Add the ``batch`` keys after ``after`` to ``into``: the last one, or
-    None at the table's end."""
+def scan_keys(db: sqlite3.Connection, into: KeyFilter, after: object, batch: int) -> object:
+    """Add the ``batch`` keys after ``after`` to ``into``: the last one as
+    read, or None at the table's end. Paging goes on from the key as read:
+    a foreign writer's BLOB key, turned to text, sorts before every BLOB
+    again, and the scan would never end."""
     rows = db.execute(
         "SELECT key FROM origins WHERE key > ? ORDER BY key LIMIT ?", (after, batch)
     ).fetchall()
     for (key,) in rows:
         into.add(str(key))
-    return str(rows[-1][0]) if len(rows) == batch else None
+    return rows[-1][0] if len(rows) == batch else None
 
 
 #: The records after a key, in key order, with the header line and the

@@ -4,6 +4,7 @@ turns both off when another process opens the file (docs/spec.md §3.5)."""
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 from pathlib import Path
@@ -208,3 +209,38 @@ async def test_storage_3_5_sqlite_alone_a_newcomer_finds_the_locks_held_in_memor
         assert not holder._alone.active  # sharing, for good
     finally:
         await holder.close()
+
+
+@deferred_f_from_coro_f
+async def test_storage_3_5_sqlite_alone_reads_past_foreign_blob_keys(
+    tmp_path: Path, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file with keys another writer stored as BLOBs, more than one batch
+    of them: learning the keys at open ends (paging from the key as read;
+    as text, every BLOB sorted after it again and the scan never ended)."""
+    import sqlite3
+
+    monkeypatch.setattr(backend, "_SCAN_BATCH", 3)
+    path = tmp_path / "robots.sqlite3"
+    earlier = await SqliteStorage.open(path, clock=clock)
+    await earlier.put("https://o.example:443", sample(clock.now), 3600.0)
+    await earlier.close()
+    with sqlite3.connect(path) as db:
+        columns = [row[1] for row in db.execute("PRAGMA table_info(origins)")]
+        row = db.execute("SELECT * FROM origins").fetchone()
+        for n in range(10):
+            foreign = dict(zip(columns, row), key=f"blob{n}".encode())
+            marks = ", ".join("?" * len(columns))
+            db.execute(
+                f"INSERT INTO origins ({', '.join(columns)}) VALUES ({marks})",
+                [foreign[c] for c in columns],
+            )
+    storage = await SqliteStorage.open(path, clock=clock)
+    try:
+        scan = storage._alone._scan
+        if scan is not None:
+            await asyncio.wait_for(asyncio.shield(scan), 10)
+        assert storage._alone._known
+        assert await storage.get("https://o.example:443") == sample(clock.now)
+    finally:
+        await storage.close()
