@@ -1,4 +1,11 @@
-"""Crawl helpers: a spider that records what it got, and one call to run a crawl."""
+"""Crawl helpers: a spider that records what it got, and one call to run a crawl.
+
+The crawls are wired as users wire them: ``ADDONS = {"scrapy_rep.Addon": 0}``
+(both middlewares, the extensions). ``BY_HAND`` is the variant: the downloader
+middleware alone, set in ``DOWNLOADER_MIDDLEWARES`` without the spider
+middleware, so every request reaches the downloader middleware; ``WIRINGS``
+runs a test both ways.
+"""
 
 from __future__ import annotations
 
@@ -17,9 +24,11 @@ from scrapy_rep.crawler.errors import RobotsTxtDisallowed
 BUILTIN = "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware"
 OURS = "scrapy_rep.RobotsTxtMiddleware"
 
+ADDON = "scrapy_rep.Addon"
+
 SETTINGS: dict[str, Any] = {
     "ROBOTSTXT_OBEY": True,
-    "DOWNLOADER_MIDDLEWARES": {OURS: 100, BUILTIN: None},
+    "ADDONS": {ADDON: 0},
     "DOWNLOAD_TIMEOUT": 5,
     "RETRY_ENABLED": False,
     "USER_AGENT": "TestBot/1.0 (+http://127.0.0.1/)",
@@ -30,6 +39,16 @@ SETTINGS: dict[str, Any] = {
     "REP_STORAGE": "memory",
     "REP_UNREACHABLE_WAIT": 0,
 }
+
+#: Merged over SETTINGS: the downloader middleware set by hand, no add-on, so
+#: no spider middleware (no drop before the scheduler, no early fetch).
+BY_HAND: dict[str, Any] = {
+    "ADDONS": {},
+    "DOWNLOADER_MIDDLEWARES": {OURS: 100, BUILTIN: None},
+}
+
+#: ``@pytest.mark.parametrize("wiring", WIRINGS)``, then ``crawl(..., {**WIRINGS[wiring], ...})``.
+WIRINGS: dict[str, dict[str, Any]] = {"add-on": {}, "by hand": BY_HAND}
 
 
 class RecordingSpider(Spider):

@@ -20,7 +20,7 @@ from scrapy_rep import signals
 from scrapy_rep.crawler.errors import ForbiddenByRobotsTxt, RobotsTxtDisallowed
 from scrapy_rep.crawler.middleware import RobotsTxtMiddleware
 
-from .conftest import BUILTIN, SETTINGS, RecordingSpider, crawl, spider_of, stats
+from .conftest import BUILTIN, BY_HAND, SETTINGS, RecordingSpider, crawl, spider_of, stats
 from .servers import Hang, Reply, SiteServer
 
 DISALLOW_ALL = b"User-agent: *\nDisallow: /\n"
@@ -306,7 +306,7 @@ async def test_scrapy_addon_enables_ours_and_disables_the_builtin() -> None:
 async def test_scrapy_builtin_beside_ours_is_disabled_with_a_warning(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    settings = {"DOWNLOADER_MIDDLEWARES": {"scrapy_rep.RobotsTxtMiddleware": 100}}
+    settings = {**BY_HAND, "DOWNLOADER_MIDDLEWARES": {"scrapy_rep.RobotsTxtMiddleware": 100}}
     with (
         SiteServer({"/robots.txt": Reply(404, DISALLOW_ALL)}) as site,
         caplog.at_level(logging.WARNING),

@@ -21,16 +21,13 @@ from scrapy import Request
 from scrapy.utils.defer import deferred_f_from_coro_f
 from twisted.python.failure import Failure
 
-from .conftest import RecordingSpider, crawl, spider_of
+from .conftest import BY_HAND, RecordingSpider, crawl, spider_of
 from .servers import Reply, SiteServer
 
 ROBOTS = b"User-agent: *\nDisallow: /private\n"
 AUTH = "Basic dXNlcjpwYXNz"  # user:pass
 
-SETUPS = {
-    "by hand": {},
-    "add-on": {"ADDONS": {"scrapy_rep.Addon": 0}, "DOWNLOADER_MIDDLEWARES": {}},
-}
+SETUPS = {"by hand": BY_HAND, "add-on": {}}
 
 
 @dataclass
