@@ -11,7 +11,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from crawler.conftest import SETTINGS, RecordingSpider, crawl, spider_of, stats
+from crawler.conftest import (
+    SETTINGS,
+    WIRINGS,
+    ArrivingSpider,
+    RecordingSpider,
+    crawl,
+    spider_of,
+    stats,
+)
 from crawler.servers import Reply, SiteServer
 from scrapy.http import Request
 from scrapy.utils.defer import deferred_f_from_coro_f
@@ -197,6 +205,96 @@ async def test_status_503_dead_origin_dropped_after_unreachable_wait() -> None:
     assert len(spider.dropped) == 5 and not spider.got and not spider.failed
     assert all(isinstance(e, RobotsTxtUnreachable) for e in spider.dropped.values())
     assert stats(crawler)["robotstxt/unreachable"] == 5
+
+
+@pytest.mark.parametrize("wiring", WIRINGS)
+@deferred_f_from_coro_f
+async def test_cache_3_expiry_between_arrivals_later_requests_meet_the_new_rules(
+    wiring: str, clock: FakeClock
+) -> None:
+    """docs/spec.md §3: requests that come after the copy expired, mid-crawl, are
+    checked against robots.txt asked again, not the expired copy (the add-on's
+    check before the scheduler included)."""
+    robots = Switch(Reply(200, DISALLOW_PRIVATE))
+
+    def expire(spider: ArrivingSpider, wave: int) -> None:
+        robots.reply = Reply(200, b"User-agent: *\nDisallow: /open\n")
+        clock.advance(25 * HOUR)
+
+    settings = {**WIRINGS[wiring], "REP_CLOCK": clock}
+    with SiteServer({"/robots.txt": robots}) as site:
+        first, later = (
+            [site.url("/open/1"), site.url("/private/1")],
+            [
+                site.url("/private/2"),
+                site.url("/open/2"),
+            ],
+        )
+        crawler = await crawl(first, settings, ArrivingSpider, waves=[later], before=expire)
+    spider = spider_of(crawler)
+    assert site.paths() == ["/robots.txt", "/open/1", "/robots.txt", "/private/2"]
+    assert spider.got == [site.url("/open/1"), site.url("/private/2")]
+    assert sorted(spider.dropped) == [site.url("/open/2"), site.url("/private/1")]
+    assert all(isinstance(e, ForbiddenByRobotsTxt) for e in spider.dropped.values())
+    assert stats(crawler)["robotstxt/request_count"] == 2
+
+
+@pytest.mark.parametrize(
+    "wiring",
+    [
+        pytest.param(
+            "add-on",
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason="add-on: an origin closed by a 503 is never asked again: the check "
+                "before the scheduler reads the closed state without settling it "
+                "(peek), so the retry that is due never starts and every later request "
+                "is dropped as unreachable",
+            ),
+        ),
+        "by hand",
+    ],
+)
+@deferred_f_from_coro_f
+async def test_status_503_outage_is_asked_again_when_later_requests_come(
+    wiring: str, clock: FakeClock
+) -> None:
+    """docs/spec.md §2.2: an origin closed by a 503 is retried on its schedule.
+    Its first request meets the 503 (no quick retries: REP_UNREACHABLE_WAIT is
+    0) and is dropped; the site recovers; the first request that comes once
+    the retry is due starts it (and is dropped: the origin is closed until
+    the answer); the requests that come after the answer meet its rules,
+    whatever way they take (docs/spec.md §2.2, the issue's by-hand figures)."""
+    robots = Switch(Reply(503))
+
+    async def then(spider: ArrivingSpider, wave: int) -> None:
+        if wave == 1:
+            robots.reply = Reply(200, DISALLOW_PRIVATE)
+            clock.advance(60)  # past the first retry's wait (30 s)
+        else:
+            await spider.until_resolved(2, timeout=5)  # closed, then the retry's rules
+
+    settings = {
+        **WIRINGS[wiring],
+        "REP_CLOCK": clock,
+        # longer than any crawl here in real time: no retry but one asked for
+        "REP_RETRY_BUSY_INITIAL": 30,
+        "REP_RETRY_BUSY_MAX": 30,
+        "REP_RETRY_JITTER": 0,
+    }
+    with SiteServer({"/robots.txt": robots}) as site:
+        waves = [[site.url("/p/2")], [site.url("/open"), site.url("/private/x")]]
+        crawler = await crawl(
+            [site.url("/p/1")], settings, ArrivingSpider, waves=waves, before=then
+        )
+    spider = spider_of(crawler)
+    assert isinstance(spider, ArrivingSpider) and spider.arrived == [0, 1, 2]
+    assert site.paths() == ["/robots.txt", "/robots.txt", "/open"]
+    assert [access.state for access in spider.resolved] == [AccessState.CLOSED, AccessState.RULES]
+    assert spider.got == [site.url("/open")]
+    for url in ("/p/1", "/p/2"):
+        assert isinstance(spider.dropped.pop(site.url(url)), RobotsTxtUnreachable)
+    assert isinstance(spider.dropped[site.url("/private/x")], ForbiddenByRobotsTxt)
 
 
 @deferred_f_from_coro_f

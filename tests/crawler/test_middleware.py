@@ -20,7 +20,17 @@ from scrapy_rep import signals
 from scrapy_rep.crawler.errors import ForbiddenByRobotsTxt, RobotsTxtDisallowed
 from scrapy_rep.crawler.middleware import RobotsTxtMiddleware
 
-from .conftest import BUILTIN, BY_HAND, SETTINGS, RecordingSpider, crawl, spider_of, stats
+from .conftest import (
+    BUILTIN,
+    BY_HAND,
+    SETTINGS,
+    WIRINGS,
+    ArrivingSpider,
+    RecordingSpider,
+    crawl,
+    spider_of,
+    stats,
+)
 from .servers import Hang, Reply, SiteServer
 
 DISALLOW_ALL = b"User-agent: *\nDisallow: /\n"
@@ -70,6 +80,29 @@ async def test_scrapy_hanging_robots_txt_does_not_delay_other_origins() -> None:
     assert spider.got == [healthy.url("/fast")]
     assert len(spider.dropped) == 12  # unreachable after the timeout
     assert hanging.paths() == ["/robots.txt"]
+
+
+@pytest.mark.parametrize("wiring", WIRINGS)
+@deferred_f_from_coro_f
+async def test_spec_8_3_requests_arriving_later_meet_the_verdict_fetched_once(
+    wiring: str,
+) -> None:
+    """Requests that come wave after wave, as in a live crawl: robots.txt is
+    fetched once, for the first; every later one is checked against that
+    verdict. With the add-on, a forbidden one that comes once the verdict is
+    known is dropped before the scheduler."""
+    with SiteServer({"/robots.txt": Reply(200, b"User-agent: *\nDisallow: /private\n")}) as site:
+        waves = [[site.url("/private/1"), site.url("/b")], [site.url("/c"), site.url("/private/2")]]
+        crawler = await crawl(
+            [site.url("/a")], WIRINGS[wiring], ArrivingSpider, waves=waves, gap=0.1
+        )
+    spider = spider_of(crawler)
+    assert isinstance(spider, ArrivingSpider) and spider.arrived == [0, 1, 2]
+    assert site.paths() == ["/robots.txt", "/a", "/b", "/c"]
+    assert spider.got == [site.url("/a"), site.url("/b"), site.url("/c")]
+    assert sorted(spider.dropped) == [site.url("/private/1"), site.url("/private/2")]
+    assert stats(crawler)["robotstxt/forbidden"] == 2
+    assert stats(crawler).get("robotstxt/dropped_early", 0) == (2 if wiring == "add-on" else 0)
 
 
 class SitemapSpider(RecordingSpider):
