@@ -297,6 +297,59 @@ async def test_status_503_outage_is_asked_again_when_later_requests_come(
     assert isinstance(spider.dropped[site.url("/private/x")], ForbiddenByRobotsTxt)
 
 
+@pytest.mark.parametrize("wiring", WIRINGS)
+@pytest.mark.parametrize("retry", [30, 60], ids=["retry due", "retry not yet due"])
+@pytest.mark.xfail(
+    strict=True,
+    reason="both wirings: when REP_UNREACHABLE_DISALLOW ends with no copy, a request "
+    "passes under allow-all before robots.txt is asked again (by hand too; with the "
+    "retry due it starts, but the request does not wait for it)",
+)
+@deferred_f_from_coro_f
+async def test_status_503_window_end_is_a_reason_to_ask_not_to_allow(
+    wiring: str, retry: float, clock: FakeClock
+) -> None:
+    """docs/spec.md §2.2: an outage with no copy turns allow-all once
+    REP_UNREACHABLE_DISALLOW is over, for a site still unreachable, not for
+    one nobody asked again: a request that comes then is not fetched before
+    robots.txt is asked again (which now forbids it), whether the retry's
+    wait is over or not."""
+    robots = Switch(Reply(503))
+
+    async def then(spider: ArrivingSpider, wave: int) -> None:
+        if wave == 1:
+            robots.reply = Reply(200, DISALLOW_PRIVATE)  # the site recovered at once
+            clock.advance(31)  # the 30 s window is over
+        else:
+            await spider.until(
+                lambda: bool(spider.resolved) and spider.resolved[-1].state is AccessState.RULES,
+                timeout=5,
+            )
+
+    settings = {
+        **WIRINGS[wiring],
+        "REP_CLOCK": clock,
+        "REP_UNREACHABLE_DISALLOW": 30,
+        # longer than any crawl here in real time: no retry but one asked for
+        "REP_RETRY_BUSY_INITIAL": retry,
+        "REP_RETRY_BUSY_MAX": retry,
+        "REP_RETRY_JITTER": 0,
+    }
+    with SiteServer({"/robots.txt": robots}) as site:
+        waves = [[site.url("/private/late")], [site.url("/open"), site.url("/private/x")]]
+        crawler = await crawl(
+            [site.url("/p/1")], settings, ArrivingSpider, waves=waves, before=then
+        )
+    spider = spider_of(crawler)
+    assert "/private/late" not in site.paths()
+    assert isinstance(spider, ArrivingSpider) and spider.arrived == [0, 1, 2]
+    assert [path for path in site.paths() if path != "/robots.txt"] == ["/open"]
+    assert spider.got == [site.url("/open")]
+    assert isinstance(spider.dropped[site.url("/p/1")], RobotsTxtUnreachable)
+    assert site.url("/private/late") in spider.dropped
+    assert isinstance(spider.dropped[site.url("/private/x")], ForbiddenByRobotsTxt)
+
+
 @deferred_f_from_coro_f
 async def test_scrapy_robotstxt_resolved_on_fetch_refresh_and_cache(
     tmp_path: Path, clock: FakeClock

@@ -94,8 +94,9 @@ class ArrivingSpider(RecordingSpider):
     dropped or failed): a chain, so no wave races the crawl's answers. Before
     each later wave, ``before(spider, n)`` is awaited: the test's own trigger
     (switch the site's robots.txt, move the injected clock, wait for the
-    crawl's progress with ``until_resolved``). Then ``gap`` seconds of real
-    time pass: for arrival only, no assertion may depend on them.
+    crawl's progress with ``until`` or ``until_resolved``). Then ``gap``
+    seconds of real time pass: for arrival only, no assertion may depend on
+    them.
     """
 
     name = "arriving"
@@ -127,7 +128,7 @@ class ArrivingSpider(RecordingSpider):
         yielded = 0
         for number, wave in enumerate(self.waves):
             if number:
-                await self._until(lambda n=yielded: self.outcomes >= n, self.SETTLE_TIMEOUT)
+                await self.until(lambda n=yielded: self.outcomes >= n, self.SETTLE_TIMEOUT)
                 if self.before is not None:
                     triggered = self.before(self, number)
                     if triggered is not None:
@@ -143,11 +144,11 @@ class ArrivingSpider(RecordingSpider):
     async def until_resolved(self, count: int, timeout: float = 10.0) -> None:
         """Wait until robotstxt_resolved has been sent ``count`` times (an
         origin's access known, or changed): a retry's answer, say."""
-        await self._until(lambda: len(self.resolved) >= count, timeout)
+        await self.until(lambda: len(self.resolved) >= count, timeout)
 
     @staticmethod
-    async def _until(done: Callable[[], bool], timeout: float) -> None:
-        """Wait for the crawl's progress, not for time to pass."""
+    async def until(done: Callable[[], bool], timeout: float = 10.0) -> None:
+        """Wait for the crawl's progress (``done()``), not for time to pass."""
         deadline = time.monotonic() + timeout
         while not done():
             if time.monotonic() > deadline:
