@@ -45,8 +45,9 @@ async def test_scrapy_dont_obey_robotstxt_meta_skips_the_check() -> None:
     assert site.paths() == ["/page"]  # robots.txt not even fetched
 
 
+@pytest.mark.parametrize("wiring", WIRINGS)
 @deferred_f_from_coro_f
-async def test_spec_8_3_burst_of_concurrent_requests_none_passes() -> None:
+async def test_spec_8_3_burst_of_concurrent_requests_none_passes(wiring: str) -> None:
     """The built-in lets most of a burst through a pending fetch; none may pass."""
 
     def slow_robots(host: str) -> Reply:
@@ -55,9 +56,8 @@ async def test_spec_8_3_burst_of_concurrent_requests_none_passes() -> None:
 
     with SiteServer({"/robots.txt": slow_robots}) as site:
         urls = [site.url(f"/page{i}") for i in range(30)]
-        crawler = await crawl(
-            urls, {"CONCURRENT_REQUESTS": 32, "CONCURRENT_REQUESTS_PER_DOMAIN": 32}
-        )
+        settings = {"CONCURRENT_REQUESTS": 32, "CONCURRENT_REQUESTS_PER_DOMAIN": 32}
+        crawler = await crawl(urls, {**WIRINGS[wiring], **settings})
     spider = spider_of(crawler)
     assert site.paths() == ["/robots.txt"]
     assert spider.got == []
