@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from crawler.conftest import (
+    BY_HAND,
     SETTINGS,
     WIRINGS,
     ArrivingSpider,
@@ -64,7 +65,9 @@ async def test_status_5xx_stays_closed_across_restarts_for_12h_then_last_good_co
     origin for 12 hours, across restarts, then the last good copy applies
     (the older Google rules keep it closed)."""
     robots = Switch(Reply(200, DISALLOW_PRIVATE))
-    settings = sqlite(tmp_path, clock, REP_OUTAGE_RULES=rules)
+    # By hand: its per-request counts by state would race the add-on's check
+    # before the scheduler, which drops uncounted (EARLY_DROPS_UNCOUNTED).
+    settings = {**BY_HAND, **sqlite(tmp_path, clock, REP_OUTAGE_RULES=rules)}
     with SiteServer({"/robots.txt": robots}) as site:
         urls = [site.url("/public"), site.url("/private")]
         good = await crawl(urls, settings)
@@ -117,7 +120,9 @@ async def test_status_5xx_after_30d_pages_that_answered_keep_the_site_open(
     last day is crawled as if it had no robots.txt; one whose pages did not is
     closed. The middleware hears of those answers from the responses."""
     robots = Switch(Reply(200, DISALLOW_PRIVATE))
-    settings = sqlite(tmp_path, clock, REP_UNREACHABLE_WAIT=0)
+    # By hand: its per-request counts by state would race the add-on's check
+    # before the scheduler, which drops uncounted (EARLY_DROPS_UNCOUNTED).
+    settings = {**BY_HAND, **sqlite(tmp_path, clock, REP_UNREACHABLE_WAIT=0)}
     with SiteServer({"/robots.txt": robots}) as site:
         urls = [site.url("/public"), site.url("/private")]
         await crawl(urls, settings)  # the good copy
@@ -348,6 +353,73 @@ async def test_status_503_window_end_is_a_reason_to_ask_not_to_allow(
     assert isinstance(spider.dropped[site.url("/p/1")], RobotsTxtUnreachable)
     assert site.url("/private/late") in spider.dropped
     assert isinstance(spider.dropped[site.url("/private/x")], ForbiddenByRobotsTxt)
+
+
+#: The add-on's check before the scheduler drops a request of an origin in an
+#: outage without counting it in robotstxt/unreachable/<state> (nor, for the
+#: last copy, in robotstxt/cache/stale_used), though docs/stats-signals.md
+#: counts every request answered during an outage, and the spider middleware
+#: promises the downloader's stats. Which requests it drops depends on when
+#: the origin's answer is known, so the counts vary from run to run.
+EARLY_DROPS_UNCOUNTED = pytest.mark.xfail(
+    strict=True,
+    reason="add-on: a request dropped before the scheduler in an outage is not counted "
+    "in robotstxt/unreachable/<state> nor robotstxt/cache/stale_used",
+)
+
+
+@pytest.mark.parametrize("wiring", [pytest.param("add-on", marks=EARLY_DROPS_UNCOUNTED), "by hand"])
+@deferred_f_from_coro_f
+async def test_status_503_every_request_answered_closed_is_counted(wiring: str) -> None:
+    """docs/stats-signals.md: robotstxt/unreachable/closed counts the requests
+    answered during an outage in the closed state, those that come once it is
+    known included (dropped before the scheduler with the add-on)."""
+    with SiteServer({"/robots.txt": Reply(503)}) as site:
+        waves = [[site.url("/private/2"), site.url("/p/2")]]
+        crawler = await crawl([site.url("/p/1")], WIRINGS[wiring], ArrivingSpider, waves=waves)
+    spider = spider_of(crawler)
+    assert len(spider.dropped) == 3 and not spider.got
+    counts = stats(crawler)
+    assert counts["robotstxt/unreachable"] == 3
+    assert counts["robotstxt/cache/miss"] == 1 and counts["robotstxt/cache/hit"] == 2
+    assert counts.get("robotstxt/dropped_early", 0) == (2 if wiring == "add-on" else 0)
+    assert counts["robotstxt/unreachable/closed"] == 3
+
+
+@pytest.mark.parametrize("wiring", [pytest.param("add-on", marks=EARLY_DROPS_UNCOUNTED), "by hand"])
+@deferred_f_from_coro_f
+async def test_status_5xx_every_request_answered_by_the_last_copy_is_counted(
+    wiring: str, clock: FakeClock
+) -> None:
+    """docs/spec.md §2.2, docs/stats-signals.md: 12 h into an outage the last
+    good copy applies; each request it answers counts in
+    robotstxt/unreachable/cached_copy and robotstxt/cache/stale_used, the one
+    that comes once that state is known included (forbidden before the
+    scheduler with the add-on)."""
+    robots = Switch(Reply(200, DISALLOW_PRIVATE))
+
+    def then(spider: ArrivingSpider, wave: int) -> None:
+        if wave == 1:
+            robots.reply = Reply(503)
+            clock.advance(25 * HOUR)  # the copy expired an hour ago: refresh -> 503
+        elif wave == 2:
+            clock.advance(12 * HOUR + 60)  # the last good copy applies
+
+    settings = {**WIRINGS[wiring], "REP_CLOCK": clock}
+    with SiteServer({"/robots.txt": robots}) as site:
+        waves = [[site.url("/p/2")], [site.url("/p/3")], [site.url("/private/4")]]
+        crawler = await crawl(
+            [site.url("/p/1")], settings, ArrivingSpider, waves=waves, before=then
+        )
+    spider = spider_of(crawler)
+    assert spider.got == [site.url("/p/1"), site.url("/p/3")]
+    assert isinstance(spider.dropped[site.url("/p/2")], RobotsTxtUnreachable)
+    assert isinstance(spider.dropped[site.url("/private/4")], ForbiddenByRobotsTxt)
+    counts = stats(crawler)
+    assert counts.get("robotstxt/dropped_early", 0) == (1 if wiring == "add-on" else 0)
+    assert counts["robotstxt/unreachable/closed"] == 1
+    assert counts["robotstxt/unreachable/cached_copy"] == 2
+    assert counts["robotstxt/cache/stale_used"] == 2
 
 
 @deferred_f_from_coro_f
