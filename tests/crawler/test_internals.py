@@ -21,7 +21,7 @@ from scrapy_rep.crawler.internals import (
     builtin_robotstxt_enabled,
 )
 
-from .conftest import BUILTIN, OURS, SETTINGS, RecordingSpider, spider_of
+from .conftest import BY_HAND, OURS, SETTINGS, RecordingSpider, spider_of
 from .servers import Reply, SiteServer
 
 
@@ -68,8 +68,8 @@ async def test_scrapy_internals_find_the_downloader_slot_and_engine() -> None:
 
 
 def test_scrapy_internals_see_the_builtin_middleware_enabled() -> None:
-    beside = {**SETTINGS, "DOWNLOADER_MIDDLEWARES": {OURS: 100}}
+    beside = {**SETTINGS, **BY_HAND, "DOWNLOADER_MIDDLEWARES": {OURS: 100}}
     crawler = get_crawler(RecordingSpider, beside)
     assert builtin_robotstxt_enabled(crawler.settings)
-    crawler = get_crawler(RecordingSpider, {**SETTINGS, "DOWNLOADER_MIDDLEWARES": {BUILTIN: None}})
+    crawler = get_crawler(RecordingSpider, {**SETTINGS, **BY_HAND})
     assert not builtin_robotstxt_enabled(crawler.settings)

@@ -20,7 +20,17 @@ from scrapy_rep import signals
 from scrapy_rep.crawler.errors import ForbiddenByRobotsTxt, RobotsTxtDisallowed
 from scrapy_rep.crawler.middleware import RobotsTxtMiddleware
 
-from .conftest import BUILTIN, SETTINGS, RecordingSpider, crawl, spider_of, stats
+from .conftest import (
+    BUILTIN,
+    BY_HAND,
+    SETTINGS,
+    WIRINGS,
+    ArrivingSpider,
+    RecordingSpider,
+    crawl,
+    spider_of,
+    stats,
+)
 from .servers import Hang, Reply, SiteServer
 
 DISALLOW_ALL = b"User-agent: *\nDisallow: /\n"
@@ -35,8 +45,9 @@ async def test_scrapy_dont_obey_robotstxt_meta_skips_the_check() -> None:
     assert site.paths() == ["/page"]  # robots.txt not even fetched
 
 
+@pytest.mark.parametrize("wiring", WIRINGS)
 @deferred_f_from_coro_f
-async def test_spec_8_3_burst_of_concurrent_requests_none_passes() -> None:
+async def test_spec_8_3_burst_of_concurrent_requests_none_passes(wiring: str) -> None:
     """The built-in lets most of a burst through a pending fetch; none may pass."""
 
     def slow_robots(host: str) -> Reply:
@@ -45,9 +56,8 @@ async def test_spec_8_3_burst_of_concurrent_requests_none_passes() -> None:
 
     with SiteServer({"/robots.txt": slow_robots}) as site:
         urls = [site.url(f"/page{i}") for i in range(30)]
-        crawler = await crawl(
-            urls, {"CONCURRENT_REQUESTS": 32, "CONCURRENT_REQUESTS_PER_DOMAIN": 32}
-        )
+        settings = {"CONCURRENT_REQUESTS": 32, "CONCURRENT_REQUESTS_PER_DOMAIN": 32}
+        crawler = await crawl(urls, {**WIRINGS[wiring], **settings})
     spider = spider_of(crawler)
     assert site.paths() == ["/robots.txt"]
     assert spider.got == []
@@ -70,6 +80,29 @@ async def test_scrapy_hanging_robots_txt_does_not_delay_other_origins() -> None:
     assert spider.got == [healthy.url("/fast")]
     assert len(spider.dropped) == 12  # unreachable after the timeout
     assert hanging.paths() == ["/robots.txt"]
+
+
+@pytest.mark.parametrize("wiring", WIRINGS)
+@deferred_f_from_coro_f
+async def test_spec_8_3_requests_arriving_later_meet_the_verdict_fetched_once(
+    wiring: str,
+) -> None:
+    """Requests that come wave after wave, as in a live crawl: robots.txt is
+    fetched once, for the first; every later one is checked against that
+    verdict. With the add-on, a forbidden one that comes once the verdict is
+    known is dropped before the scheduler."""
+    with SiteServer({"/robots.txt": Reply(200, b"User-agent: *\nDisallow: /private\n")}) as site:
+        waves = [[site.url("/private/1"), site.url("/b")], [site.url("/c"), site.url("/private/2")]]
+        crawler = await crawl(
+            [site.url("/a")], WIRINGS[wiring], ArrivingSpider, waves=waves, gap=0.1
+        )
+    spider = spider_of(crawler)
+    assert isinstance(spider, ArrivingSpider) and spider.arrived == [0, 1, 2]
+    assert site.paths() == ["/robots.txt", "/a", "/b", "/c"]
+    assert spider.got == [site.url("/a"), site.url("/b"), site.url("/c")]
+    assert sorted(spider.dropped) == [site.url("/private/1"), site.url("/private/2")]
+    assert stats(crawler)["robotstxt/forbidden"] == 2
+    assert stats(crawler).get("robotstxt/dropped_early", 0) == (2 if wiring == "add-on" else 0)
 
 
 class SitemapSpider(RecordingSpider):
@@ -306,7 +339,7 @@ async def test_scrapy_addon_enables_ours_and_disables_the_builtin() -> None:
 async def test_scrapy_builtin_beside_ours_is_disabled_with_a_warning(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    settings = {"DOWNLOADER_MIDDLEWARES": {"scrapy_rep.RobotsTxtMiddleware": 100}}
+    settings = {**BY_HAND, "DOWNLOADER_MIDDLEWARES": {"scrapy_rep.RobotsTxtMiddleware": 100}}
     with (
         SiteServer({"/robots.txt": Reply(404, DISALLOW_ALL)}) as site,
         caplog.at_level(logging.WARNING),

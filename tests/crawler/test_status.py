@@ -15,22 +15,26 @@ from scrapy.utils.defer import deferred_f_from_coro_f
 
 from scrapy_rep.crawler.errors import ForbiddenByRobotsTxt, RobotsTxtUnreachable
 
-from .conftest import crawl, spider_of, stats
+from .conftest import WIRINGS, crawl, spider_of, stats
 from .servers import Behaviour, Hang, Redirect, Reply, Reset, SiteServer, Truncated
 
 DISALLOW_PRIVATE = b"User-agent: *\nDisallow: /private\n"
 DISALLOW_ALL = b"User-agent: *\nDisallow: /\n"
 
 
-async def run(robots: Behaviour, **settings: object) -> tuple[SiteServer, Crawler]:
+async def run(
+    robots: Behaviour, wiring: str = "add-on", **settings: object
+) -> tuple[SiteServer, Crawler]:
     with SiteServer({"/robots.txt": robots}) as site:
-        crawler = await crawl([site.url("/public"), site.url("/private")], dict(settings))
+        wired = {**WIRINGS[wiring], **settings}
+        crawler = await crawl([site.url("/public"), site.url("/private")], wired)
     return site, crawler
 
 
+@pytest.mark.parametrize("wiring", WIRINGS)
 @deferred_f_from_coro_f
-async def test_status_2xx_rules_decide() -> None:
-    site, crawler = await run(Reply(200, DISALLOW_PRIVATE))
+async def test_status_2xx_rules_decide(wiring: str) -> None:
+    site, crawler = await run(Reply(200, DISALLOW_PRIVATE), wiring)
     spider = spider_of(crawler)
     assert site.paths() == ["/robots.txt", "/public"]
     assert spider.got == [site.url("/public")]
@@ -41,11 +45,12 @@ async def test_status_2xx_rules_decide() -> None:
     assert stats(crawler)["robotstxt/forbidden"] == 1
 
 
+@pytest.mark.parametrize("wiring", WIRINGS)
 @pytest.mark.parametrize("status", [404, 401, 403, 410])
 @deferred_f_from_coro_f
-async def test_status_4xx_full_allow(status: int) -> None:
+async def test_status_4xx_full_allow(status: int, wiring: str) -> None:
     # The body says "Disallow: /"; an unavailable robots.txt has no rules at all.
-    site, crawler = await run(Reply(status, DISALLOW_ALL))
+    site, crawler = await run(Reply(status, DISALLOW_ALL), wiring)
     spider = spider_of(crawler)
     assert site.count("/robots.txt") == 1
     assert sorted(site.paths()) == ["/private", "/public", "/robots.txt"]
@@ -67,10 +72,11 @@ def assert_unreachable(site: SiteServer, crawler: Crawler, reason: str) -> None:
     assert stats(crawler)["robotstxt/unreachable"] == 2
 
 
+@pytest.mark.parametrize("wiring", WIRINGS)
 @pytest.mark.parametrize("status", [429, 500, 503])
 @deferred_f_from_coro_f
-async def test_status_429_5xx_full_disallow(status: int) -> None:
-    site, crawler = await run(Reply(status, b"User-agent: *\nAllow: /\n"))
+async def test_status_429_5xx_full_disallow(status: int, wiring: str) -> None:
+    site, crawler = await run(Reply(status, b"User-agent: *\nAllow: /\n"), wiring)
     assert_unreachable(site, crawler, f"HTTP {status}")
 
 

@@ -19,17 +19,14 @@ from scrapy.utils.test import get_crawler
 
 from scrapy_rep.crawler.async_bridge import sleep
 
-from .conftest import SETTINGS, RecordingSpider, stats
+from .conftest import BY_HAND, SETTINGS, RecordingSpider, stats
 from .servers import Reply, SiteServer
 
 ORIGINS = 12
 PAGES = 3
 PLACES = 4  # CONCURRENT_REQUESTS
 
-SETUPS = {
-    "by hand": {},
-    "add-on": {"ADDONS": {"scrapy_rep.Addon": 0}, "DOWNLOADER_MIDDLEWARES": {}},
-}
+SETUPS = {"by hand": BY_HAND, "add-on": {}}
 
 
 class Gate:

@@ -18,7 +18,7 @@ from scrapy_rep.cache.storage import MemoryStorage
 from scrapy_rep.crawler.async_bridge import sleep, wait
 from scrapy_rep.crawler.internals import Parking
 
-from .conftest import SETTINGS, RecordingSpider, spider_of
+from .conftest import BY_HAND, SETTINGS, RecordingSpider, spider_of
 from .servers import Reply, SiteServer
 
 PLACES = 2  # CONCURRENT_REQUESTS
@@ -54,7 +54,7 @@ class HeldPages:
 
 @pytest.mark.parametrize(
     "setup",
-    [{}, {"ADDONS": {"scrapy_rep.Addon": 0}, "DOWNLOADER_MIDDLEWARES": {}}],
+    [BY_HAND, {}],
     ids=["by hand", "add-on"],
 )
 @deferred_f_from_coro_f

@@ -2,6 +2,9 @@
 
 The servers come from tests/crawler/servers.py. Every crawl here runs real
 Scrapy against them; timings are read from the server's own request log.
+The crawls are wired as users wire them, with the add-on (which also enables
+both extensions); ``BY_HAND`` is the variant: the downloader middleware and
+the extensions set by hand, without the spider middleware.
 """
 
 from __future__ import annotations
@@ -26,14 +29,23 @@ FOLLOW_SITEMAPS = "scrapy_rep.crawler.page.sitemaps.FollowSitemaps"
 
 SETTINGS: dict[str, Any] = {
     "ROBOTSTXT_OBEY": True,
-    "DOWNLOADER_MIDDLEWARES": {OURS: 100, BUILTIN: None},
-    "EXTENSIONS": {CRAWL_DELAY: 0, FOLLOW_SITEMAPS: 0},
+    "ADDONS": {"scrapy_rep.Addon": 0},
     "DOWNLOAD_TIMEOUT": 5,
     "RETRY_ENABLED": False,
     "USER_AGENT": "TestBot/1.0 (+http://127.0.0.1/)",
     "REP_STORAGE": "memory",
     "LOG_LEVEL": "DEBUG",
 }
+
+#: Merged over SETTINGS: no add-on, so no spider middleware.
+BY_HAND: dict[str, Any] = {
+    "ADDONS": {},
+    "DOWNLOADER_MIDDLEWARES": {OURS: 100, BUILTIN: None},
+    "EXTENSIONS": {CRAWL_DELAY: 0, FOLLOW_SITEMAPS: 0},
+}
+
+#: ``@pytest.mark.parametrize("wiring", WIRINGS)``, then ``crawl(..., {**WIRINGS[wiring], ...})``.
+WIRINGS: dict[str, dict[str, Any]] = {"add-on": {}, "by hand": BY_HAND}
 
 #: No random variation of DOWNLOAD_DELAY: DOWNLOAD_DELAY_JITTER from Scrapy 2.19
 #: on (which deprecates RANDOMIZE_DOWNLOAD_DELAY), RANDOMIZE_DOWNLOAD_DELAY on 2.18.

@@ -13,7 +13,7 @@ from crawler.servers import Reply, SiteServer
 from scrapy_rep.crawler.config.settings import SettingError, SitemapConfig
 from scrapy_rep.crawler.page.sitemaps import SITEMAP_SOURCE_META
 
-from .conftest import crawl, spider_of, stats
+from .conftest import WIRINGS, crawl, spider_of, stats
 
 FOLLOW = {"REP_FOLLOW_SITEMAPS": True}
 SITEMAP = Reply(200, b"<urlset></urlset>", {"Content-Type": "application/xml"})
@@ -23,8 +23,11 @@ def robots(*lines: str) -> Reply:
     return Reply(200, "\n".join(lines).encode() + b"\n", {"Content-Type": "text/plain"})
 
 
+@pytest.mark.parametrize("wiring", WIRINGS)
 @deferred_f_from_coro_f
-async def test_spec_7_2_follow_sitemaps_of_robots_txt_each_through_its_own_robots() -> None:
+async def test_spec_7_2_follow_sitemaps_of_robots_txt_each_through_its_own_robots(
+    wiring: str,
+) -> None:
     with SiteServer() as home, SiteServer() as other:
         home.routes.update(
             {
@@ -49,7 +52,7 @@ async def test_spec_7_2_follow_sitemaps_of_robots_txt_each_through_its_own_robot
                 "/open/sitemap.xml": SITEMAP,
             }
         )
-        crawler = await crawl([home.url("/a"), home.url("/b")], FOLLOW)
+        crawler = await crawl([home.url("/a"), home.url("/b")], {**WIRINGS[wiring], **FOLLOW})
     spider = spider_of(crawler)
     assert sorted(spider.got) == [home.url("/a"), home.url("/b")]
     got = sorted(response.url for response in spider.sitemaps)
