@@ -235,9 +235,14 @@ class RobotsTxtMiddleware:
             raise drop.error
 
     def announce_early(self, drop: Drop, request: Request) -> None:
-        """A drop decided before the scheduler: counted (its origin's answer was
-        known: a cache hit, as the downloader would count it), logged, signalled."""
-        self._report.count("hit")
+        """A drop decided before the scheduler: counted as the downloader would
+        count it (its origin's answer was known: a cache hit, and its outage
+        state or stale copy), logged, signalled."""
+        origin = self._origins.known(urlparse_cached(request))
+        if origin is not None:
+            self._resolver.counted_early(origin)
+        else:
+            self._report.count("hit")
         self._report.announce(drop, request, early=True)
 
     def early(self, request: Request) -> Drop | None:

@@ -9,6 +9,8 @@ REP_CLOCK, the crawl's progress waited for); never a sleep racing a rule.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from crawler.conftest import WIRINGS, ArrivingSpider, crawl, spider_of, stats
 from crawler.servers import Reply, SiteServer
@@ -53,25 +55,11 @@ async def test_cache_3_expiry_between_arrivals_later_requests_meet_the_new_rules
     assert stats(crawler)["robotstxt/request_count"] == 2
 
 
-@pytest.mark.parametrize(
-    "wiring",
-    [
-        pytest.param(
-            "add-on",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="add-on: an origin closed by a 503 is never asked again: the check "
-                "before the scheduler reads the closed state without settling it "
-                "(peek), so the retry that is due never starts and every later request "
-                "is dropped as unreachable",
-            ),
-        ),
-        "by hand",
-    ],
-)
+@pytest.mark.parametrize("wiring", WIRINGS)
+@pytest.mark.parametrize("store", ["memory", "sqlite"])
 @deferred_f_from_coro_f
 async def test_status_503_outage_is_asked_again_when_later_requests_come(
-    wiring: str, clock: FakeClock
+    wiring: str, store: str, clock: FakeClock, tmp_path: Path
 ) -> None:
     """docs/spec.md §2.2: an origin closed by a 503 is retried on its schedule.
     Its first request meets the 503 (no quick retries: REP_UNREACHABLE_WAIT is
@@ -95,6 +83,9 @@ async def test_status_503_outage_is_asked_again_when_later_requests_come(
         "REP_RETRY_BUSY_INITIAL": 30,
         "REP_RETRY_BUSY_MAX": 30,
         "REP_RETRY_JITTER": 0,
+        # the default store, as users run it, and the memory store
+        "REP_STORAGE": store,
+        "REP_STORAGE_PATH": str(tmp_path / "robots.sqlite3"),
     }
     with SiteServer({"/robots.txt": robots}) as site:
         waves = [[site.url("/p/2")], [site.url("/open"), site.url("/private/x")]]
@@ -113,12 +104,6 @@ async def test_status_503_outage_is_asked_again_when_later_requests_come(
 
 @pytest.mark.parametrize("wiring", WIRINGS)
 @pytest.mark.parametrize("retry", [30, 60], ids=["retry due", "retry not yet due"])
-@pytest.mark.xfail(
-    strict=True,
-    reason="both wirings: when REP_UNREACHABLE_DISALLOW ends with no copy, a request "
-    "passes under allow-all before robots.txt is asked again (by hand too; with the "
-    "retry due it starts, but the request does not wait for it)",
-)
 @deferred_f_from_coro_f
 async def test_status_503_window_end_is_a_reason_to_ask_not_to_allow(
     wiring: str, retry: float, clock: FakeClock
@@ -164,20 +149,7 @@ async def test_status_503_window_end_is_a_reason_to_ask_not_to_allow(
     assert isinstance(spider.dropped[site.url("/private/x")], ForbiddenByRobotsTxt)
 
 
-#: The add-on's check before the scheduler drops a request of an origin in an
-#: outage without counting it in robotstxt/unreachable/<state> (nor, for the
-#: last copy, in robotstxt/cache/stale_used), though docs/stats-signals.md
-#: counts every request answered during an outage, and the spider middleware
-#: promises the downloader's stats. Which requests it drops depends on when
-#: the origin's answer is known, so the counts vary from run to run.
-EARLY_DROPS_UNCOUNTED = pytest.mark.xfail(
-    strict=True,
-    reason="add-on: a request dropped before the scheduler in an outage is not counted "
-    "in robotstxt/unreachable/<state> nor robotstxt/cache/stale_used",
-)
-
-
-@pytest.mark.parametrize("wiring", [pytest.param("add-on", marks=EARLY_DROPS_UNCOUNTED), "by hand"])
+@pytest.mark.parametrize("wiring", WIRINGS)
 @deferred_f_from_coro_f
 async def test_status_503_every_request_answered_closed_is_counted(wiring: str) -> None:
     """docs/stats-signals.md: robotstxt/unreachable/closed counts the requests
@@ -195,7 +167,7 @@ async def test_status_503_every_request_answered_closed_is_counted(wiring: str) 
     assert counts["robotstxt/unreachable/closed"] == 3
 
 
-@pytest.mark.parametrize("wiring", [pytest.param("add-on", marks=EARLY_DROPS_UNCOUNTED), "by hand"])
+@pytest.mark.parametrize("wiring", WIRINGS)
 @deferred_f_from_coro_f
 async def test_status_5xx_every_request_answered_by_the_last_copy_is_counted(
     wiring: str, clock: FakeClock

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from crawler.conftest import BY_HAND, SETTINGS, RecordingSpider, crawl, spider_of, stats
+from crawler.conftest import SETTINGS, RecordingSpider, crawl, spider_of, stats
 from crawler.servers import Reply, SiteServer
 from scrapy.http import Request
 from scrapy.utils.defer import deferred_f_from_coro_f
@@ -56,10 +56,7 @@ async def test_status_5xx_stays_closed_across_restarts_for_12h_then_last_good_co
     origin for 12 hours, across restarts, then the last good copy applies
     (the older Google rules keep it closed)."""
     robots = Switch(Reply(200, DISALLOW_PRIVATE))
-    # By hand: its per-request counts by state would race the add-on's check
-    # before the scheduler, which drops uncounted (test_arrivals.py,
-    # EARLY_DROPS_UNCOUNTED): back to the default wiring once they agree.
-    settings = {**BY_HAND, **sqlite(tmp_path, clock, REP_OUTAGE_RULES=rules)}
+    settings = sqlite(tmp_path, clock, REP_OUTAGE_RULES=rules)
     with SiteServer({"/robots.txt": robots}) as site:
         urls = [site.url("/public"), site.url("/private")]
         good = await crawl(urls, settings)
@@ -112,10 +109,7 @@ async def test_status_5xx_after_30d_pages_that_answered_keep_the_site_open(
     last day is crawled as if it had no robots.txt; one whose pages did not is
     closed. The middleware hears of those answers from the responses."""
     robots = Switch(Reply(200, DISALLOW_PRIVATE))
-    # By hand: its per-request counts by state would race the add-on's check
-    # before the scheduler, which drops uncounted (test_arrivals.py,
-    # EARLY_DROPS_UNCOUNTED): back to the default wiring once they agree.
-    settings = {**BY_HAND, **sqlite(tmp_path, clock, REP_UNREACHABLE_WAIT=0)}
+    settings = sqlite(tmp_path, clock, REP_UNREACHABLE_WAIT=0)
     with SiteServer({"/robots.txt": robots}) as site:
         urls = [site.url("/public"), site.url("/private")]
         await crawl(urls, settings)  # the good copy

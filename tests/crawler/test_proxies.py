@@ -339,21 +339,7 @@ async def test_scrapy_a_proxys_own_answer_is_not_the_sites(
     assert "outcome     unreachable" in shown
 
 
-@pytest.mark.parametrize(
-    "setup",
-    [
-        pytest.param(
-            "add-on",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="add-on: an origin closed by a proxy's own answer is never asked "
-                "again: the check before the scheduler reads the closed state without "
-                "settling it (peek), so the retry that is due never starts",
-            ),
-        ),
-        "by hand",
-    ],
-)
+@pytest.mark.parametrize("setup", SETUPS)
 @pytest.mark.parametrize(
     ("status", "headers"),
     [

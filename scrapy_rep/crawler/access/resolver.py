@@ -291,7 +291,24 @@ class Resolver:
 
     # --- answering ------------------------------------------------------------------------
 
+    def counted_early(self, origin: Origin) -> None:
+        """Count a request answered before the scheduler (``peek``) as
+        ``current`` counts one: a hit, and its outage state or stale copy
+        (docs/stats-signals.md)."""
+        lifecycle = self._states.get(origin)
+        answer = lifecycle.asked(self._clock(), settle=False) if lifecycle is not None else None
+        if isinstance(answer, Use):
+            self._counted(origin, answer, HIT)
+        else:
+            self._count(HIT)
+
     def _answered(self, origin: Origin, use: Use, how: str, via: object) -> Access:
+        self._counted(origin, use, how)
+        if use.retry:
+            self._retry(origin, via)
+        return use.access
+
+    def _counted(self, origin: Origin, use: Use, how: str) -> None:
         self._states.touch(origin)
         self._count(how)
         if use.stale:
@@ -303,9 +320,6 @@ class Resolver:
             self._count(f"unreachable/{OUTAGE_STATES[use.outage]}")
         elif self.outages:
             self.outages.discard(origin)
-        if use.retry:
-            self._retry(origin, via)
-        return use.access
 
     def _retry(self, origin: Origin, via: object) -> None:
         """Start the outage's background retry (unless one is under way):
