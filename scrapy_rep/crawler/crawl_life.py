@@ -133,6 +133,7 @@ class CrawlLife:
     async def _spider_closed(self, spider: Spider) -> None:
         if self._forget_watch is not None:
             self._forget_watch.stop()
+        self._report.closing_line()
         self._report.flush()  # before Scrapy dumps the stats
         await self._resolver.close()
         self._report.flush()  # what closing counted

@@ -75,6 +75,7 @@ from scrapy_rep.tools.lint import ERROR, format_text, lint, printable, report
 from scrapy_rep.tools.robots_source import Source, SourceError, read_source
 
 if TYPE_CHECKING:
+    from scrapy_rep.cache.policy import PolicyConfig
     from scrapy_rep.tools.store_view import StoreName
     from scrapy_rep.tools.tester.server import TesterConfig
 
@@ -178,7 +179,6 @@ def run_lint(args: argparse.Namespace) -> int:
 def run_cache(args: argparse.Namespace) -> int:
     from scrapy_rep.cache.storage import StorageError
     from scrapy_rep.tools.store_view import (
-        StoreName,
         describe,
         forget_origin,
         format_record,
@@ -186,7 +186,7 @@ def run_cache(args: argparse.Namespace) -> int:
     )
 
     try:
-        store = StoreName(args.store, args.redis_prefix, args.wait) if args.store else _project()
+        store, policy, tokens, quirks = _cache_context(args)
         if args.action == "forget":
             key, found = forget_origin(store, args.url)
             if args.json:
@@ -198,7 +198,7 @@ def run_cache(args: argparse.Namespace) -> int:
         key, record = read_origin(store, args.url)
     except (ValueError, StorageError) as error:
         raise SourceError(str(error)) from None
-    data = describe(record)
+    data = describe(record, policy=policy, tokens=tokens, google_quirks=quirks)
     if args.json:
         _out(json.dumps({"origin": key, **data}, ensure_ascii=False))
     else:
@@ -206,14 +206,23 @@ def run_cache(args: argparse.Namespace) -> int:
     return EXIT_OK if record is not None else EXIT_FOUND
 
 
-def _project() -> StoreName:
-    """Inside a Scrapy project, the store its crawls use (imports Scrapy)."""
-    from scrapy_rep.tools.project_store import ProjectStoreError, project_store
+def _cache_context(
+    args: argparse.Namespace,
+) -> tuple[StoreName, PolicyConfig | None, tuple[str, ...], bool]:
+    """The store, and the outage rules and tokens its record is read with:
+    inside a Scrapy project, its crawl's (imports Scrapy), with its store
+    unless ``--store`` names one; outside, the defaults."""
+    from scrapy_rep.tools.project_store import ProjectStoreError, in_a_project, project_view
+    from scrapy_rep.tools.store_view import StoreName
 
+    store = StoreName(args.store, args.redis_prefix, args.wait) if args.store else None
+    if store is not None and not in_a_project():
+        return store, None, (DEFAULT_AGENT,), False
     try:
-        return project_store()
+        view = project_view(store=store)
     except ProjectStoreError as error:
         raise ValueError(str(error)) from None
+    return view.store, view.policy, view.tokens, view.google_quirks
 
 
 def run_tester(args: argparse.Namespace) -> int:

@@ -236,6 +236,7 @@ class Probe:
     refetch: bool = False  # --refetch: fetch and record even when the store keeps an answer
     stored: str = ""  # how the store's record was used, when it answered
     keeps: bool = False  # the project's crawls keep records between runs (not "memory")
+    obey_pace: bool = False  # REP_CRAWL_DELAY = "obey"
     _hops: dict[str, int] = field(default_factory=dict)  # next URL of the chain -> hops so far
 
     def connect(self, crawler: Crawler) -> None:
@@ -284,7 +285,7 @@ class Probe:
     async def run(self, crawler: Crawler) -> None:
         from scrapy import Request
 
-        from scrapy_rep.crawler.config.settings import Config
+        from scrapy_rep.crawler.config.settings import Config, CrawlDelayConfig
         from scrapy_rep.crawler.errors import RobotsTxtDisallowed
         from scrapy_rep.crawler.middleware import RobotsTxtMiddleware
         from scrapy_rep.engine.origin import origin_of, robots_url
@@ -308,6 +309,7 @@ class Probe:
             return
         origin = origin_of(self.url)  # None: the middleware drops it (no origin)
         self.keeps = store_of(config) is not None
+        self.obey_pace = CrawlDelayConfig.from_settings(crawler.settings).obey
         self.robotstxt_url = robots_url(origin) if origin is not None else ""
         try:
             if self.refetch or origin is None or not self._from_store(middleware, request, config):
@@ -376,8 +378,23 @@ class Probe:
         lines.append(f"  access      {self._access()}")
         lines.append(f"  tokens      {', '.join(self.tokens) or '(none)'} ({self.agent_source})")
         lines.extend(self._rule_lines())
+        lines.extend(self._pace_lines())
         lines.extend(self._usage_lines())
         return "\n".join(lines)
+
+    def _pace_lines(self) -> list[str]:
+        """The pace the group asks (docs/crawl-delay.md), and whether the crawl keeps it."""
+        from scrapy_rep.cache.standing import pace_of
+
+        robots = self.access.robots if self.access is not None else None
+        pace = pace_of(robots, self.tokens) if robots is not None else None
+        if pace is None:
+            return []
+        if self.obey_pace:
+            kept = 'applied (REP_CRAWL_DELAY = "obey")'
+        else:
+            kept = 'not applied: REP_CRAWL_DELAY = "obey" applies it'
+        return [f"  pace        {pace:g} s between requests (Crawl-delay/Request-rate): {kept}"]
 
     def _usage_lines(self) -> list[str]:
         """Per declared purpose: its state and the robots.txt lines that decided it."""

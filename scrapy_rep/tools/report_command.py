@@ -129,6 +129,13 @@ def run_report(args: argparse.Namespace) -> int:
             count = write_text(rows, sys.stdout)
     except (ValueError, StorageError) as error:
         raise SourceError(str(error)) from None
+    if not count and filters.host is not None:
+        print(
+            f"scrapy-rep: note: no origin of {context.store.shown()} matches --host "
+            f"{filters.host!r} (with the other filters): it is matched with the host "
+            "(*.example.com), host:port (127.0.0.1:8804) or the origin (https://example.com)",
+            file=sys.stderr,
+        )
     return EXIT_OK if count else EXIT_NONE
 
 

@@ -43,7 +43,9 @@ COLUMNS: Final = (
     "redirected_to",
     "cut",
 )
-DEEP_COLUMNS: Final = ("errors", "warnings", "lint_errors", "forbids_all")
+#: ``pace``: the seconds between requests the file's group for the crawler's
+#: tokens asks (crawl-delay or request-rate), null when none (docs/crawl-delay.md).
+DEEP_COLUMNS: Final = ("errors", "warnings", "lint_errors", "forbids_all", "pace")
 _TIMES: Final = frozenset({"checked", "since", "until", "expires", "good_at", "next_retry"})
 #: What each state means, for the summary (docs/cli.md).
 MEANING: Final = {
@@ -86,6 +88,8 @@ def _notes(row: dict[str, Any]) -> str:
         notes.append(f"lint {row['errors']} errors, {row['warnings']} warnings")
     if row.get("forbids_all"):
         notes.append("forbids everything")
+    if row.get("pace") is not None:
+        notes.append(f"asks {row['pace']:g} s between requests (crawl-delay)")
     notes.append(row["reason"] or str(row["status"]))
     return "; ".join(notes)
 

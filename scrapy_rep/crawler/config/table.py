@@ -386,7 +386,9 @@ SETTINGS: Final[tuple[Setting, ...]] = (
     Setting(
         "REP_CRAWL_DELAY",
         "`ignore`, `obey`",
-        "Obey `crawl-delay` / `request-rate` as a download slot's minimum delay.",
+        "Obey `crawl-delay` / `request-rate` as the least time between two requests of "
+        "an origin, kept for every process sharing the store (download slots are left "
+        "alone). With `ignore`, an INFO line still names each origin's value.",
         default='`"ignore"`',
         read_by=_EXTENSIONS,
     ),

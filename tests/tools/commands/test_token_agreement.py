@@ -68,7 +68,7 @@ def test_scrapy_5_7_the_testers_project_agents_are_the_crawls() -> None:
 
 # --- every tool inside a `scrapy startproject shop` project, beside its crawl ---------------
 
-SHOP_ROBOTS = b"User-agent: shop\nDisallow: /private\n\nUser-agent: *\nAllow: /\n"
+SHOP_ROBOTS = b"User-agent: shop\nDisallow: /private\nCrawl-delay: 1\n\nUser-agent: *\nAllow: /\n"
 VISIT = """import scrapy
 
 
@@ -165,6 +165,7 @@ def test_scrapy_5_7_every_tool_in_a_startproject_answers_as_its_crawl(
         check = _cli(
             command_path, "check", site.url("/robots.txt"), "/private/secret", cwd=shop_project
         )
+        shown = _cli(command_path, "cache", "show", site.url("/"), cwd=shop_project)
         outside = _cli(
             command_path, "check", site.url("/robots.txt"), "/private/secret", cwd=tmp_path
         )
@@ -174,6 +175,12 @@ def test_scrapy_5_7_every_tool_in_a_startproject_answers_as_its_crawl(
     out = fields(robots)
     assert (out["tokens"], out["group"]) == ("shop (USER_AGENT)", "shop")
     assert "answered from the project's store" in out["robots.txt"]
+    assert out["pace"] == (
+        '1 s between requests (Crawl-delay/Request-rate): not applied: REP_CRAWL_DELAY = "obey" '
+        "applies it"
+    )
+    assert shown.returncode == 0, shown.stderr
+    assert "  pace        the copy asks 1 s between requests of shop " in shown.stdout
     assert check.returncode == 1, check.stderr
     assert 'group "shop"' in check.stdout
     assert "checking as shop (this project's USER_AGENT, as its crawl)" in check.stderr

@@ -151,6 +151,9 @@ function notes(row) {
   if (row.redirected_to) parts.push("redirected to " + row.redirected_to);
   if (row.errors || row.warnings) parts.push("lint: " + row.errors + " errors, " + row.warnings + " warnings");
   if (row.forbids_all) parts.push("forbids everything");
+  if (row.pace !== null && row.pace !== undefined) {
+    parts.push("asks " + row.pace + " s between requests (crawl-delay)");
+  }
   parts.push(row.reason || String(row.status));
   return parts.join("; ");
 }
