@@ -72,6 +72,36 @@ async def test_scrapy_hanging_robots_txt_does_not_delay_other_origins() -> None:
     assert hanging.paths() == ["/robots.txt"]
 
 
+@deferred_f_from_coro_f
+async def test_scrapy_robots_txt_fetch_times_out_on_its_own_setting() -> None:
+    """REP_ROBOTSTXT_TIMEOUT, not the pages' DOWNLOAD_TIMEOUT, bounds a
+    robots.txt download (docs/decisions.md): a hanging robots.txt closes its
+    origin after 1 s, where DOWNLOAD_TIMEOUT would wait 120 s."""
+    sent: list[Request] = []
+    with SiteServer({"/robots.txt": Hang()}) as hanging:
+        started = time.monotonic()
+        crawler = get_crawler(
+            RecordingSpider,
+            {
+                **SETTINGS,
+                "DOWNLOAD_TIMEOUT": 120,
+                "REP_ROBOTSTXT_TIMEOUT": 1,
+                "REP_UNREACHABLE_WAIT": 0,
+            },
+        )
+        def reached(request: Request, **_: Any) -> None:
+            sent.append(request)
+
+        crawler.signals.connect(reached, signal=scrapy_signals.request_reached_downloader)
+        await crawler.crawl_async(urls=[hanging.url("/p")])
+        elapsed = time.monotonic() - started
+    assert elapsed < 60  # would be 120 s and more with DOWNLOAD_TIMEOUT alone
+    robots = [request for request in sent if request.url.endswith("/robots.txt")]
+    assert robots and all(request.meta["download_timeout"] == 1 for request in robots)
+    assert spider_of(crawler).got == []
+    assert crawler.stats.get_value("robotstxt/unreachable") == 1
+
+
 class SitemapSpider(RecordingSpider):
     def robotstxt_sitemaps(
         self, sitemaps: tuple[str, ...], robotstxt_url: str
@@ -262,7 +292,11 @@ async def test_spec_8_1_stats_signals_and_logs(caplog: pytest.LogCaptureFixture)
         if r.name.startswith("scrapy_rep") and r.levelno == logging.INFO
     ]
     # The start-up line naming the token, then one line for the origin's fetch.
-    assert info_lines[0] == "robots.txt token 'testbot' from USER_AGENT"
+    assert info_lines[0] == (
+        "robots.txt token 'testbot' from USER_AGENT; a robots.txt download times out after "
+        "5 s (REP_ROBOTSTXT_TIMEOUT), so a request waits at most 60 s for its robots.txt "
+        "(docs/decisions.md)"
+    )
     assert len(info_lines) == 2 and "HTTP 200" in info_lines[1]
 
 

@@ -21,6 +21,7 @@ from scrapy_rep.crawler.config.values import (
     choice,
     int_at_least,
     number_within,
+    positive_seconds,
     seconds,
     to_bool,
     to_path,
@@ -33,6 +34,7 @@ from scrapy_rep.crawler.config.values import (
 )
 
 __all__ = [
+    "DEFAULT_ROBOTSTXT_TIMEOUT",
     "DEFAULT_STORAGE_FILE",
     "MAX_KEEP",
     "MIN_BODY_BYTES",
@@ -41,6 +43,7 @@ __all__ = [
     "OUTAGE_RULES",
     "SETTINGS",
     "USAGE_ACTIONS",
+    "WAIT_SLACK",
     "Setting",
     "unknown_setting_notes",
 ]
@@ -54,6 +57,13 @@ MIN_REDIRECTS: Final = 5
 #: REP_CACHE_KEEP's bound (10 years): every backend stores expiries this far
 #: out (Redis in integer milliseconds), and timestamps stay finite.
 MAX_KEEP: Final = 10 * 365 * DAY
+
+#: REP_ROBOTSTXT_TIMEOUT's default (seconds), well under Scrapy's 180 s
+#: DOWNLOAD_TIMEOUT: an origin's requests wait while its robots.txt downloads.
+DEFAULT_ROBOTSTXT_TIMEOUT: Final = 30.0
+#: Added to the longest a robots.txt fetch can take (its hops' timeouts), for
+#: the time between them: how long a request waits at most (docs/decisions.md).
+WAIT_SLACK: Final = 30.0
 
 #: REP_STORAGE_PATH's default, inside Scrapy's project data dir (``.scrapy/``).
 DEFAULT_STORAGE_FILE: Final = "robotstxt.sqlite3"
@@ -155,6 +165,17 @@ SETTINGS: Final[tuple[Setting, ...]] = (
         "WARNING at start-up.",
         attribute="max_redirects",
         parse=int_at_least(0),
+    ),
+    Setting(
+        "REP_ROBOTSTXT_TIMEOUT",
+        "seconds > 0",
+        "How long one robots.txt download may take (each redirect hop anew), in place "
+        "of `DOWNLOAD_TIMEOUT` (180 s by default), which still applies to pages. A "
+        "request waits for its robots.txt at most this × (`REP_FOLLOW_REDIRECTS` + 1) "
+        "+ 30 s; the start-up line says both.",
+        attribute="robotstxt_timeout",
+        parse=positive_seconds,
+        default=f"`{DEFAULT_ROBOTSTXT_TIMEOUT:g}`, or `DOWNLOAD_TIMEOUT` if shorter",
     ),
     Setting(
         "REP_MAX_BODY_BYTES",
