@@ -229,5 +229,9 @@ def format_record(store: StoreName, key: str, data: dict[str, Any]) -> str:
             if until
             else "robots.txt or a page of the site answers"
         )
-        lines.append(f"  closed      until {shown} ({data['failures']} failed fetches)")
+        failures = data["failures"]
+        lines.append(
+            f"  closed      every request to it is dropped until {shown}, unless robots.txt "
+            f"answers sooner ({failures} failed fetch{'' if failures == 1 else 'es'} so far)"
+        )
     return "\n".join(lines)

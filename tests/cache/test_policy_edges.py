@@ -117,7 +117,9 @@ def test_status_2_2_site_reachable_within_24h_on_the_dot(
 def test_status_2_2_closed_reason_names_the_window(window: float, said: str) -> None:
     config = PolicyConfig(unreachable_disallow=window, unreachable_max_age=max(window, 30 * DAY))
     record = history((0, BUSY), config=config)
-    assert decide(record, T0, config).reason.endswith(f"; closed for the first {said}")
+    reason = decide(record, T0, config).reason
+    assert "; closed: every request to it is dropped until " in reason
+    assert reason.endswith(f" (the first {said} of an outage), or until robots.txt answers")
 
 
 @pytest.mark.parametrize(

@@ -319,7 +319,7 @@ async def test_scrapy_dropped_requests_can_be_rescheduled_from_the_signal() -> N
         crawler = await crawl([site.url("/page")], spidercls=Rescheduler)
     assert len(seen) == 1
     assert seen[0].reason.startswith("robots.txt unreachable (HTTP 503) since ")
-    assert seen[0].reason.endswith("; closed for the first 12 h")
+    assert seen[0].reason.endswith("(the first 12 h of an outage), or until robots.txt answers")
     assert stats(crawler)["robotstxt/unreachable"] == 1
 
 

@@ -243,8 +243,10 @@ async function loadStored(quiet) {
       (got.body_bytes !== null ? ", " + got.body_bytes + " bytes" : "") +
       "\naccess now: " + got.access + " - " + got.access_reason;
     if (got.closed) {
-      text += "\nclosed until " + (got.closed_until ? new Date(got.closed_until * 1000).toISOString() :
-        "robots.txt or a page of the site answers");
+      text += "\nclosed: every request to this site is dropped until " +
+        (got.closed_until ? new Date(got.closed_until * 1000).toISOString() +
+          ", unless robots.txt answers sooner" : "robots.txt or a page of the site answers") +
+        " (" + got.failures + " failed fetch" + (got.failures === 1 ? "" : "es") + " so far)";
     }
     if (state.forgottenAt && got.fetched.at > state.forgottenAt) {
       text += "\nnew version first seen " + when(got.fetched) + ", after Refetch: " +
