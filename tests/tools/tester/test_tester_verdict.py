@@ -212,3 +212,33 @@ def test_the_report_page_has_no_sideways_scroll_at_400px_with_a_long_store_path(
             "return [window.innerWidth, document.documentElement.scrollWidth]"
         )
     assert widths == [400, 400]
+
+
+def test_show_stored_gives_the_pace_the_crawlers_group_asks(
+    start_tester: Callable[..., Running], tmp_path: Path
+) -> None:
+    now = time.time()
+    body = b"User-agent: shop\nCrawl-delay: 4\n\nUser-agent: *\nCrawl-delay: 9\n"
+    paced = OriginRecord(
+        kind=FetchKind.SUCCESS,
+        status=200,
+        reason="HTTP 200",
+        fetched_at=now,
+        expires_at=now + 86400,
+        good_body=body,
+        good_at=now,
+        good_status=200,
+    )
+    path = tmp_path / "robotstxt.sqlite3"
+
+    async def fill() -> None:
+        storage = await SqliteStorage.open(path)
+        await storage.put("https://paced.example", paced, 86400)
+        await storage.close()
+
+    with ThreadPoolExecutor(1) as worker:
+        worker.submit(asyncio.run, fill()).result()
+    tester = start_tester(store=StoreName(str(path)), agents=("shop",))
+    status, answer = tester.call("/api/stored?url=https://paced.example/")
+    assert status == 200, answer
+    assert (answer["pace"], answer["tokens"]) == (4.0, ["shop"])

@@ -338,7 +338,10 @@ async function loadStored(quiet) {
       "\nexpires " + new Date(got.expires_at * 1000).toISOString() + (got.expired ? " (expired)" : "") +
       "\nlast good copy " + when(got.good) +
       (got.body_bytes !== null ? ", " + got.body_bytes + " bytes" : "") +
-      "\naccess now: " + got.access + " - " + got.access_reason;
+      "\naccess now: " + got.access + " - " + got.access_reason +
+      (got.pace === null ? "" : "\npace: the copy asks " + got.pace + " s between requests of " +
+        (got.tokens.join(" or ") || "*") + " (Crawl-delay or Request-rate; the crawl waits so " +
+        "only with REP_CRAWL_DELAY = \"obey\")");
     if (got.closed) {
       text += "\nclosed: every request to this site is dropped until " +
         (got.closed_until ? new Date(got.closed_until * 1000).toISOString() +
