@@ -85,7 +85,11 @@ def _notes(row: dict[str, Any]) -> str:
     if row["redirected_to"] is not None:
         notes.append(f"redirected to {row['redirected_to']}")
     if "errors" in row and (row["errors"] or row["warnings"]):
-        notes.append(f"lint {row['errors']} errors, {row['warnings']} warnings")
+        errors, warnings = row["errors"], row["warnings"]
+        notes.append(
+            f"lint {errors} error{'' if errors == 1 else 's'}, "
+            f"{warnings} warning{'' if warnings == 1 else 's'}"
+        )
     if row.get("forbids_all"):
         notes.append("forbids everything")
     if row.get("pace") is not None:

@@ -475,3 +475,14 @@ def test_report_deep_and_cache_show_give_the_pace_the_group_asks() -> None:
     assert describe(item, NOW, POLICY, tokens=("mybot",))["pace"] == 5.0
     assert describe(item, NOW, POLICY)["pace"] == 9.0  # scrapy: the * group
     assert [r["pace"] for r in rows(deep=True) if r["origin"] == "https://rules.example"] == [None]
+
+
+def test_report_notes_count_lint_findings_in_the_right_number() -> None:
+    import io
+
+    from scrapy_rep.tools.report_output import write_text
+
+    (row,) = [r for r in rows(deep=True) if r["origin"] == "https://linted.example"]
+    out = io.StringIO()
+    write_text([{**row, "errors": 1, "warnings": 1}], out)
+    assert "lint 1 error, 1 warning" in out.getvalue()
