@@ -77,7 +77,8 @@ def _short(moment: float | None) -> str:
 def _notes(row: dict[str, Any]) -> str:
     notes = []
     if row["cause"] is not None:
-        notes.append(f"{row['cause']}, {row['failures']} failed")
+        failures = row["failures"]
+        notes.append(f"{row['cause']}, {failures} failed fetch{'' if failures == 1 else 'es'}")
     if row["expired"]:
         notes.append("expired")
     if row["cut"]:

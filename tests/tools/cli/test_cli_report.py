@@ -257,7 +257,7 @@ def test_report_command_text_csv_json_and_summary_agree(
     shown = {line.split()[0]: line.split()[1] for line in lines[1:]}
     assert shown == STATES
     closed = next(line for line in lines if line.startswith("http://closed.example:8080"))
-    assert "5xx, 1 failed; HTTP 503" in closed
+    assert "5xx, 1 failed fetch; HTTP 503" in closed
 
     code, data = report(capsys, "--store", str(store), "--csv", "--sort", "origin")
     table = list(csv.DictReader(io.StringIO(data)))

@@ -149,7 +149,9 @@ function counted(n, word) {
 
 function notes(row) {
   const parts = [];
-  if (row.cause) parts.push(row.cause + ", " + row.failures + " failed");
+  if (row.cause) {
+    parts.push(row.cause + ", " + row.failures + " failed fetch" + (row.failures === 1 ? "" : "es"));
+  }
   if (row.expired) parts.push("expired");
   if (row.cut) parts.push("cut at the size cap");
   if (row.redirected_to) parts.push("redirected to " + row.redirected_to);
