@@ -30,8 +30,8 @@ from scrapy_rep.crawler.config.table import (
     SETTINGS,
     WAIT_SLACK,
     Setting,
-    unknown_setting_notes,
 )
+from scrapy_rep.crawler.config.unknown import unknown_setting_notes
 from scrapy_rep.crawler.config.values import (
     SettingError,
     digits_at_least_one,

@@ -10,9 +10,8 @@ parser from ``setting_values``).
 
 from __future__ import annotations
 
-import difflib
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -45,7 +44,6 @@ __all__ = [
     "USAGE_ACTIONS",
     "WAIT_SLACK",
     "Setting",
-    "unknown_setting_notes",
 ]
 
 #: RFC 9309 §2.5: a parsing limit, if any, must be at least 500 KiB.
@@ -483,22 +481,3 @@ SETTINGS: Final[tuple[Setting, ...]] = (
     ),
 )
 
-
-#: Names of our prefix that are read though not in the table: a testing
-#: hook, and Scrapy's own robots.txt settings.
-_READ_ELSEWHERE: Final = frozenset({"REP_CLOCK", "ROBOTSTXT_PARSER"})
-_PREFIXES: Final = ("REP_", "ROBOTSTXT_")
-
-
-def unknown_setting_notes(names: Iterable[str]) -> list[str]:
-    """A warning for each ``REP_``/``ROBOTSTXT_`` name nothing reads, with the
-    closest known one: a misspelt name would otherwise do nothing, silently."""
-    documented = [setting.name for setting in SETTINGS]
-    notes = []
-    for name in sorted(set(names)):
-        if not name.startswith(_PREFIXES) or name in _READ_ELSEWHERE or name in documented:
-            continue
-        close = difflib.get_close_matches(name, documented, n=1, cutoff=0.6)
-        hint = f"did you mean {close[0]}?" if close else "the settings are in docs/settings.md"
-        notes.append(f"{name} is not a setting scrapy_rep reads, so it does nothing; {hint}")
-    return notes
