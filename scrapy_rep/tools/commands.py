@@ -8,8 +8,12 @@ The answer comes from the crawler itself, not from a separate parser: the
 command starts a crawl with the project's settings (proxy, headers, storage,
 the spider's ``custom_settings`` with ``--spider``), hands a request for URL to
 scrapy_rep's middleware, and reports what the middleware decided, with the
-rule, its line and the group that applied. URL itself is never downloaded;
-robots.txt is fetched as a crawl fetches it (or taken from the store).
+rule, its line and the group that applied. URL itself is never downloaded.
+A diagnostic changes nothing the crawl acts on: when the project's store
+keeps the origin, the answer comes from that record, as a crawl holding it
+would answer, and the store is left as it was (a due retry is not made);
+robots.txt is fetched, and recorded, as a crawl fetches it only when nothing
+is kept or with ``--refetch`` (docs/cli.md).
 
 With ``--purpose LABEL`` (or the project's ``REP_PURPOSES``) it also reports
 what robots.txt's ``Content-Usage`` / ``Content-Signal`` lines state for each
@@ -69,10 +73,12 @@ class RobotsCommand(ScrapyCommand):
 
     def long_desc(self) -> str:
         return (
-            "Fetch the robots.txt of URL's origin with this project's settings, through "
-            "scrapy_rep's middleware, and explain the verdict for URL: allowed or "
-            "disallowed, the deciding rule and its line, the group that applied and how "
-            "robots.txt answered. Exit code 0 allowed, 1 disallowed, 2 error."
+            "Explain the verdict for URL as this project's crawl would give it: allowed or "
+            "disallowed, the deciding rule and its line, the group that applied, and "
+            "where robots.txt came from. The answer comes from the project's store when "
+            "it keeps the origin, changing nothing; otherwise (or with --refetch) "
+            "robots.txt is fetched through scrapy_rep's middleware and recorded, as a "
+            "crawl does. Exit code 0 allowed, 1 disallowed, 2 error."
         )
 
     def add_options(self, parser: argparse.ArgumentParser) -> None:
