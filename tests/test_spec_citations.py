@@ -109,3 +109,20 @@ def test_spec_a_missing_section_is_caught() -> None:
     assert have == {"1", "1.1", "1.1.1"}
     wrong = [n for _, n in cited("see docs/spec.md §1.1, §1.2 and SPEC §9")]
     assert [n for n in wrong if n not in have] == ["1.2", "9"]
+
+
+#: Another project's issue, named with its project: a source, not our tracker.
+_THEIRS = re.compile(r"(?:robotstxt|vocab) issues? \d+")
+_OURS = re.compile(r"\bissues? #?\d+", re.IGNORECASE)
+
+
+def test_docs_cite_pages_not_our_issue_numbers() -> None:
+    """A reader of docs/ cannot open our tracker: a page cites docs, not issue numbers."""
+    found = [
+        f"{path.relative_to(ROOT)}:{number}: {line.strip()}"
+        for path in sorted((ROOT / "docs").rglob("*.md"))
+        if "_build" not in path.parts
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if _OURS.search(_THEIRS.sub("", line))
+    ]
+    assert not found, "\n".join(found)

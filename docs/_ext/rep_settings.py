@@ -48,7 +48,8 @@ GROUPS: tuple[Group, ...] = (
         "Enable",
         "Whether requests are checked, which, and how robots.txt is read.",
         'ADDONS = {"scrapy_rep.Addon": 0}\nROBOTSTXT_OBEY = True',
-        ("ROBOTSTXT_OBEY", "REP_CHECKED_SCHEMES", "REP_FOLLOW_REDIRECTS", "REP_MAX_BODY_BYTES",
+        ("ROBOTSTXT_OBEY", "REP_CHECKED_SCHEMES", "REP_FOLLOW_REDIRECTS", "REP_ROBOTSTXT_TIMEOUT",
+         "REP_MAX_BODY_BYTES",
          "REP_GOOGLE_QUIRKS"),
     ),
     Group(

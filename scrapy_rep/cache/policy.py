@@ -335,7 +335,10 @@ def decide_settled(record: OriginRecord | None, now: float, config: PolicyConfig
     if record.kind is FetchKind.SUCCESS and record.good_body is not None:
         return Decision(Action.USE, AccessState.RULES, record.good_body, "robots.txt rules")
     if record.kind is FetchKind.UNREACHABLE:
-        reason = f"robots.txt unreachable ({record.reason})"
+        reason = (
+            f"robots.txt unreachable ({record.reason}); closed: every request to it is "
+            "dropped until robots.txt answers"
+        )
         return Decision(Action.USE, AccessState.CLOSED, reason=reason)
     reason = f"robots.txt unavailable ({record.reason}): full allow"
     return Decision(Action.USE, AccessState.ALLOW_ALL, reason=reason)
@@ -365,16 +368,28 @@ def _decide_outage(record: OriginRecord, now: float, config: PolicyConfig) -> De
     if age < 0:
         return _last_good_copy(record, use)  # an early refresh failed: the copy is still valid
     if age < config.unreachable_disallow:
-        return use(AccessState.CLOSED, f"closed for the first {span(config.unreachable_disallow)}")
+        until = _iso(outage_start(record) + config.unreachable_disallow)
+        return use(
+            AccessState.CLOSED,
+            f"closed: every request to it is dropped until {until} (the first "
+            f"{span(config.unreachable_disallow)} of an outage), or until robots.txt answers",
+        )
     start = now - age
     if age < config.unreachable_max_age or config.long_outage == "cached":
         copy = _last_good_copy(record, use)
         return _asked_since(copy, record, start + config.unreachable_disallow)
     seen = record.site_reachable_at
     if seen is not None and now - seen <= config.site_reachable_window:
-        allow = use(AccessState.ALLOW_ALL, f"site answered at {_iso(seen)}: as if no robots.txt")
+        allow = use(
+            AccessState.ALLOW_ALL,
+            f"its pages answered at {_iso(seen)}: everything allowed, as if it had no robots.txt",
+        )
         return _asked_since(allow, record, start + config.unreachable_max_age)
-    return use(AccessState.CLOSED, "site not answering either")
+    return use(
+        AccessState.CLOSED,
+        f"closed: its pages do not answer either, {span(config.unreachable_max_age)} into "
+        "the outage: every request to it is dropped until robots.txt or a page answers",
+    )
 
 
 def _asked_since(decision: Decision, record: OriginRecord, window_end: float) -> Decision:
@@ -390,9 +405,11 @@ def _last_good_copy(
     record: OriginRecord, use: Callable[[AccessState, str, bytes | None], Decision]
 ) -> Decision:
     if record.good_at is None:
-        return use(AccessState.ALLOW_ALL, "no earlier copy: no robots.txt", None)
+        why = "no earlier copy: everything allowed, as if it had no robots.txt"
+        return use(AccessState.ALLOW_ALL, why, None)
     if record.good_body is not None:
-        return use(AccessState.RULES, f"using the copy of {_iso(record.good_at)}", record.good_body)
+        why = f"the rules of the last good copy (fetched {_iso(record.good_at)}) apply"
+        return use(AccessState.RULES, why, record.good_body)
     status = record.good_status
     if status is not None and 200 <= status < 300:
         why = "the last copy was not kept (no-store): no robots.txt"

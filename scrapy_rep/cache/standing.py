@@ -23,7 +23,15 @@ from scrapy_rep.cache.record import OriginRecord
 from scrapy_rep.engine.lines import ALLOW
 from scrapy_rep.engine.robotstxt import RobotsTxt, group_rules
 
-__all__ = ["OUTAGE", "RULED", "Standing", "State", "forbids_everything", "standing"]
+__all__ = [
+    "OUTAGE",
+    "RULED",
+    "Standing",
+    "State",
+    "forbids_everything",
+    "pace_of",
+    "standing",
+]
 
 
 class State(str, Enum):
@@ -139,3 +147,12 @@ def forbids_everything(robots: RobotsTxt, tokens: str | Sequence[str]) -> bool:
         if rule.pattern.rstrip("*") in ("/", ""):
             everything = True
     return everything
+
+
+def pace_of(robots: RobotsTxt, tokens: str | Sequence[str]) -> float | None:
+    """The seconds between two requests the group these tokens select asks
+    for: the longer of its ``crawl-delay`` and ``request-rate`` interval; None
+    when it states neither (docs/crawl-delay.md). A crawl waits so only with
+    ``REP_CRAWL_DELAY = "obey"``, cut to ``REP_CRAWL_DELAY_MAX``."""
+    found = [v for v in (robots.crawl_delay(tokens), robots.request_rate(tokens)) if v is not None]
+    return max(found) if found else None

@@ -87,7 +87,18 @@ class CrawlLife:
         except SettingError as error:
             logger.error("%s; the spider is closed without crawling", error)
             raise CloseSpider(SETTING_CLOSE_REASON) from error
-        logger.info("%s", self._tokens.describe(), extra={"spider": spider})
+        download_timeout = self._crawler.settings.getfloat("DOWNLOAD_TIMEOUT", 180.0)
+        logger.info(
+            "%(tokens)s; a robots.txt download times out after %(timeout)g s "
+            "(REP_ROBOTSTXT_TIMEOUT), so a request waits at most %(wait)g s for its "
+            "robots.txt (docs/decisions.md)",
+            {
+                "tokens": self._tokens.describe(),
+                "timeout": self._config.fetch_timeout(download_timeout),
+                "wait": self._config.longest_wait(download_timeout),
+            },
+            extra={"spider": spider},
+        )
         await self.open_storage()
         if self.storage_error is not None:
             raise CloseSpider(STORAGE_CLOSE_REASON)
@@ -133,6 +144,7 @@ class CrawlLife:
     async def _spider_closed(self, spider: Spider) -> None:
         if self._forget_watch is not None:
             self._forget_watch.stop()
+        self._report.closing_line()
         self._report.flush()  # before Scrapy dumps the stats
         await self._resolver.close()
         self._report.flush()  # what closing counted

@@ -111,7 +111,7 @@ class RobotsTxtMiddleware:
             count=self._report.count,
             # The longest a fetch can take (one download timeout per hop, and
             # then some): how long to wait on another process's live fetch.
-            max_wait=download_timeout * (config.max_redirects + 1) + 30.0,
+            max_wait=config.longest_wait(download_timeout),
             max_origins=config.memory_max_origins,
             max_bytes=config.memory_max_bytes // 4,
             parsed_max_bytes=config.memory_max_bytes // 2,

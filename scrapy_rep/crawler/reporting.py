@@ -23,6 +23,7 @@ from scrapy_rep.crawler.errors import RobotsTxtDisallowed
 from scrapy_rep.crawler.gauges import OriginGauges
 from scrapy_rep.crawler.robot_parser import RepRobotParser
 from scrapy_rep.engine.origin import Origin, robots_url
+from scrapy_rep.engine.robotstxt import RobotsTxt, group_rules
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -69,6 +70,12 @@ class Reporter:
         self._announced: set[str] = set()
         self._sitemaps_sent: set[str] = set()
         self._licenses_sent: set[str] = set()
+        self._pace_said: set[str] = set()
+        self._tokens = tokens
+        #: Origins whose robots.txt this crawl took from the store (or its own
+        #: memory) without fetching, and those it fetched: the closing line.
+        self.from_store = 0
+        self.fetched_origins = 0
         self._tallies: dict[str, int] = {}  # stat -> counted, not yet in the stats
         self._cache_stats: dict[str, str] = {}  # count's event -> its stat
         #: robotstxt/now/*: set in the stats at ``flush`` and every ``COUNT_BATCH`` changes,
@@ -193,6 +200,10 @@ class Reporter:
                 self._announced.clear()
             self._announced.add(key)
             self.tally("robotstxt/origins")
+            if fetched is None:
+                self.from_store += 1
+            else:
+                self.fetched_origins += 1
         if fetched is None and logs(_DEBUG):
             logger.debug(
                 "robots.txt of %(origin)s from the cache: %(reason)s -> %(effect)s",
@@ -212,10 +223,28 @@ class Reporter:
         robots = access.robots
         if robots is None:
             return
+        said = key in self._pace_said or not logs(_INFO)
+        if not said and say_pace(self._crawler, origin, robots, tuple(self._tokens())):
+            _first(self._pace_said, key)
         if robots.sitemaps and _first(self._sitemaps_sent, key):
             await self._hand_over(_SITEMAPS, robots.sitemaps, robots_url(origin))
         if robots.licenses and _first(self._licenses_sent, key):
             await self._hand_over(_LICENSES, robots.licenses, robots_url(origin))
+
+    def closing_line(self) -> None:
+        """One INFO line per crawl: how many origins' robots.txt came from the
+        store without a fetch (a warm run logs no line per origin)."""
+        if not logs(_INFO) or not self.from_store:
+            return  # a cold run said each origin's fetch at INFO already
+        logger.info(
+            "robots.txt: %(stored)s answered from the store without a fetch, "
+            "%(fetched)s fetched by this crawl",
+            {
+                "stored": plural(self.from_store, "origin"),
+                "fetched": plural(self.fetched_origins, "origin"),
+            },
+            extra={"spider": self._crawler.spider},
+        )
 
     def _heard(self, signal: object) -> bool:
         """Might anyone listen to ``signal``? A send to no one still costs a few
@@ -308,6 +337,31 @@ def logs(level: int, of: logging.Logger = logger) -> bool:
     return not handled and last is not None and level >= last.level
 
 
+def say_pace(crawler: Crawler, origin: Origin, robots: RobotsTxt, tokens: tuple[str, ...]) -> bool:
+    """The INFO line of an origin whose robots.txt paces the crawl's group: the
+    value, and whether it is applied (docs/crawl-delay.md); False when it
+    states no pace for that group."""
+    delay, rate = robots.crawl_delay(tokens), robots.request_rate(tokens)
+    if delay is None and rate is None:
+        return False
+    logger.info(
+        "robots.txt of %(origin)s asks %(group)s for %(asked)s: %(applied)s",
+        {
+            "origin": origin,
+            "group": f"group {group_rules(robots, tokens)[0] or '*'!r}",
+            "asked": asked_pace(delay, rate),
+            "applied": applied_pace(max(v for v in (delay, rate) if v is not None), crawler),
+        },
+        extra={"spider": crawler.spider},
+    )
+    return True
+
+
+def plural(count: int, word: str) -> str:
+    """``1 rule``, ``2 rules``, ``0 sitemaps``."""
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
 def effect(access: Access) -> str:
     """What an access means for the origin's requests, for a log line."""
     if access.state is AccessState.ALLOW_ALL:
@@ -315,11 +369,45 @@ def effect(access: Access) -> str:
     if access.state is AccessState.CLOSED or access.robots is None:
         return "every request dropped"
     robots = access.robots
-    licenses = f", {len(robots.licenses)} licenses" if robots.licenses else ""
+    licenses = f", {plural(len(robots.licenses), 'licence')}" if robots.licenses else ""
     return (
-        f"{robots.rule_count} rules for {len(robots.agents)} agents, "
-        f"{len(robots.sitemaps)} sitemaps{licenses}"
+        f"{plural(robots.rule_count, 'rule')} for {plural(len(robots.agents), 'agent')}, "
+        f"{plural(len(robots.sitemaps), 'sitemap')}{licenses}"
     )
+
+
+def asked_pace(delay: float | None, rate: float | None) -> str:
+    """What a group's pacing lines ask: ``Crawl-delay: 1 s``, ``Request-rate:
+    one request every 5 s``, or both."""
+    said = []
+    if delay is not None:
+        said.append(f"Crawl-delay: {delay:g} s between requests")
+    if rate is not None:
+        said.append(f"Request-rate: one request every {rate:g} s")
+    return " and ".join(said)
+
+
+def applied_pace(seconds: float, crawler: Crawler) -> str:
+    """Whether the crawl waits so, and how to make it (docs/crawl-delay.md)."""
+    from scrapy_rep.crawler.config.settings import CrawlDelayConfig
+    from scrapy_rep.crawler.config.values import SettingError
+
+    try:
+        pace = CrawlDelayConfig.from_settings(crawler.settings)
+    except SettingError:  # the pace fails the crawl at start-up, naming the setting
+        pace = CrawlDelayConfig()
+    if not pace.obey:
+        return (
+            "not applied: REP_CRAWL_DELAY is \"ignore\" (the default), so only "
+            "DOWNLOAD_DELAY spaces this origin's requests; set REP_CRAWL_DELAY = \"obey\" "
+            "to apply it"
+        )
+    if seconds > pace.max_delay:
+        return (
+            f"applied as {pace.max_delay:g} s between this origin's requests "
+            "(cut by REP_CRAWL_DELAY_MAX; REP_CRAWL_DELAY = \"obey\")"
+        )
+    return f"applied: {seconds:g} s between this origin's requests (REP_CRAWL_DELAY = \"obey\")"
 
 
 async def _requests(result: object) -> AsyncIterable[Request]:

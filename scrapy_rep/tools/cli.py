@@ -75,7 +75,9 @@ from scrapy_rep.tools.lint import ERROR, format_text, lint, printable, report
 from scrapy_rep.tools.robots_source import Source, SourceError, read_source
 
 if TYPE_CHECKING:
+    from scrapy_rep.cache.policy import PolicyConfig
     from scrapy_rep.tools.store_view import StoreName
+    from scrapy_rep.tools.tester.server import TesterConfig
 
 __all__ = ["main"]
 
@@ -89,14 +91,14 @@ EXIT_USAGE: Final = 2  # bad arguments, unreadable file, unreachable robots.txt
 
 
 def run_check(args: argparse.Namespace) -> int:
-    agents: list[str] = args.agent or [DEFAULT_AGENT]
+    agents, google_quirks, said = _check_agents(args)
     source = read_source(args.robots, args.timeout)
     purposes: list[str] = list(dict.fromkeys(args.purpose or ()))
-    results = check_urls(source, args.urls, agents, args.google_quirks, purposes)
+    results = check_urls(source, args.urls, agents, google_quirks, purposes)
     _note_other_origins(source, args.urls)
-    tokens = crawler_tokens(agents, args.google_quirks)
-    if list(tokens) != [agent.strip().lower() for agent in agents]:  # a UA string, or cut
-        _err(f"note: checking as {' or '.join(tokens) or '* (the agent names no crawler)'}")
+    tokens = crawler_tokens(agents, google_quirks) if agents else ()
+    if said:
+        _err(f"note: checking as {said}")
     if args.json:
         data = [check_json(c, purposes) for c in results]
         _out(json.dumps(data, indent=2, ensure_ascii=False))
@@ -113,6 +115,35 @@ def run_check(args: argparse.Namespace) -> int:
             _out(printable(line))
     ok = all(c.allowed and not refused(c, purposes) for c in results)
     return EXIT_OK if ok else EXIT_FOUND
+
+
+def _check_agents(args: argparse.Namespace) -> tuple[list[str], bool, str]:
+    """The tokens ``check`` asks with, Google's reading or not, and the note
+    that names them (empty when ``--agent`` names them as they are read).
+
+    Inside a Scrapy project, without ``--agent``, the project's crawl's
+    tokens (``ROBOTSTXT_USER_AGENT`` or ``USER_AGENT``, docs/spec.md §5.7),
+    so ``check`` answers as the crawl does; outside one, Scrapy's default.
+    """
+    if args.agent:
+        agents: list[str] = args.agent
+        tokens = crawler_tokens(agents, args.google_quirks)
+        if list(tokens) == [agent.strip().lower() for agent in agents]:
+            return agents, args.google_quirks, ""
+        return agents, args.google_quirks, " or ".join(tokens) or "* (the agent names no crawler)"
+    from scrapy_rep.tools.project_store import project_agent
+
+    try:
+        project = project_agent()
+    except ValueError as error:  # a bad setting of the project (SettingError)
+        raise SourceError(f"this project's settings: {error}") from None
+    if project is None:
+        said = (
+            f"{DEFAULT_AGENT} (Scrapy's default USER_AGENT: not inside a Scrapy project; "
+            "--agent NAME to choose)"
+        )
+        return [DEFAULT_AGENT], args.google_quirks, said
+    return list(project.tokens), args.google_quirks or project.google_quirks, project.said()
 
 
 def _note_other_origins(source: Source, urls: Sequence[str]) -> None:
@@ -149,7 +180,6 @@ def run_cache(args: argparse.Namespace) -> int:
     from scrapy_rep.cache.storage import StorageError
     from scrapy_rep.tools.finding import json_safe
     from scrapy_rep.tools.store_view import (
-        StoreName,
         describe,
         forget_origin,
         format_record,
@@ -157,7 +187,7 @@ def run_cache(args: argparse.Namespace) -> int:
     )
 
     try:
-        store = StoreName(args.store, args.redis_prefix, args.wait) if args.store else _project()
+        store, policy, tokens, quirks = _cache_context(args)
         if args.action == "forget":
             key, found = forget_origin(store, args.url)
             if args.json:
@@ -169,7 +199,7 @@ def run_cache(args: argparse.Namespace) -> int:
         key, record = read_origin(store, args.url)
     except (ValueError, StorageError) as error:
         raise SourceError(str(error)) from None
-    data = describe(record)
+    data = describe(record, policy=policy, tokens=tokens, google_quirks=quirks)
     if args.json:
         _out(json_safe(json.dumps({"origin": key, **data}, ensure_ascii=False)))
     else:
@@ -177,29 +207,72 @@ def run_cache(args: argparse.Namespace) -> int:
     return EXIT_OK if record is not None else EXIT_FOUND
 
 
-def _project() -> StoreName:
-    """Inside a Scrapy project, the store its crawls use (imports Scrapy)."""
-    from scrapy_rep.tools.project_store import ProjectStoreError, project_store
+def _cache_context(
+    args: argparse.Namespace,
+) -> tuple[StoreName, PolicyConfig | None, tuple[str, ...], bool]:
+    """The store, and the outage rules and tokens its record is read with:
+    inside a Scrapy project, its crawl's (imports Scrapy), with its store
+    unless ``--store`` names one; outside, the defaults."""
+    from scrapy_rep.tools.project_store import ProjectStoreError, in_a_project, project_view
+    from scrapy_rep.tools.store_view import StoreName
 
+    store = StoreName(args.store, args.redis_prefix, args.wait) if args.store else None
+    if store is not None and not in_a_project():
+        return store, None, (DEFAULT_AGENT,), False
     try:
-        return project_store()
+        view = project_view(store=store)
     except ProjectStoreError as error:
         raise ValueError(str(error)) from None
+    return view.store, view.policy, view.tokens, view.google_quirks
 
 
 def run_tester(args: argparse.Namespace) -> int:
-    from scrapy_rep.tools.store_view import StoreName
-    from scrapy_rep.tools.tester.server import TesterConfig, serve
+    from scrapy_rep.tools.tester.server import serve
 
-    config = TesterConfig(
-        agents=tuple(args.agent or [DEFAULT_AGENT]),
-        purposes=tuple(args.purpose or ()),
-        google_quirks=args.google_quirks,
-        store=StoreName(args.store, args.redis_prefix) if args.store else None,
-        timeout=args.timeout,
-        allowed_hosts=tuple(args.allow_host or ()),
-    )
+    config, said = tester_config_of(args)
+    _err(f"note: testing as {said}")
     return serve(config, args.host, args.port)
+
+
+def tester_config_of(args: argparse.Namespace) -> tuple[TesterConfig, str]:
+    """The Tester's config, and the note naming its tokens: inside a Scrapy
+    project, its crawl's tokens, store and fetch rules (``tester.project``),
+    each overridden by an option given; outside one, the options alone."""
+    from dataclasses import replace
+
+    from scrapy_rep.tools.project_store import in_a_project
+    from scrapy_rep.tools.store_view import StoreName
+    from scrapy_rep.tools.tester.server import TesterConfig
+
+    store = StoreName(args.store, args.redis_prefix) if args.store else None
+    agents = tuple(args.agent or ())
+    hosts = tuple(args.allow_host or ())
+    if not in_a_project():
+        config = TesterConfig(
+            agents=agents or (DEFAULT_AGENT,),
+            purposes=tuple(args.purpose or ()),
+            google_quirks=args.google_quirks,
+            store=store,
+            timeout=args.timeout,
+            allowed_hosts=hosts,
+        )
+        if agents:
+            return config, " and ".join(agents)
+        return config, f"{DEFAULT_AGENT} (Scrapy's default USER_AGENT: not inside a Scrapy project)"
+    from scrapy.utils.project import get_project_settings
+
+    from scrapy_rep.tools.tester.project import tester_config
+
+    config = tester_config(get_project_settings(), agents, tuple(args.purpose or ()))
+    config = replace(
+        config,
+        google_quirks=args.google_quirks or config.google_quirks,
+        store=store or config.store,
+        allowed_hosts=hosts,
+    )
+    if agents:
+        return config, " and ".join(agents)
+    return config, f"{config.agents[0]} (this project's tokens and store, as its crawl)"
 
 
 def run_report(args: argparse.Namespace) -> int:

@@ -8,8 +8,12 @@ The answer comes from the crawler itself, not from a separate parser: the
 command starts a crawl with the project's settings (proxy, headers, storage,
 the spider's ``custom_settings`` with ``--spider``), hands a request for URL to
 scrapy_rep's middleware, and reports what the middleware decided, with the
-rule, its line and the group that applied. URL itself is never downloaded;
-robots.txt is fetched as a crawl fetches it (or taken from the store).
+rule, its line and the group that applied. URL itself is never downloaded.
+A diagnostic changes nothing the crawl acts on: when the project's store
+keeps the origin, the answer comes from that record, as a crawl holding it
+would answer, and the store is left as it was (a due retry is not made);
+robots.txt is fetched, and recorded, as a crawl fetches it only when nothing
+is kept or with ``--refetch`` (docs/cli.md).
 
 With ``--purpose LABEL`` (or the project's ``REP_PURPOSES``) it also reports
 what robots.txt's ``Content-Usage`` / ``Content-Signal`` lines state for each
@@ -43,7 +47,9 @@ if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
 
     from scrapy_rep.cache.outcome import Access
+    from scrapy_rep.crawler.config.settings import Config
     from scrapy_rep.crawler.errors import RobotsTxtDisallowed
+    from scrapy_rep.crawler.middleware import RobotsTxtMiddleware
     from scrapy_rep.engine.robotstxt import Rule
 
 __all__ = ["EXIT_ALLOWED", "EXIT_DISALLOWED", "EXIT_ERROR", "RobotsCommand"]
@@ -67,10 +73,12 @@ class RobotsCommand(ScrapyCommand):
 
     def long_desc(self) -> str:
         return (
-            "Fetch the robots.txt of URL's origin with this project's settings, through "
-            "scrapy_rep's middleware, and explain the verdict for URL: allowed or "
-            "disallowed, the deciding rule and its line, the group that applied and how "
-            "robots.txt answered. Exit code 0 allowed, 1 disallowed, 2 error."
+            "Explain the verdict for URL as this project's crawl would give it: allowed or "
+            "disallowed, the deciding rule and its line, the group that applied, and "
+            "where robots.txt came from. The answer comes from the project's store when "
+            "it keeps the origin, changing nothing; otherwise (or with --refetch) "
+            "robots.txt is fetched through scrapy_rep's middleware and recorded, as a "
+            "crawl does. Exit code 0 allowed, 1 disallowed, 2 error."
         )
 
     def add_options(self, parser: argparse.ArgumentParser) -> None:
@@ -93,6 +101,13 @@ class RobotsCommand(ScrapyCommand):
             metavar="LABEL",
             help="a use of the content to check, instead of REP_PURPOSES (repeatable): "
             "train-ai, ai-use, search or ai-input",
+        )
+        parser.add_argument(
+            "--refetch",
+            action="store_true",
+            help="fetch robots.txt now, as a crawl would, and record the answer in the "
+            "project's store (default: answer from the store when it keeps the origin, "
+            "changing nothing)",
         )
         parser.add_argument(
             "--serve",
@@ -140,7 +155,7 @@ class RobotsCommand(ScrapyCommand):
             except KeyError:
                 raise UsageError(f"no spider named {opts.spider!r}", print_help=False) from None
             custom_settings = dict(spidercls.custom_settings or {})
-        probe = Probe(url, agent_source="--agent" if opts.agent else "")
+        probe = Probe(url, agent_source="--agent" if opts.agent else "", refetch=opts.refetch)
         crawler = self.crawler_process.create_crawler(_probe_spider(custom_settings))
         probe.connect(crawler)
         self.crawler_process.crawl(crawler, probe=probe)
@@ -224,6 +239,10 @@ class Probe:
     tokens: tuple[str, ...] = ()
     usage: dict[str, Any] | None = None  # meta["rep_usage"], when purposes are declared
     robotstxt_url: str = ""
+    refetch: bool = False  # --refetch: fetch and record even when the store keeps an answer
+    stored: str = ""  # how the store's record was used, when it answered
+    keeps: bool = False  # the project's crawls keep records between runs (not "memory")
+    obey_pace: bool = False  # REP_CRAWL_DELAY = "obey"
     _hops: dict[str, int] = field(default_factory=dict)  # next URL of the chain -> hops so far
 
     def connect(self, crawler: Crawler) -> None:
@@ -272,10 +291,11 @@ class Probe:
     async def run(self, crawler: Crawler) -> None:
         from scrapy import Request
 
-        from scrapy_rep.crawler.config.settings import Config
+        from scrapy_rep.crawler.config.settings import Config, CrawlDelayConfig
         from scrapy_rep.crawler.errors import RobotsTxtDisallowed
         from scrapy_rep.crawler.middleware import RobotsTxtMiddleware
         from scrapy_rep.engine.origin import origin_of, robots_url
+        from scrapy_rep.tools.project_store import store_of
 
         self.ran = True
         middleware = crawler.get_downloader_middleware(RobotsTxtMiddleware)
@@ -294,14 +314,51 @@ class Probe:
             self.checked = False
             return
         origin = origin_of(self.url)  # None: the middleware drops it (no origin)
+        self.keeps = store_of(config) is not None
+        self.obey_pace = CrawlDelayConfig.from_settings(crawler.settings).obey
         self.robotstxt_url = robots_url(origin) if origin is not None else ""
         try:
-            await middleware.process_request(request)
+            if self.refetch or origin is None or not self._from_store(middleware, request, config):
+                await middleware.process_request(request)
         except RobotsTxtDisallowed as exc:
             self.dropped = exc
         except Exception as exc:  # anything but a drop is an error, never "allowed"
             self.error = f"the check failed: {type(exc).__name__}: {exc}"
         self.usage = request.meta.get("rep_usage")
+
+    def _from_store(
+        self, middleware: RobotsTxtMiddleware, request: Request, config: Config
+    ) -> bool:
+        """Answer from the record the project's store keeps, as a crawl holding
+        it would, changing nothing (docs/cli.md, "scrapy robots"); False when
+        nothing usable is kept, so robots.txt is fetched (and recorded) as a
+        crawl fetches it."""
+        from scrapy_rep.cache.lifecycle import shared_parser
+        from scrapy_rep.cache.policy import Action, decide, decide_settled, loaded_record
+        from scrapy_rep.crawler.request_checks import first_drop
+        from scrapy_rep.engine.origin import origin_of
+        from scrapy_rep.tools.stored_answer import read_stored, stored_note
+
+        origin = origin_of(self.url)
+        assert origin is not None
+        now = config.clock()
+        policy = config.policy()
+        record = read_stored(config, str(origin))
+        trusted = None if record is None else loaded_record(record, now, policy)
+        if trusted is None:
+            return False
+        decision = decide(trusted, now, policy)
+        if decision.action is not Action.USE:
+            decision_now = decide_settled(trusted, now, policy)
+        else:
+            decision_now = decision
+        self.access = decision_now.access(shared_parser(config.google_quirks))
+        due = decision.action is Action.FETCH or decision.refresh_due
+        self.stored = stored_note(trusted, now, due)
+        drop = first_drop(middleware.checks, request, origin, self.access)
+        if drop is not None:
+            raise drop.error
+        return True
 
     # --- the answer
 
@@ -320,13 +377,30 @@ class Probe:
         if not self.checked:
             lines.append(f"  scheme      {urlsplit(self.url).scheme}: not checked (no robots.txt)")
             return "\n".join(lines)
-        fetch = self.fetch or "not fetched: from the cache"
+        fetch = self.stored or self.fetch or "not fetched: from the crawl's memory"
+        if self.fetch and not self.stored and self.keeps:
+            fetch += " (fetched now, and recorded in the project's store)"
         lines.append(f"  robots.txt  {self.robotstxt_url}: {fetch}")
         lines.append(f"  access      {self._access()}")
         lines.append(f"  tokens      {', '.join(self.tokens) or '(none)'} ({self.agent_source})")
         lines.extend(self._rule_lines())
+        lines.extend(self._pace_lines())
         lines.extend(self._usage_lines())
         return "\n".join(lines)
+
+    def _pace_lines(self) -> list[str]:
+        """The pace the group asks (docs/crawl-delay.md), and whether the crawl keeps it."""
+        from scrapy_rep.cache.standing import pace_of
+
+        robots = self.access.robots if self.access is not None else None
+        pace = pace_of(robots, self.tokens) if robots is not None else None
+        if pace is None:
+            return []
+        if self.obey_pace:
+            kept = 'applied (REP_CRAWL_DELAY = "obey")'
+        else:
+            kept = 'not applied: REP_CRAWL_DELAY = "obey" applies it'
+        return [f"  pace        {pace:g} s between requests (Crawl-delay/Request-rate): {kept}"]
 
     def _usage_lines(self) -> list[str]:
         """Per declared purpose: its state and the robots.txt lines that decided it."""

@@ -9,7 +9,9 @@ when a project is asked about.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from scrapy_rep.cache.policy import PolicyConfig
@@ -20,7 +22,17 @@ if TYPE_CHECKING:
 
     from scrapy_rep.crawler.config.settings import Config
 
-__all__ = ["ProjectStoreError", "ProjectView", "project_store", "project_view", "store_of"]
+__all__ = [
+    "ProjectAgent",
+    "ProjectStoreError",
+    "ProjectView",
+    "crawl_tokens",
+    "in_a_project",
+    "project_agent",
+    "project_store",
+    "project_view",
+    "store_of",
+]
 
 
 class ProjectStoreError(Exception):
@@ -42,6 +54,53 @@ def store_of(config: Config, *, create: bool = False) -> StoreName | None:
     if config.storage == "redis" and config.redis_url:
         return StoreName(config.redis_url, config.redis_prefix)
     return None
+
+
+def in_a_project() -> bool:
+    """A Scrapy project around the working directory (a ``scrapy.cfg`` here or
+    above, or ``SCRAPY_SETTINGS_MODULE``), found as Scrapy finds it but without
+    importing Scrapy: the console script stays quick outside projects."""
+    if os.environ.get("SCRAPY_SETTINGS_MODULE"):
+        return True
+    here = Path.cwd()
+    return any((folder / "scrapy.cfg").is_file() for folder in (here, *here.parents))
+
+
+def crawl_tokens(config: Config) -> tuple[str, ...]:
+    """The tokens the crawl matches a request with that sends no User-Agent of
+    its own (docs/spec.md §5.7): ``ROBOTSTXT_USER_AGENT``, else ``USER_AGENT``'s
+    crawler names; () when neither names a crawler (only ``*`` groups apply)."""
+    from scrapy_rep.engine.agents import agent_tokens
+
+    return config.user_agent_tokens or agent_tokens(config.default_user_agent)
+
+
+@dataclass(frozen=True)
+class ProjectAgent:
+    """Who a project's crawl is to robots.txt: its tokens, the setting they
+    come from, and whether it reads robots.txt as Google does."""
+
+    tokens: tuple[str, ...]
+    source: str  # "ROBOTSTXT_USER_AGENT" or "USER_AGENT"
+    google_quirks: bool
+
+    def said(self) -> str:
+        """For a note: ``shop (the project's USER_AGENT, as its crawl)``."""
+        shown = " or ".join(self.tokens) or "* (it names no crawler)"
+        return f"{shown} (this project's {self.source}, as its crawl)"
+
+
+def project_agent() -> ProjectAgent | None:
+    """The crawl's agent of the project around the working directory; None outside one."""
+    if not in_a_project():
+        return None
+    from scrapy.utils.project import get_project_settings
+
+    from scrapy_rep.crawler.config.settings import Config
+
+    config = Config.from_settings(get_project_settings())
+    source = "ROBOTSTXT_USER_AGENT" if config.user_agent_tokens else "USER_AGENT"
+    return ProjectAgent(crawl_tokens(config), source, config.google_quirks)
 
 
 def project_store(settings: BaseSettings | None = None) -> StoreName:
@@ -82,14 +141,15 @@ class ProjectView:
     google_quirks: bool
 
 
-def project_view(settings: BaseSettings | None = None) -> ProjectView:
-    """``project_store``, with the project's policy and tokens (as its crawl's)."""
+def project_view(
+    settings: BaseSettings | None = None, store: StoreName | None = None
+) -> ProjectView:
+    """``project_store`` (or ``store``), with the project's policy and tokens
+    (as its crawl's)."""
     from scrapy.utils.project import get_project_settings
 
     from scrapy_rep.crawler.config.settings import Config
-    from scrapy_rep.engine.agents import agent_tokens
 
-    store = project_store(settings)
+    store = store or project_store(settings)
     config = Config.from_settings(settings if settings is not None else get_project_settings())
-    tokens = config.user_agent_tokens or agent_tokens(config.default_user_agent)
-    return ProjectView(store, config.policy(), tokens, config.google_quirks)
+    return ProjectView(store, config.policy(), crawl_tokens(config), config.google_quirks)

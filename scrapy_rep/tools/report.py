@@ -26,7 +26,14 @@ from dataclasses import dataclass, field
 from typing import IO, Any, Final
 
 from scrapy_rep.cache.policy import OriginRecord, PolicyConfig
-from scrapy_rep.cache.standing import OUTAGE, RULED, State, forbids_everything, standing
+from scrapy_rep.cache.standing import (
+    OUTAGE,
+    RULED,
+    State,
+    forbids_everything,
+    pace_of,
+    standing,
+)
 from scrapy_rep.cache.storage.scanned import Scanned
 from scrapy_rep.engine.robotstxt import RobotsTxt
 from scrapy_rep.tools.finding import ERROR
@@ -39,6 +46,7 @@ __all__ = [
     "Filters",
     "Summary",
     "deep_reader",
+    "host_matches",
     "report_rows",
     "row_of",
     "sorted_rows",
@@ -73,7 +81,7 @@ class Filters:
 
     states: frozenset[str] = frozenset()  # any of them (empty: any state)
     flags: frozenset[str] = frozenset()  # every one of them
-    host: str | None = None  # a glob on the host, or on the origin if it has "://"
+    host: str | None = None  # a glob on the host, host:port, or the origin (``host_matches``)
     older_than: float | None = None  # the state has held at least this long (seconds)
     newer_than: float | None = None  # ... less than this long
 
@@ -97,15 +105,40 @@ class Filters:
             return False
         if any(not row.get(FLAGS[name]) for name in self.flags - DEEP_FLAGS):
             return False
-        if self.host is not None:
-            origin = row["origin"]
-            subject = origin if "://" in self.host else _host(origin.partition("://")[2])
-            if not fnmatch.fnmatchcase(subject, self.host.lower()):
-                return False
+        if self.host is not None and not host_matches(self.host, row["origin"]):
+            return False
         age = row["age"]
         if self.older_than is not None and age < self.older_than:
             return False
         return self.newer_than is None or age < self.newer_than
+
+
+def host_matches(pattern: str, origin: str) -> bool:
+    """``--host``: a glob on the host (``*.example.com``), on ``host:port``
+    when it names a port (``127.0.0.1:8804``), or on the origin when it has
+    ``://`` (``https://*``, ``http://127.0.0.1:8804/``: a path is left out)."""
+    pattern = pattern.strip().lower()
+    netloc = origin.partition("://")[2]
+    if "://" in pattern:
+        scheme, _, rest = pattern.partition("://")
+        rest = rest.split("/", 1)[0] or "*"
+        return fnmatch.fnmatchcase(origin, _glob(f"{scheme}://{rest}"))
+    pattern = pattern.split("/", 1)[0]
+    if _names_port(pattern):
+        return fnmatch.fnmatchcase(netloc, _glob(pattern))
+    return fnmatch.fnmatchcase(_host(netloc), _glob(pattern))
+
+
+def _glob(pattern: str) -> str:
+    """An IPv6 host's brackets are text, not one of fnmatch's sets."""
+    return pattern.replace("[", "[[]")
+
+
+def _names_port(pattern: str) -> bool:
+    """``host:port`` or ``[v6]:port``, not a bare IPv6 address."""
+    if pattern.startswith("["):
+        return "]:" in pattern
+    return pattern.count(":") == 1
 
 
 def _host(netloc: str) -> str:
@@ -187,16 +220,18 @@ class DeepReader:
     def __init__(self, tokens: tuple[str, ...], google_quirks: bool = False) -> None:
         self.tokens = tokens
         self.google_quirks = google_quirks
-        self._seen: dict[bytes, tuple[int, int, bool]] = {}
+        self._seen: dict[bytes, tuple[int, int, bool, float | None]] = {}
 
-    def read(self, body: bytes) -> tuple[int, int, bool]:
+    def read(self, body: bytes) -> tuple[int, int, bool, float | None]:
+        """Lint's errors and warnings, forbids-all, and the pace the group asks."""
         digest = hashlib.blake2b(body, digest_size=16).digest()
         known = self._seen.get(digest)
         if known is None:
             findings = lint(body)
             errors = sum(finding.severity == ERROR for finding in findings)
             robots = RobotsTxt.parse(body, google_quirks=self.google_quirks)
-            known = (errors, len(findings) - errors, forbids_everything(robots, self.tokens))
+            forbids = forbids_everything(robots, self.tokens)
+            known = (errors, len(findings) - errors, forbids, pace_of(robots, self.tokens))
             if len(self._seen) >= _DEEP_MEMO:
                 self._seen.clear()
             self._seen[digest] = known
@@ -204,12 +239,14 @@ class DeepReader:
 
     def add_to(self, row: dict[str, Any], record: OriginRecord) -> None:
         body = record.good_body
-        errors, warnings, forbids = self.read(body) if body else (0, 0, False)
+        errors, warnings, forbids, pace = self.read(body) if body else (0, 0, False, None)
+        ruled = row["state"] in {state.value for state in RULED}
         row.update(
             errors=errors,
             warnings=warnings,
             lint_errors=errors > 0,
-            forbids_all=forbids and row["state"] in {state.value for state in RULED},
+            forbids_all=forbids and ruled,
+            pace=pace if ruled else None,
         )
 
 

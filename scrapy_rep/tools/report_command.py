@@ -56,17 +56,34 @@ class ReportContext:
 
 
 def _context(args: argparse.Namespace) -> ReportContext:
+    """The store, policy and tokens: a project's (its crawl's) inside one,
+    unless ``--store`` names another store; ``--agent`` wins over both."""
+    from scrapy_rep.tools.project_store import ProjectStoreError, in_a_project, project_view
+
     tokens = tuple(args.agent or ())
     if args.store:
         store = StoreName(args.store, args.redis_prefix, args.wait)
-        return ReportContext(store, tokens=tokens or (DEFAULT_AGENT,))
-    from scrapy_rep.tools.project_store import ProjectStoreError, project_view
-
+        if not in_a_project():
+            return ReportContext(store, tokens=tokens or (DEFAULT_AGENT,))
+        view = project_view(store=store)
+        return ReportContext(store, view.policy, tokens or view.tokens, view.google_quirks)
     try:
         view = project_view()
     except ProjectStoreError as error:
         raise SourceError(str(error)) from None
     return ReportContext(view.store, view.policy, tokens or view.tokens, view.google_quirks)
+
+
+def _said(args: argparse.Namespace, context: ReportContext) -> str:
+    """Whose tokens ``--deep`` reads the files with, for the note."""
+    from scrapy_rep.tools.project_store import in_a_project
+
+    shown = " or ".join(context.tokens) or "* (they name no crawler)"
+    if args.agent:
+        return shown
+    if in_a_project():
+        return f"{shown} (this project's tokens, as its crawl)"
+    return f"{shown} (Scrapy's default USER_AGENT: not inside a Scrapy project; --agent NAME)"
 
 
 def _flat(values: list[list[str]] | None) -> frozenset[str]:
@@ -90,6 +107,9 @@ def run_report(args: argparse.Namespace) -> int:
     now = time.time()
     summary = Summary()
     reader = deep_reader(context.tokens, context.google_quirks) if deep else None
+    if deep:
+        said = _said(args, context)
+        print(f"scrapy-rep: note: --deep reads each file as {said}", file=sys.stderr)
     try:
         scanned = scan_store(context.store, now, bodies=deep)
         rows: Iterator[dict[str, Any]] = report_rows(
@@ -120,6 +140,13 @@ def run_report(args: argparse.Namespace) -> int:
     if note:
         sys.stdout.flush()
         print(f"scrapy-rep: {printable(note)}", file=sys.stderr)
+    if not count and filters.host is not None:
+        print(
+            f"scrapy-rep: note: no origin of {context.store.shown()} matches --host "
+            f"{filters.host!r} (with the other filters): it is matched with the host "
+            "(*.example.com), host:port (127.0.0.1:8804) or the origin (https://example.com)",
+            file=sys.stderr,
+        )
     return EXIT_OK if count else EXIT_NONE
 
 

@@ -57,7 +57,9 @@ COLUMNS: Final = (
     "redirected_to",
     "cut",
 )
-DEEP_COLUMNS: Final = ("errors", "warnings", "lint_errors", "forbids_all")
+#: ``pace``: the seconds between requests the file's group for the crawler's
+#: tokens asks (crawl-delay or request-rate), null when none (docs/crawl-delay.md).
+DEEP_COLUMNS: Final = ("errors", "warnings", "lint_errors", "forbids_all", "pace")
 _TIMES: Final = frozenset({"checked", "since", "until", "expires", "good_at", "next_retry"})
 #: What each state means, for the summary (docs/cli.md).
 MEANING: Final = {
@@ -89,7 +91,8 @@ def _short(moment: float | None) -> str:
 def _notes(row: dict[str, Any]) -> str:
     notes = []
     if row["cause"] is not None:
-        notes.append(f"{row['cause']}, {row['failures']} failed")
+        failures = row["failures"]
+        notes.append(f"{row['cause']}, {failures} failed fetch{'' if failures == 1 else 'es'}")
     if row["expired"]:
         notes.append("expired")
     if row["cut"]:
@@ -97,9 +100,15 @@ def _notes(row: dict[str, Any]) -> str:
     if row["redirected_to"] is not None:
         notes.append(f"redirected to {row['redirected_to']}")
     if "errors" in row and (row["errors"] or row["warnings"]):
-        notes.append(f"lint {row['errors']} errors, {row['warnings']} warnings")
+        errors, warnings = row["errors"], row["warnings"]
+        notes.append(
+            f"lint {errors} error{'' if errors == 1 else 's'}, "
+            f"{warnings} warning{'' if warnings == 1 else 's'}"
+        )
     if row.get("forbids_all"):
         notes.append("forbids everything")
+    if row.get("pace") is not None:
+        notes.append(f"asks {row['pace']:g} s between requests (crawl-delay)")
     notes.append(row["reason"] or str(row["status"]))
     return "; ".join(notes)
 

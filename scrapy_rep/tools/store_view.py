@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 
 from scrapy_rep.cache.outcome import AccessState
 from scrapy_rep.cache.policy import OriginRecord, PolicyConfig, decide_settled
-from scrapy_rep.cache.standing import State, standing
+from scrapy_rep.cache.standing import State, pace_of, standing
 from scrapy_rep.cache.storage import Storage, StorageError, forget, open_storage
 from scrapy_rep.cache.storage.errors import UnreadableRecord
 from scrapy_rep.cache.storage.redis_urls import REDIS_SCHEMES, safe_url
@@ -33,6 +33,7 @@ from scrapy_rep.cache.storage.sqlite_once import (
     read_record,
 )
 from scrapy_rep.engine.origin import origin_of
+from scrapy_rep.engine.robotstxt import RobotsTxt
 
 __all__ = [
     "StoreName",
@@ -157,9 +158,14 @@ def _when(moment: float | None, now: float) -> dict[str, float] | None:
 
 
 def describe(
-    record: OriginRecord | None, now: float | None = None, policy: PolicyConfig | None = None
+    record: OriginRecord | None,
+    now: float | None = None,
+    policy: PolicyConfig | None = None,
+    tokens: Sequence[str] = ("scrapy",),
+    google_quirks: bool = False,
 ) -> dict[str, Any]:
-    """The record as data: outcome, times, the last good copy, closed or not."""
+    """The record as data: outcome, times, the last good copy, closed or not,
+    and the pace the good copy's group for ``tokens`` asks (``pace``)."""
     if record is None:
         return {"kept": False}
     now = time.time() if now is None else now
@@ -171,6 +177,12 @@ def describe(
     if closed and now_standing is not None and now_standing.state is State.CLOSED:
         closed_until = now_standing.until
     body = record.good_body
+    pace = None
+    if body is not None:
+        pace = pace_of(RobotsTxt.parse(body, google_quirks=google_quirks), tuple(tokens))
+    # One meaning of "expired" with the report (``cache.standing``): past its
+    # life and not in an outage, so the next request fetches again.
+    expired = now_standing.expired if now_standing is not None else record.expires_at <= now
     return {
         "kept": True,
         "outcome": record.kind.value,
@@ -178,7 +190,7 @@ def describe(
         "reason": record.reason,
         "fetched": _when(record.fetched_at, now),
         "expires_at": record.expires_at,
-        "expired": record.expires_at <= now,
+        "expired": expired,
         "good": _when(record.good_at, now),
         "good_status": record.good_status,
         "body": None if body is None else body.decode("utf-8", "replace"),
@@ -188,6 +200,8 @@ def describe(
         "closed_until": closed_until,
         "access": decision.state.value if decision.state is not None else None,
         "access_reason": decision.reason,
+        "pace": pace,
+        "tokens": list(tokens),
     }
 
 
@@ -212,6 +226,12 @@ def format_record(store: StoreName, key: str, data: dict[str, Any]) -> str:
         + (f", {data['body_bytes']} bytes" if data["body_bytes"] is not None else ""),
         f"  access      {data['access']}: {data['access_reason']}",
     ]
+    if data["pace"] is not None:
+        lines.append(
+            f"  pace        the copy asks {data['pace']:g} s between requests of "
+            f"{' or '.join(data['tokens']) or '*'} (Crawl-delay or Request-rate; "
+            'obeyed with REP_CRAWL_DELAY = "obey")'
+        )
     if data["closed"]:
         until = data["closed_until"]
         shown = (
@@ -219,5 +239,9 @@ def format_record(store: StoreName, key: str, data: dict[str, Any]) -> str:
             if until
             else "robots.txt or a page of the site answers"
         )
-        lines.append(f"  closed      until {shown} ({data['failures']} failed fetches)")
+        failures = data["failures"]
+        lines.append(
+            f"  closed      every request to it is dropped until {shown}, unless robots.txt "
+            f"answers sooner ({failures} failed fetch{'' if failures == 1 else 'es'} so far)"
+        )
     return "\n".join(lines)

@@ -118,7 +118,9 @@ def test_status_2_2_site_reachable_within_24h_on_the_dot(
 def test_status_2_2_closed_reason_names_the_window(window: float, said: str) -> None:
     config = PolicyConfig(unreachable_disallow=window, unreachable_max_age=max(window, 30 * DAY))
     record = history((0, BUSY), config=config)
-    assert decide(record, T0, config).reason.endswith(f"; closed for the first {said}")
+    reason = decide(record, T0, config).reason
+    assert "; closed: every request to it is dropped until " in reason
+    assert reason.endswith(f" (the first {said} of an outage), or until robots.txt answers")
 
 
 @pytest.mark.parametrize(
@@ -307,7 +309,8 @@ def test_storage_3_4_a_page_answer_within_the_skew_is_kept_as_written() -> None:
         (  # an unreachable fetch recorded without its outage (another writer's row)
             OriginRecord(FetchKind.UNREACHABLE, 503, "HTTP 503", T0, T0),
             AccessState.CLOSED,
-            "robots.txt unreachable (HTTP 503)",
+            "robots.txt unreachable (HTTP 503); closed: every request to it is dropped "
+            "until robots.txt answers",
         ),
     ],
 )  # fmt: skip

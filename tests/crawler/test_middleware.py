@@ -105,6 +105,36 @@ async def test_spec_8_3_requests_arriving_later_meet_the_verdict_fetched_once(
     assert stats(crawler).get("robotstxt/dropped_early", 0) == (2 if wiring == "add-on" else 0)
 
 
+@deferred_f_from_coro_f
+async def test_scrapy_robots_txt_fetch_times_out_on_its_own_setting() -> None:
+    """REP_ROBOTSTXT_TIMEOUT, not the pages' DOWNLOAD_TIMEOUT, bounds a
+    robots.txt download (docs/decisions.md): a hanging robots.txt closes its
+    origin after 1 s, where DOWNLOAD_TIMEOUT would wait 120 s."""
+    sent: list[Request] = []
+    with SiteServer({"/robots.txt": Hang()}) as hanging:
+        started = time.monotonic()
+        crawler = get_crawler(
+            RecordingSpider,
+            {
+                **SETTINGS,
+                "DOWNLOAD_TIMEOUT": 120,
+                "REP_ROBOTSTXT_TIMEOUT": 1,
+                "REP_UNREACHABLE_WAIT": 0,
+            },
+        )
+        def reached(request: Request, **_: Any) -> None:
+            sent.append(request)
+
+        crawler.signals.connect(reached, signal=scrapy_signals.request_reached_downloader)
+        await crawler.crawl_async(urls=[hanging.url("/p")])
+        elapsed = time.monotonic() - started
+    assert elapsed < 60  # would be 120 s and more with DOWNLOAD_TIMEOUT alone
+    robots = [request for request in sent if request.url.endswith("/robots.txt")]
+    assert robots and all(request.meta["download_timeout"] == 1 for request in robots)
+    assert spider_of(crawler).got == []
+    assert crawler.stats.get_value("robotstxt/unreachable") == 1
+
+
 class SitemapSpider(RecordingSpider):
     def robotstxt_sitemaps(
         self, sitemaps: tuple[str, ...], robotstxt_url: str
@@ -295,7 +325,11 @@ async def test_spec_8_1_stats_signals_and_logs(caplog: pytest.LogCaptureFixture)
         if r.name.startswith("scrapy_rep") and r.levelno == logging.INFO
     ]
     # The start-up line naming the token, then one line for the origin's fetch.
-    assert info_lines[0] == "robots.txt token 'testbot' from USER_AGENT"
+    assert info_lines[0] == (
+        "robots.txt token 'testbot' from USER_AGENT; a robots.txt download times out after "
+        "5 s (REP_ROBOTSTXT_TIMEOUT), so a request waits at most 60 s for its robots.txt "
+        "(docs/decisions.md)"
+    )
     assert len(info_lines) == 2 and "HTTP 200" in info_lines[1]
 
 
@@ -318,7 +352,7 @@ async def test_scrapy_dropped_requests_can_be_rescheduled_from_the_signal() -> N
         crawler = await crawl([site.url("/page")], spidercls=Rescheduler)
     assert len(seen) == 1
     assert seen[0].reason.startswith("robots.txt unreachable (HTTP 503) since ")
-    assert seen[0].reason.endswith("; closed for the first 12 h")
+    assert seen[0].reason.endswith("(the first 12 h of an outage), or until robots.txt answers")
     assert stats(crawler)["robotstxt/unreachable"] == 1
 
 

@@ -117,7 +117,7 @@ async def test_scrapy_log_says_a_503_was_retried_into_rules(
     lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("robots.txt of")]
     assert lines == [
         f"robots.txt of http://127.0.0.1:{site.port}: HTTP 503, then HTTP 200 "
-        "(1 quick retry) -> 1 rules for 1 agents, 0 sitemaps"
+        "(1 quick retry) -> 1 rule for 1 agent, 0 sitemaps"
     ]
 
 

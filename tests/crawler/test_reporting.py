@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import logging
 import sys
+from pathlib import Path
 
+import pytest
 from scrapy import Spider
 from scrapy.utils.defer import deferred_f_from_coro_f
 from scrapy.utils.test import get_crawler
@@ -101,3 +103,37 @@ def test_heard_agrees_with_the_receivers_a_send_would_call() -> None:
         finally:
             dispatcher.disconnect(called, signal=connected_signal, sender=connected_sender)
         assert not reporter._heard(signals.request_dropped)
+
+
+@deferred_f_from_coro_f
+async def test_scrapy_a_warm_run_says_how_many_origins_came_from_the_store(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """With every robots.txt in the store, no per-origin line is logged at
+    INFO: one line per crawl says where they came from (docs/stats-signals.md)."""
+    from crawler.extras.conftest import SETTINGS, PagesSpider
+    from crawler.servers import Reply, SiteServer
+
+    settings = {
+        **SETTINGS,
+        "REP_STORAGE": "sqlite",
+        "REP_STORAGE_PATH": str(tmp_path / "store.sqlite3"),
+        "LOG_LEVEL": "INFO",
+    }
+    closing = "robots.txt: "
+    with SiteServer({"/robots.txt": Reply(200, b"User-agent: *\nDisallow: /x\n")}) as site:
+        urls = [site.url("/a"), site.url("/b", "localhost")]
+        with caplog.at_level(logging.INFO):
+            await get_crawler(PagesSpider, settings).crawl_async(urls=urls)
+            first = [r.getMessage() for r in caplog.records]
+            caplog.clear()
+            await get_crawler(PagesSpider, settings).crawl_async(urls=urls)
+            second = [r.getMessage() for r in caplog.records]
+    # the cold run says each origin's fetch, the warm one a line for them all
+    assert len([line for line in first if line.startswith("robots.txt of ")]) == 2
+    assert not [line for line in first if line.startswith(closing)]
+    assert not [line for line in second if line.startswith("robots.txt of ")]
+    assert [line for line in second if line.startswith(closing)] == [
+        "robots.txt: 2 origins answered from the store without a fetch, 0 origins fetched "
+        "by this crawl"
+    ]

@@ -74,7 +74,9 @@ def test_rfc9309_unreachable_means_full_disallow() -> None:
     access = access_for(outcome(FetchKind.UNREACHABLE, reason="HTTP 503"))
     assert access.state is AccessState.CLOSED
     assert access.reason == (
-        "robots.txt unreachable (HTTP 503) since 1970-01-01T00:00:00Z; closed for the first 12 h"
+        "robots.txt unreachable (HTTP 503) since 1970-01-01T00:00:00Z; closed: every request to "
+        "it is dropped until 1970-01-01T12:00:00Z (the first 12 h of an outage), or until "
+        "robots.txt answers"
     )
     assert not access.allowed("/", "bot")
 

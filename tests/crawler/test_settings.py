@@ -59,6 +59,8 @@ def test_scrapy_settings_as_strings_from_the_command_line() -> None:
         ("REP_FOLLOW_REDIRECTS", -1, "an integer >= 0"),
         ("REP_FOLLOW_REDIRECTS", "five", "an integer >= 0"),
         ("REP_MAX_BODY_BYTES", 1000, "an integer >= 512000"),
+        ("REP_ROBOTSTXT_TIMEOUT", 0, "a number of seconds > 0"),
+        ("REP_ROBOTSTXT_TIMEOUT", "soon", "a number of seconds > 0"),
         ("REP_FORGET_POLL_INTERVAL", 0, "a number >= 0.01 and <= 86400"),
         ("REP_FORGET_POLL_INTERVAL", "soon", "a number >= 0.01 and <= 86400"),
         ("REP_CHECKED_SCHEMES", ["http", "no scheme"], "a list of URL schemes"),
@@ -188,3 +190,37 @@ async def test_scrapy_a_misspelt_setting_is_named_with_the_closest_one(
 def test_scrapy_known_settings_and_the_testing_hook_get_no_note() -> None:
     settings = {"REP_CRAWL_DELAY": "obey", "REP_CLOCK": "time.time", "ROBOTSTXT_PARSER": "x"}
     assert Config.from_settings(settings).notes == ()
+
+
+@pytest.mark.parametrize(
+    ("settings", "timeout", "wait"),
+    [
+        ({}, 30.0, 30.0 * 6 + 30),  # not Scrapy's 180 s DOWNLOAD_TIMEOUT
+        ({"DOWNLOAD_TIMEOUT": 10}, 10.0, 10.0 * 6 + 30),  # a shorter DOWNLOAD_TIMEOUT holds
+        ({"REP_ROBOTSTXT_TIMEOUT": "45", "DOWNLOAD_TIMEOUT": 10}, 45.0, 45.0 * 6 + 30),
+        ({"REP_ROBOTSTXT_TIMEOUT": 5, "REP_FOLLOW_REDIRECTS": 0}, 5.0, 5.0 + 30),
+    ],
+)
+def test_scrapy_robotstxt_timeout_and_the_longest_wait(
+    settings: dict[str, Any], timeout: float, wait: float
+) -> None:
+    """docs/decisions.md: a robots.txt fetch's own timeout, and the longest a
+    request waits for one (a timeout per hop, and 30 s of slack)."""
+    config = Config.from_settings(settings)
+    download_timeout = float(settings.get("DOWNLOAD_TIMEOUT", 180))
+    assert config.fetch_timeout(download_timeout) == timeout
+    assert config.longest_wait(download_timeout) == wait
+
+
+def test_the_longest_wait_is_written_where_people_look() -> None:
+    """docs/decisions.md and docs/troubleshooting.md give the formula and the
+    default that ``Config.longest_wait`` computes."""
+    from pathlib import Path
+
+    docs = Path(__file__).resolve().parents[2] / "docs"
+    default = Config.from_settings({}).longest_wait(180.0)
+    assert default == 210.0
+    for page in ("decisions.md", "troubleshooting.md"):
+        text = " ".join((docs / page).read_text(encoding="utf-8").split())
+        assert "REP_ROBOTSTXT_TIMEOUT × (REP_FOLLOW_REDIRECTS + 1) + 30 s" in text, page
+        assert f"{default:g} s" in text, page

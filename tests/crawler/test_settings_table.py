@@ -96,3 +96,17 @@ def test_scrapy_fallback_setting_is_read_when_the_setting_is_unset() -> None:
     assert Config.from_settings({"REDIS_URL": url, "REP_REDIS_URL": url + "1"}).redis_url == (
         url + "1"
     )
+
+
+def test_the_crawl_delay_entry_agrees_with_its_page() -> None:
+    """The pace leaves Scrapy's download slots alone (crawler/pace/turns.py):
+    the table must not say otherwise than docs/crawl-delay.md."""
+    from pathlib import Path
+
+    from scrapy_rep.crawler.config.table import SETTINGS
+
+    (entry,) = [setting for setting in SETTINGS if setting.name == "REP_CRAWL_DELAY"]
+    page = (Path(__file__).resolve().parents[2] / "docs" / "crawl-delay.md").read_text()
+    assert "download slots are left alone" in entry.doc
+    assert "Scrapy's download slots are left alone" in page
+    assert "slot's minimum delay" not in entry.doc

@@ -87,7 +87,7 @@ async def test_spec_7_3_licenses_reach_the_spider_by_signal_and_method(
     # Not fetched by scrapy_rep: only because the spider asked, once.
     assert site.count("/license.xml") == 1 and site.url("/license.xml") in spider.got
     assert site.count("/relative-license.xml") == 0
-    assert "1 sitemaps, 1 licenses" in caplog.text  # the origin's INFO line
+    assert "1 sitemap, 1 licence" in caplog.text  # the origin's INFO line
 
 
 @deferred_f_from_coro_f

@@ -161,9 +161,10 @@ class Fetcher:
                 raise FetchStopped
 
     async def _download(self, url: str, route: Route) -> Response:
+        settings = self._crawler.settings
+        # REP_ROBOTSTXT_TIMEOUT, not the pages' DOWNLOAD_TIMEOUT (docs/decisions.md).
+        timeout = self._config.fetch_timeout(settings.getfloat("DOWNLOAD_TIMEOUT", 180.0))
         if url.startswith("ftp:"):  # Scrapy's FTP handler has no byte cap
-            settings = self._crawler.settings
-            timeout = settings.getfloat("DOWNLOAD_TIMEOUT", 180.0)
             return await download_ftp(url, self._config.max_body_bytes, settings, timeout)
         request = Request(
             url,
@@ -185,6 +186,7 @@ class Fetcher:
                 # Our own cache replaces Scrapy's: a cached 503 must not keep
                 # an origin closed, run after run (HTTPCACHE_ENABLED).
                 "dont_cache": True,
+                "download_timeout": timeout,
             },
         )
         if route.named:  # else HttpProxyMiddleware applies the environment's, as to pages

@@ -2,7 +2,8 @@
 
 ``table`` is the schema (each setting's name, accepted values, default and
 parser; the settings reference is generated from it), ``values`` the value
-parsers, ``settings`` the readers (``Config`` and the extensions' configs).
+parsers, ``settings`` the readers (``Config`` and the extensions' configs),
+``unknown`` the warning for a name of our prefixes that nothing reads.
 Imports nothing else of the crawler: every other wing reads its settings
 from here (CONTRIBUTING.md, "The map").
 """

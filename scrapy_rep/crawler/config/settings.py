@@ -23,13 +23,15 @@ from weakref import WeakKeyDictionary
 
 from scrapy_rep.cache.policy import LongOutage, PolicyConfig
 from scrapy_rep.crawler.config.table import (
+    DEFAULT_ROBOTSTXT_TIMEOUT,
     DEFAULT_STORAGE_FILE,
     MIN_BODY_BYTES,
     MIN_REDIRECTS,
     SETTINGS,
+    WAIT_SLACK,
     Setting,
-    unknown_setting_notes,
 )
+from scrapy_rep.crawler.config.unknown import unknown_setting_notes
 from scrapy_rep.crawler.config.values import (
     SettingError,
     digits_at_least_one,
@@ -80,6 +82,10 @@ class Config:
     google_quirks: bool = False
     #: REP_FOLLOW_REDIRECTS: redirect hops followed for robots.txt (RFC: >= 5).
     max_redirects: int = 5
+    #: REP_ROBOTSTXT_TIMEOUT: seconds one robots.txt download may take; None
+    #: (unset): ``DEFAULT_ROBOTSTXT_TIMEOUT``, or DOWNLOAD_TIMEOUT if shorter
+    #: (``fetch_timeout``).
+    robotstxt_timeout: float | None = None
     #: REP_MAX_BODY_BYTES: bytes of robots.txt downloaded (parsing stops at 512,000:
     #: a larger value only keeps more of the body for a spider that asks for it).
     max_body_bytes: int = MIN_BODY_BYTES
@@ -206,6 +212,20 @@ class Config:
                 f"{max_redirects} is treated as no robots.txt (full allow)"
             )
         return cls(notes=tuple(notes), **values).validated()
+
+    def fetch_timeout(self, download_timeout: float) -> float:
+        """Seconds one robots.txt download may take (``download_timeout`` meta),
+        given Scrapy's DOWNLOAD_TIMEOUT (docs/decisions.md)."""
+        if self.robotstxt_timeout is not None:
+            return self.robotstxt_timeout
+        if download_timeout > 0:
+            return min(DEFAULT_ROBOTSTXT_TIMEOUT, download_timeout)
+        return DEFAULT_ROBOTSTXT_TIMEOUT
+
+    def longest_wait(self, download_timeout: float) -> float:
+        """The longest a request waits for its robots.txt: a timeout per hop,
+        and slack for the time between them (docs/decisions.md)."""
+        return self.fetch_timeout(download_timeout) * (self.max_redirects + 1) + WAIT_SLACK
 
     def policy(self) -> PolicyConfig:
         """The pure policy's view of these settings (the preset filled in)."""

@@ -10,9 +10,8 @@ parser from ``setting_values``).
 
 from __future__ import annotations
 
-import difflib
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -21,6 +20,7 @@ from scrapy_rep.crawler.config.values import (
     choice,
     int_at_least,
     number_within,
+    positive_seconds,
     seconds,
     to_bool,
     to_path,
@@ -33,6 +33,7 @@ from scrapy_rep.crawler.config.values import (
 )
 
 __all__ = [
+    "DEFAULT_ROBOTSTXT_TIMEOUT",
     "DEFAULT_STORAGE_FILE",
     "MAX_KEEP",
     "MIN_BODY_BYTES",
@@ -41,8 +42,8 @@ __all__ = [
     "OUTAGE_RULES",
     "SETTINGS",
     "USAGE_ACTIONS",
+    "WAIT_SLACK",
     "Setting",
-    "unknown_setting_notes",
 ]
 
 #: RFC 9309 §2.5: a parsing limit, if any, must be at least 500 KiB.
@@ -54,6 +55,13 @@ MIN_REDIRECTS: Final = 5
 #: REP_CACHE_KEEP's bound (10 years): every backend stores expiries this far
 #: out (Redis in integer milliseconds), and timestamps stay finite.
 MAX_KEEP: Final = 10 * 365 * DAY
+
+#: REP_ROBOTSTXT_TIMEOUT's default (seconds), well under Scrapy's 180 s
+#: DOWNLOAD_TIMEOUT: an origin's requests wait while its robots.txt downloads.
+DEFAULT_ROBOTSTXT_TIMEOUT: Final = 30.0
+#: Added to the longest a robots.txt fetch can take (its hops' timeouts), for
+#: the time between them: how long a request waits at most (docs/decisions.md).
+WAIT_SLACK: Final = 30.0
 
 #: REP_STORAGE_PATH's default, inside Scrapy's project data dir (``.scrapy/``).
 DEFAULT_STORAGE_FILE: Final = "robotstxt.sqlite3"
@@ -155,6 +163,17 @@ SETTINGS: Final[tuple[Setting, ...]] = (
         "WARNING at start-up.",
         attribute="max_redirects",
         parse=int_at_least(0),
+    ),
+    Setting(
+        "REP_ROBOTSTXT_TIMEOUT",
+        "seconds > 0",
+        "How long one robots.txt download may take (each redirect hop anew), in place "
+        "of `DOWNLOAD_TIMEOUT` (180 s by default), which still applies to pages. A "
+        "request waits for its robots.txt at most this × (`REP_FOLLOW_REDIRECTS` + 1) "
+        "+ 30 s; the start-up line says both.",
+        attribute="robotstxt_timeout",
+        parse=positive_seconds,
+        default=f"`{DEFAULT_ROBOTSTXT_TIMEOUT:g}`, or `DOWNLOAD_TIMEOUT` if shorter",
     ),
     Setting(
         "REP_MAX_BODY_BYTES",
@@ -386,7 +405,9 @@ SETTINGS: Final[tuple[Setting, ...]] = (
     Setting(
         "REP_CRAWL_DELAY",
         "`ignore`, `obey`",
-        "Obey `crawl-delay` / `request-rate` as a download slot's minimum delay.",
+        "Obey `crawl-delay` / `request-rate` as the least time between two requests of "
+        "an origin, kept for every process sharing the store (download slots are left "
+        "alone). With `ignore`, an INFO line still names each origin's value.",
         default='`"ignore"`',
         read_by=_EXTENSIONS,
     ),
@@ -460,22 +481,3 @@ SETTINGS: Final[tuple[Setting, ...]] = (
     ),
 )
 
-
-#: Names of our prefix that are read though not in the table: a testing
-#: hook, and Scrapy's own robots.txt settings.
-_READ_ELSEWHERE: Final = frozenset({"REP_CLOCK", "ROBOTSTXT_PARSER"})
-_PREFIXES: Final = ("REP_", "ROBOTSTXT_")
-
-
-def unknown_setting_notes(names: Iterable[str]) -> list[str]:
-    """A warning for each ``REP_``/``ROBOTSTXT_`` name nothing reads, with the
-    closest known one: a misspelt name would otherwise do nothing, silently."""
-    documented = [setting.name for setting in SETTINGS]
-    notes = []
-    for name in sorted(set(names)):
-        if not name.startswith(_PREFIXES) or name in _READ_ELSEWHERE or name in documented:
-            continue
-        close = difflib.get_close_matches(name, documented, n=1, cutoff=0.6)
-        hint = f"did you mean {close[0]}?" if close else "the settings are in docs/settings.md"
-        notes.append(f"{name} is not a setting scrapy_rep reads, so it does nothing; {hint}")
-    return notes

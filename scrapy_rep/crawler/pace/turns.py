@@ -75,7 +75,14 @@ _MAX_REMEMBERED: Final = 100_000
 MARGIN: Final = 0.05
 
 WAITED: Final = "robotstxt/pace/waited"
-WAIT_SECONDS: Final = "robotstxt/pace/wait_seconds"
+#: The seconds every paced request waited, added up over the requests: with
+#: many requests waiting at once it exceeds the crawl's own length
+#: (docs/politeness.md, "Stats"). ``WAIT_SECONDS_OLD`` is its former name, kept
+#: as an alias with the same value until 1.0.
+WAIT_SECONDS: Final = "robotstxt/pace/wait_seconds_summed"
+WAIT_SECONDS_OLD: Final = "robotstxt/pace/wait_seconds"
+#: The longest one request waited for its origin's turn.
+WAIT_LONGEST: Final = "robotstxt/pace/wait_seconds_longest"
 WAITING_MAX: Final = "robotstxt/pace/waiting_max"
 REQUEUED: Final = "robotstxt/pace/requeued_on_stop"
 
@@ -313,6 +320,9 @@ class _Waited:
         pace._waiting -= 1
         stats = pace._crawler.stats
         if stats is not None:
-            waited = stats.get_value(WAIT_SECONDS, 0.0) + time.monotonic() - self._since
-            stats.set_value(WAIT_SECONDS, round(waited, 3))
+            this = time.monotonic() - self._since
+            waited = round(stats.get_value(WAIT_SECONDS, 0.0) + this, 3)
+            stats.set_value(WAIT_SECONDS, waited)
+            stats.set_value(WAIT_SECONDS_OLD, waited)
+            stats.max_value(WAIT_LONGEST, round(this, 3))
         self._since = None

@@ -10,17 +10,20 @@ from __future__ import annotations
 import difflib
 from collections.abc import Sequence
 from typing import Any, Final
+from urllib.parse import urlsplit
 
 from scrapy_rep.cache.outcome import AccessState
 from scrapy_rep.engine.agents import crawler_tokens
+from scrapy_rep.engine.grammar import Field, read_line
 from scrapy_rep.engine.lines import body_text, split_lines
 from scrapy_rep.engine.robotstxt import RobotsTxt
+from scrapy_rep.engine.url_path import match_path
 from scrapy_rep.tools.check import check_urls
 from scrapy_rep.tools.finding import ERROR, counted, line_severities
 from scrapy_rep.tools.lint import lint, printable
 from scrapy_rep.tools.robots_source import Source
 
-__all__ = ["diff_lines", "line_report", "verdicts"]
+__all__ = ["as_tested", "diff_lines", "line_note", "line_report", "verdicts"]
 
 #: What the crawl does when robots.txt gave no rules (docs/spec.md §2).
 ALLOW_ALL: Final = AccessState.ALLOW_ALL.value
@@ -28,7 +31,31 @@ CLOSED: Final = AccessState.CLOSED.value
 
 
 def _row(url: str, agent: str, tokens: Sequence[str]) -> dict[str, Any]:
-    return {"url": url, "agent": agent, "tokens": list(tokens)}
+    path, note = as_tested(url)
+    return {"url": url, "agent": agent, "tokens": list(tokens), "path": path, "note": note}
+
+
+def as_tested(url: str) -> tuple[str, str]:
+    """The path and query the rules are matched with, and a note when that
+    is not what the URL seems to say: ``//tmp/x`` and ``tmp/x`` name the host
+    ``tmp`` (another site, whose own robots.txt applies), and dot segments or
+    escapes make another path (docs/spec.md §6.5)."""
+    path = match_path(url)
+    parts = urlsplit(url)
+    if not parts.scheme and parts.netloc:
+        return path, (
+            f"{url} names the host {parts.netloc!r}, not a path of this site: it is tested "
+            f"as {path}, but that site's own robots.txt decides it. Write a path with one "
+            "leading /"
+        )
+    if not parts.scheme and not url.startswith("/"):
+        return path, f"{url} is not a path (no leading /): it is tested as {path}"
+    written = parts.path or "/"
+    if parts.query:
+        written += "?" + parts.query
+    if written != path:
+        return path, f"tested as {path}: the crawl reads {written} so (dot segments, escapes)"
+    return path, ""
 
 
 def verdicts(
@@ -109,6 +136,7 @@ def line_report(text: str) -> dict[str, Any]:
                 "text": line.encode("utf-8", "surrogateescape").decode("utf-8", "replace"),
                 "severity": severities.get(number),
                 "findings": findings.get(number, []),
+                "note": printable(line_note(line)),
             }
         )
     errors = sum(finding.severity == ERROR for finding in found)
@@ -121,6 +149,33 @@ def line_report(text: str) -> dict[str, Any]:
         "linted": bool(text.strip()),
         "licenses": list(RobotsTxt.parse(body).licenses),
     }
+
+
+def line_note(line: str) -> str:
+    """What a line that is not a rule does for the crawl, for the page to say
+    beside it (docs/crawl-delay.md, docs/spec.md §7.2); "" for other lines."""
+    found = read_line(line)
+    if found is None or found.typo or found.missing_colon:
+        return ""
+    if found.field is Field.CRAWL_DELAY:
+        return (
+            f"Crawl-delay: this group asks {found.value} s between two requests to the site. "
+            'The crawl waits so only with REP_CRAWL_DELAY = "obey" (Google ignores it); '
+            "it never allows or forbids a URL."
+        )
+    if found.field is Field.REQUEST_RATE:
+        return (
+            f"Request-rate: this group asks at most {found.value} (requests/seconds). The crawl "
+            'spaces its requests so only with REP_CRAWL_DELAY = "obey"; it never allows or '
+            "forbids a URL."
+        )
+    if found.field is Field.SITEMAP:
+        return (
+            "Sitemap: a list of the site's URLs, for every crawler whatever the group. The "
+            "crawl hands it to the spider (signal sitemaps_found); it requests it only with "
+            "REP_FOLLOW_SITEMAPS = True."
+        )
+    return ""
 
 
 def _span(start: int, stop: int) -> str:

@@ -32,7 +32,7 @@ def tester_config(
         google_quirks=config.google_quirks,
         store=store,
         user_agent=config.default_user_agent or "Scrapy",
-        timeout=settings.getfloat("DOWNLOAD_TIMEOUT", 180.0),
+        timeout=config.fetch_timeout(settings.getfloat("DOWNLOAD_TIMEOUT", 180.0)),
         max_bytes=config.max_body_bytes,
         max_redirects=config.max_redirects,
         policy=config.policy(),

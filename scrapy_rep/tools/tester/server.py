@@ -327,7 +327,9 @@ class TesterHandler(BaseHTTPRequestHandler):
             raise Refused(422, str(exc)) from None
         except StorageError as exc:
             raise Refused(503, str(exc)) from None
-        answer = describe(record, policy=self.server.config.policy)
+        config = self.server.config
+        answer = describe(record, policy=config.policy, tokens=_tokens(config) or ("*",),
+                          google_quirks=config.google_quirks)
         answer.update(origin=key, store=store.shown(), now=time.time())
         return answer
 

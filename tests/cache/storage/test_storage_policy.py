@@ -92,7 +92,9 @@ def test_status_5xx_first_12h_full_disallow(copy: bool, age: float) -> None:
     decision = decide(outage(copy=copy), T0 + age, CONFIG)
     assert_uses(decision, AccessState.CLOSED)
     assert decision.reason.startswith(
-        "robots.txt unreachable (HTTP 503) since 2023-11-14T22:13:20Z; closed for the first 12 h"
+        "robots.txt unreachable (HTTP 503) since 2023-11-14T22:13:20Z; closed: every request "
+        "to it is dropped until 2023-11-15T10:13:20Z (the first 12 h of an outage), or until "
+        "robots.txt answers"
     )
 
 
@@ -101,14 +103,14 @@ def test_status_5xx_after_12h_last_good_copy(age: float) -> None:
     decision = decide(outage(copy=True), T0 + age, CONFIG)
     assert_uses(decision, AccessState.RULES, BODY)
     assert decision.stale
-    assert "using the copy of 2023-11-12T22:13:20Z" in decision.reason
+    assert "the rules of the last good copy (fetched 2023-11-12T22:13:20Z) apply" in decision.reason
 
 
 @pytest.mark.parametrize("age", [12 * HOUR + MINUTE, 29 * DAY])
 def test_status_5xx_after_12h_no_copy_full_allow(age: float) -> None:
     decision = decide(outage(copy=False), T0 + age, CONFIG)
     assert_uses(decision, AccessState.ALLOW_ALL)
-    assert "no earlier copy" in decision.reason
+    assert "no earlier copy: everything allowed, as if it had no robots.txt" in decision.reason
 
 
 @pytest.mark.parametrize("copy", [True, False])
@@ -116,7 +118,7 @@ def test_status_5xx_after_30d_site_reachable_full_allow(copy: bool) -> None:
     now = T0 + 31 * DAY
     decision = decide(outage(copy=copy, site_seen=now - HOUR), now, CONFIG)
     assert_uses(decision, AccessState.ALLOW_ALL)
-    assert "site answered at" in decision.reason
+    assert "its pages answered at" in decision.reason and "everything allowed" in decision.reason
 
 
 @pytest.mark.parametrize("copy", [True, False])
@@ -128,7 +130,10 @@ def test_status_5xx_after_30d_site_unreachable_full_disallow(
     seen = None if site_seen_ago is None else now - site_seen_ago
     decision = decide(outage(copy=copy, site_seen=seen), now, CONFIG)
     assert_uses(decision, AccessState.CLOSED)
-    assert "site not answering" in decision.reason
+    assert decision.reason.endswith(
+        "closed: its pages do not answer either, 30 d into the outage: every request to it is "
+        "dropped until robots.txt or a page answers"
+    )
 
 
 def test_network_error_is_unreachable_like_5xx() -> None:
@@ -277,7 +282,7 @@ def test_google_older_rules_disallow_until_a_retry_succeeds() -> None:
     for age in (12 * HOUR + MINUTE, 29 * DAY):
         decision = decide(outage(copy=True, config=config), T0 + age, config)
         assert_uses(decision, AccessState.CLOSED)
-        assert "closed for the first 30 d" in decision.reason
+        assert "(the first 30 d of an outage)" in decision.reason
 
 
 def test_google_older_rules_after_30d_cached_copy_or_allow() -> None:

@@ -316,3 +316,54 @@ async def test_scrapy_retry_after_pauses_the_origin(
     else:
         assert pause < 1.0, pause
         assert said == [] and "robotstxt/pace/paused" not in stats(crawler)
+
+
+# --- the crawl says what robots.txt asks, applied or not (docs/crawl-delay.md) ---------
+
+
+def _pace_lines(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [
+        r.getMessage()
+        for r in caplog.records
+        if r.levelno == logging.INFO and " asks group " in r.getMessage()
+    ]
+
+
+@deferred_f_from_coro_f
+async def test_scrapy_crawl_delay_ignored_by_default_is_said_once_per_origin(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    text = "User-agent: testbot\nCrawl-delay: 1\n\nUser-agent: *\nCrawl-delay: 9\n"
+    with (
+        SiteServer({"/robots.txt": robots(text)}) as site,
+        SiteServer({"/robots.txt": robots("User-agent: *\nDisallow: /x\n")}) as plain,
+        caplog.at_level(logging.INFO),
+    ):
+        crawler = await crawl([*pages(site, 3), *pages(plain, 2)], {"LOG_LEVEL": "INFO"})
+    lines = _pace_lines(caplog)
+    assert lines == [
+        f"robots.txt of {site.url('').rstrip('/')} asks group 'testbot' for Crawl-delay: 1 s "
+        'between requests: not applied: REP_CRAWL_DELAY is "ignore" (the default), so only '
+        'DOWNLOAD_DELAY spaces this origin\'s requests; set REP_CRAWL_DELAY = "obey" to apply it'
+    ]
+    assert "robotstxt/crawl_delay/applied" not in stats(crawler)
+
+
+@deferred_f_from_coro_f
+async def test_scrapy_request_rate_obeyed_is_said_with_its_value_and_waits_summed(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    with (
+        SiteServer({"/robots.txt": robots("User-agent: *\nRequest-rate: 1/1s\n")}) as site,
+        caplog.at_level(logging.INFO),
+    ):
+        crawler = await crawl(pages(site, 3), {**OBEY, "LOG_LEVEL": "INFO"})
+    (line,) = _pace_lines(caplog)
+    assert line.endswith(
+        "asks group '*' for Request-rate: one request every 1 s: applied: 1 s between this "
+        'origin\'s requests (REP_CRAWL_DELAY = "obey")'
+    )
+    found = stats(crawler)
+    summed = found["robotstxt/pace/wait_seconds_summed"]
+    assert found["robotstxt/pace/wait_seconds"] == summed  # the old name, kept as an alias
+    assert 0 < found["robotstxt/pace/wait_seconds_longest"] <= summed

@@ -263,7 +263,10 @@ def test_cli_check_subprocess(robots: Path, run_cli: Any) -> None:
         'disallowed  https://e.com/private/x  (rule "Disallow: /private" at line 3, group "*")',
         'allowed     https://e.com/  (no rule matched, group "*")',
     ]
-    assert done.stderr == ""
+    assert done.stderr == (  # the tests run outside a Scrapy project: the note names the token
+        "scrapy-rep: note: checking as scrapy (Scrapy's default USER_AGENT: not inside a "
+        "Scrapy project; --agent NAME to choose)\n"
+    )
 
 
 def test_cli_check_subprocess_stdin_and_usage_error(run_cli: Any) -> None:

@@ -17,6 +17,11 @@ from cli_server import Answer, Site
 from scrapy_rep.tools.live_fetch import MAX_REDIRECTS
 
 RULES = b"User-agent: *\nDisallow: /private\n"
+#: What ``check`` says of its token outside a Scrapy project (where these tests run).
+DEFAULT_TOKEN_NOTE = (
+    "scrapy-rep: note: checking as scrapy (Scrapy's default USER_AGENT: not inside a "
+    "Scrapy project; --agent NAME to choose)\n"
+)
 
 
 run = run_main
@@ -31,7 +36,7 @@ def test_status_2xx_rules_decide(site: Site, capsys: pytest.CaptureFixture[str])
         f'disallowed  {site.url("/private/1")}  (rule "Disallow: /private" at line 2, group "*")',
         f'allowed     {site.url("/open")}  (no rule matched, group "*")',
     ]
-    assert err == ""
+    assert err == DEFAULT_TOKEN_NOTE  # outside a Scrapy project: says which token
 
 
 @pytest.mark.parametrize("status", [401, 403, 404, 410])
@@ -116,7 +121,7 @@ def test_status_redirect_followed(
     code, out, err = run(capsys, "check", site.url("/robots.txt"), site.url("/private"))
     assert code == 1
     assert 'rule "Disallow: /private" at line 2' in out
-    assert err == ""  # the checked URL is on the original origin
+    assert err == DEFAULT_TOKEN_NOTE  # the checked URL is on the original origin
 
 
 def test_status_redirect_five_hops_followed(site: Site, capsys: pytest.CaptureFixture[str]) -> None:

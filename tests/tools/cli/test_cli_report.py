@@ -260,7 +260,7 @@ def test_report_command_text_csv_json_and_summary_agree(
     shown = {line.split()[0]: line.split()[1] for line in lines[1:]}
     assert shown == STATES
     closed = next(line for line in lines if line.startswith("http://closed.example:8080"))
-    assert "5xx, 1 failed; HTTP 503" in closed
+    assert "5xx, 1 failed fetch; HTTP 503" in closed
 
     code, data = report(capsys, "--store", str(store), "--csv", "--sort", "origin")
     table = list(csv.DictReader(io.StringIO(data)))
@@ -406,3 +406,86 @@ def test_report_inside_a_project_reads_its_store_with_its_rules_and_token(
     rows = {row["origin"]: row for row in map(json.loads, done.stdout.splitlines())}
     assert rows["https://copy.example"]["state"] == "closed"  # the default rules: last-copy
     assert rows["https://shut.example"]["forbids_all"] is True  # for shopbot, not for *
+
+
+@pytest.mark.parametrize(
+    ("pattern", "expected"),
+    [
+        ("closed.example:8080", {"http://closed.example:8080"}),  # host:port
+        ("closed.example:80", set()),
+        ("http://closed.example:8080", {"http://closed.example:8080"}),  # the origin
+        ("http://closed.example:8080/", {"http://closed.example:8080"}),  # a URL's slash
+        ("https://rules.example/robots.txt", {"https://rules.example"}),  # a path aside
+        ("*.example:8080", {"http://closed.example:8080"}),
+    ],
+)
+def test_report_host_matches_host_port_and_url_forms(pattern: str, expected: set[str]) -> None:
+    assert origins(rows(Filters(host=pattern))) == expected
+
+
+def test_report_host_with_an_ipv6_address_and_its_port() -> None:
+    from scrapy_rep.tools.report import host_matches
+
+    assert host_matches("[::1]", "http://[::1]:8080")
+    assert host_matches("[::1]:8080", "http://[::1]:8080")
+    assert not host_matches("[::1]:80", "http://[::1]:8080")
+
+
+def test_report_host_that_matches_nothing_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = tmp_path / "kept.sqlite3"
+
+    async def fill() -> None:
+        storage = await SqliteStorage.open(store)
+        await storage.put("http://127.0.0.1:8804", RECORDS["https://rules.example"], 31 * DAY)
+        await storage.close()
+
+    with ThreadPoolExecutor(1) as worker:
+        worker.submit(asyncio.run, fill()).result()
+    assert main(["report", "--store", str(store), "--host", "127.0.0.1:8804"]) == 0
+    assert "http://127.0.0.1:8804" in capsys.readouterr().out
+    assert main(["report", "--store", str(store), "--host", "127.0.0.1:9999"]) == 1
+    err = capsys.readouterr().err
+    assert "no origin of" in err and "matches --host '127.0.0.1:9999'" in err
+
+
+def test_expired_has_one_meaning_in_cache_show_and_the_report() -> None:
+    """An origin in an outage is not "expired" (its state is the outage's),
+    in ``cache show`` as in the report (docs/cli.md)."""
+    from scrapy_rep.tools.store_view import describe
+
+    for key, item in RECORDS.items():
+        (row,) = [r for r in rows() if r["origin"] == key]
+        shown = describe(item, NOW, POLICY)
+        assert shown["expired"] is row["expired"], key
+    copy = describe(RECORDS["https://copy.example"], NOW, POLICY)
+    assert copy["expires_at"] < NOW and copy["expired"] is False  # past its life, in an outage
+
+
+def test_report_deep_and_cache_show_give_the_pace_the_group_asks() -> None:
+    from scrapy_rep.tools.store_view import describe
+
+    paced = (
+        b"User-agent: mybot\nCrawl-delay: 2\nRequest-rate: 1/5s\n\nUser-agent: *\nCrawl-delay: 9\n"
+    )
+    item = history((HOUR, outcome(OK, 200, paced)))
+    reader = deep_reader(["mybot"])
+    (row,) = report_rows(
+        [("https://paced.example", item, len(paced))], NOW, POLICY, EVERY, Summary(), reader
+    )
+    assert row["pace"] == 5.0  # the longer of crawl-delay 2 and one request every 5 s
+    assert describe(item, NOW, POLICY, tokens=("mybot",))["pace"] == 5.0
+    assert describe(item, NOW, POLICY)["pace"] == 9.0  # scrapy: the * group
+    assert [r["pace"] for r in rows(deep=True) if r["origin"] == "https://rules.example"] == [None]
+
+
+def test_report_notes_count_lint_findings_in_the_right_number() -> None:
+    import io
+
+    from scrapy_rep.tools.report_output import write_text
+
+    (row,) = [r for r in rows(deep=True) if r["origin"] == "https://linted.example"]
+    out = io.StringIO()
+    write_text([{**row, "errors": 1, "warnings": 1}], out)
+    assert "lint 1 error, 1 warning" in out.getvalue()

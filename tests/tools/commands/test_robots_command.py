@@ -134,8 +134,12 @@ def test_spec_3_1_second_run_explains_from_the_project_store(scrapy: Run) -> Non
         second = scrapy("robots", site.url("/articles/1"), *store)
         fetched = site.count("/robots.txt")
     assert (first.returncode, second.returncode) == (1, 1), first.stderr + second.stderr
-    assert fields(first)["robots.txt"].endswith(": HTTP 200")
-    assert fields(second)["robots.txt"].endswith(": not fetched: from the cache")
+    assert fields(first)["robots.txt"].endswith(
+        ": HTTP 200 (fetched now, and recorded in the project's store)"
+    )
+    assert ": not fetched: answered from the project's store, which is left unchanged" in (
+        fields(second)["robots.txt"]
+    )
     assert fields(second)["rule"] == fields(first)["rule"] == "line 6: Disallow: /articles/"
     assert fetched == 1
 

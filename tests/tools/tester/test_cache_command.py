@@ -259,3 +259,41 @@ def test_cache_show_names_a_project_whose_store_keeps_nothing(tmp_path: Path) ->
     done = _cli("cache", "forget", "https://example.com/", cwd=tmp_path)
     assert done.returncode == 2
     assert "REP_STORAGE is 'memory'" in done.stderr
+
+
+def test_cache_show_says_what_closed_means_and_until_when(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An origin's state in words a user reads without the docs: closed is
+    "every request dropped", with its end."""
+    from scrapy_rep.cache.storage.sqlite import SqliteStorage
+
+    now = time.time()
+    closed = record(
+        now,
+        kind=FetchKind.UNREACHABLE,
+        status=503,
+        reason="HTTP 503",
+        failures=1,
+        outage_started_at=now - 60,
+        next_retry_at=now + 60,
+        good_body=None,
+        good_at=None,
+        good_status=None,
+    )
+    store = tmp_path / "kept.sqlite3"
+
+    async def fill() -> None:
+        storage = await SqliteStorage.open(store)
+        await storage.put("https://down.example", closed, 86400)
+        await storage.close()
+
+    run(fill())
+    assert main(["cache", "show", "https://down.example/", "--store", str(store)]) == 0
+    out = capsys.readouterr().out
+    until = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(now - 60 + 12 * 3600))
+    assert (
+        f"  closed      every request to it is dropped until {until}, unless robots.txt "
+        "answers sooner (1 failed fetch so far)"
+    ) in out
+    assert "closed: every request to it is dropped until " in out  # the access line too

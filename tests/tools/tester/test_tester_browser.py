@@ -112,7 +112,7 @@ def test_shared_url_shows_verdicts_and_deciding_lines_for_tokens_and_urls(
     marks = browser.execute_script(
         "return Array.from(document.querySelectorAll('#editor-lines .ln')).map(l => l.className)"
     )
-    assert marks[4] == "ln"  # Crawl-delay: 10 is fine, as lint says
+    assert marks[4] == "ln note"  # Crawl-delay: 10 is fine, as lint says; its effect is said
     assert marks[12] == "ln error"  # Disalow: lint's error, not an "accepted typo"
     typo = browser.find_element(By.CSS_SELECTOR, '#findings li[data-line="13"]')
     assert "error misspelt-field" in typo.text

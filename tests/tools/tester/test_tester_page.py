@@ -96,7 +96,7 @@ def test_the_selected_result_lights_its_deciding_line_in_the_numbered_editor(
         browser.execute_script(
             "return document.querySelector(\"#editor-lines .ln[data-line='61']\").className"
         )
-        == "ln error"
+        == "ln error note"  # lint's error, and what a Sitemap line does
     )
     finding.find_element(By.CSS_SELECTOR, "button.goto").click()
     assert in_editor_view(browser, 61)

@@ -18,6 +18,7 @@ export class Editor {
     this.copy = copy;
     this.box = box; // the scrolling frame
     this.severity = new Map(); // line -> "error" / "warning", from the last answer
+    this.notes = new Set(); // lines whose effect the page explains (Crawl-delay, Sitemap...)
     this.lit = new Set(); // the lines that decide the selected result
     this.pointed = null; // the line of the finding pointed at
     area.addEventListener("input", () => this.render());
@@ -49,7 +50,8 @@ export class Editor {
   mark(row, n) {
     const severity = this.severity.get(n);
     row.dataset.line = String(n);
-    row.className = "ln" + (severity ? " " + severity : "") + (this.lit.has(n) ? " decides" : "") +
+    row.className = "ln" + (severity ? " " + severity : "") + (this.notes.has(n) ? " note" : "") +
+      (this.lit.has(n) ? " decides" : "") +
       (this.pointed === n ? " pointed" : "");
   }
 
@@ -59,6 +61,7 @@ export class Editor {
 
   setSeverities(lines) {
     this.severity = new Map(lines.filter((l) => l.severity).map((l) => [l.n, l.severity]));
+    this.notes = new Set(lines.filter((l) => l.note).map((l) => l.n));
     this.remark();
   }
 

@@ -19,6 +19,7 @@ export function testLink(form, withText = true) {
     if (form.source === "stored" && form.robotsUrl === form.fetchedUrl) q.set("source", "stored");
   }
   if (withText && (!form.robotsUrl || !unedited)) q.set("robots", form.text);
+  if (form.test) q.set("test", form.test);
   form.urls.forEach((u) => q.append("url", u));
   form.agents.forEach((a) => q.append("agent", a));
   form.purposes.forEach((p) => q.append("purpose", p));

@@ -147,14 +147,25 @@ function stamp(seconds) {
   return new Date(seconds * 1000).toISOString().slice(0, 16).replace("T", " ");
 }
 
+function counted(n, word) {
+  return n + " " + word + (n === 1 ? "" : "s");
+}
+
 function notes(row) {
   const parts = [];
-  if (row.cause) parts.push(row.cause + ", " + row.failures + " failed");
+  if (row.cause) {
+    parts.push(row.cause + ", " + row.failures + " failed fetch" + (row.failures === 1 ? "" : "es"));
+  }
   if (row.expired) parts.push("expired");
   if (row.cut) parts.push("cut at the size cap");
   if (row.redirected_to) parts.push("redirected to " + row.redirected_to);
-  if (row.errors || row.warnings) parts.push("lint: " + row.errors + " errors, " + row.warnings + " warnings");
+  if (row.errors || row.warnings) {
+    parts.push("lint: " + counted(row.errors, "error") + ", " + counted(row.warnings, "warning"));
+  }
   if (row.forbids_all) parts.push("forbids everything");
+  if (row.pace !== null && row.pace !== undefined) {
+    parts.push("asks " + row.pace + " s between requests (crawl-delay)");
+  }
   parts.push(row.reason || String(row.status));
   return parts.join("; ");
 }

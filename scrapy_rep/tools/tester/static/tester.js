@@ -42,6 +42,7 @@ function setStatus(text) {
 
 function remember() {
   showLink({
+    test: $("url").value.trim(),
     text: editor.value,
     robotsUrl: $("robots-url").value.trim(),
     fetchedUrl: state.robotsUrl,
@@ -60,12 +61,19 @@ function schedule() {
   state.pending = setTimeout(run, 120);
 }
 
+// The URL typed at the top is tested first, then the others (section 2).
+function testedUrls() {
+  const quick = $("url").value.trim();
+  const more = lines("urls").filter((u) => u !== quick);
+  return quick ? [quick, ...more] : more;
+}
+
 async function run() {
   const text = editor.value;
   const unedited = state.baseline !== null && text === state.baseline;
   const body = {
     robots: text,
-    urls: lines("urls"),
+    urls: testedUrls(),
     agents: lines("agents"),
     purposes: purposes(),
     compare: state.baseline,
@@ -77,6 +85,8 @@ async function run() {
     showFindings(answer, editor, $("findings"), $("lint-summary"));
     showLicenses(answer.licenses);
     showRows(answer.rows, body.purposes);
+    showVerdict(answer.rows);
+    showLineNotes(answer.lines);
     showDiff(answer.diff);
     remember();
     state.runs += 1;
@@ -88,9 +98,85 @@ async function run() {
   }
 }
 
+// Beside the URL field: the verdict for the URL being typed, for each crawler,
+// with its deciding line, and a word when the URL is not what it seems.
+function showVerdict(rows) {
+  const box = $("verdict");
+  const quick = $("url").value.trim();
+  box.replaceChildren();
+  box.className = "verdict";
+  if (!quick) {
+    box.textContent = "Type a path (/private/page) or a URL: the crawl's verdict shows here.";
+    return;
+  }
+  const mine = rows.filter((r) => r.url === quick);
+  for (const row of mine) {
+    const line = el("p", null, "said " + row.verdict);
+    line.append(el("strong", row.verdict), " for " + row.agent + ": " +
+      why(row).replace(/: allowed$/, "") +
+      (row.group === null ? "" : " (group " + row.group + ")"));
+    box.append(line);
+  }
+  const notes = mine.length && mine[0].note ? [mine[0].note] : [];
+  const other = otherSite(quick);
+  if (other) notes.push(other);
+  for (const note of notes) box.append(el("p", note, "note"));
+  box.dataset.url = quick;
+  box.dataset.verdict = mine.length ? mine[0].verdict : "";
+  box.dataset.flagged = String(notes.length > 0);
+}
+
+// An absolute URL on another origin than the robots.txt URL: that file does not govern it.
+function otherSite(url) {
+  let there = null;
+  let here = null;
+  try {
+    there = new URL(url).origin;
+    here = new URL($("robots-url").value.trim()).origin;
+  } catch (error) {
+    return "";
+  }
+  return there === here ? "" : url + " is on " + there + ", not on " + here +
+    ": the crawl asks that site's own robots.txt, not this one.";
+}
+
+const REASONS = { "no-rule": "no rule matches: allowed", "no-group": "no group applies: allowed",
+                  "robots-txt": "robots.txt itself is always allowed" };
+
+function why(row) {
+  if (row.rule && row.line) {
+    const kind = row.rule.kind.charAt(0).toUpperCase() + row.rule.kind.slice(1);
+    return "line " + row.line + ": " + kind + ": " + row.rule.pattern;
+  }
+  if (row.rule) return row.rule.pattern;
+  if (REASONS[row.reason]) return REASONS[row.reason];
+  if (state.access === "closed" && row.verdict === "disallowed") {
+    return "the site is closed: every request to it is dropped (" + row.reason + ")";
+  }
+  return row.reason;
+}
+
+// What a Crawl-delay, Request-rate or Sitemap line does, listed beside the
+// findings and marked in the editor's gutter (editor.js).
+function showLineNotes(lines) {
+  const list = $("line-notes");
+  list.replaceChildren();
+  for (const line of lines.filter((l) => l.note)) {
+    const item = el("li");
+    item.dataset.line = String(line.n);
+    const go = el("button", "line " + line.n, "goto");
+    go.type = "button";
+    go.addEventListener("click", () => editor.point(line.n));
+    item.append(go, " ", el("span", line.note));
+    list.append(item);
+  }
+  list.hidden = $("notes-title").hidden = list.children.length === 0;
+}
+
 function showRows(rows, labels) {
   const body = document.querySelector("#results tbody");
   body.replaceChildren();
+  $("purposes-head").hidden = labels.length === 0;
   for (const row of rows) {
     const deciding = []; // the lines that decide this result, lit when it is selected
     const tr = el("tr");
@@ -100,21 +186,13 @@ function showRows(rows, labels) {
     tr.dataset.line = row.line === null ? "" : String(row.line);
     tr.dataset.group = row.group === null ? "" : row.group;
     tr.append(selection.verdictCell(row));
-    tr.append(el("td", row.url, "url"));
+    const url = el("td", row.url, "url");
+    if (row.note) url.append(el("span", row.note, "note"));
+    tr.append(url);
     tr.append(el("td", row.tokens.join(", ") || "(no token: only * applies)"));
     tr.append(el("td", row.group === null ? "(none)" : row.group));
-    let why;
-    if (row.rule && row.line) {
-      const kind = row.rule.kind.charAt(0).toUpperCase() + row.rule.kind.slice(1);
-      why = "line " + row.line + ": " + kind + ": " + row.rule.pattern;
-      deciding.push(row.line);
-    } else if (row.rule) {
-      why = row.rule.pattern;
-    } else {
-      why = { "no-rule": "no rule matches: allowed", "no-group": "no group applies: allowed",
-              "robots-txt": "robots.txt itself is always allowed" }[row.reason] || row.reason;
-    }
-    tr.append(el("td", why));
+    if (row.rule && row.line) deciding.push(row.line);
+    tr.append(el("td", why(row)));
     const usage = el("td");
     for (const label of labels) {
       const decision = row.usage[label];
@@ -130,7 +208,10 @@ function showRows(rows, labels) {
       decision.by.forEach((b) => deciding.push(b.line));
       usage.append(item);
     }
-    tr.append(usage);
+    if (labels.length) {
+      if (!usage.children.length) usage.className = "empty"; // no empty "Purposes:" label
+      tr.append(usage);
+    }
     selection.pickable(tr, deciding);
     body.append(tr);
   }
@@ -165,6 +246,21 @@ function showDiff(diff) {
 
 // --- sources ----------------------------------------------------------------
 
+// The editor's hint when it is empty: where a file comes from, or, for a site
+// whose robots.txt gave no file, that it is empty and why.
+function editorHint() {
+  const area = $("robots");
+  if (state.access === "closed" && !editor.value) {
+    area.placeholder = "(empty: no robots.txt was received, so there is no file to show. " +
+      "The site is closed: the crawl drops every request to it; the box above says until when.)";
+  } else if (state.access === "allow" && !editor.value) {
+    area.placeholder = "(empty: the site has no robots.txt, so the crawl may fetch everything.)";
+  } else {
+    area.placeholder = "Type or paste a robots.txt here, or get one with Fetch live or Show stored.";
+  }
+  $("editor").dataset.empty = state.access && !editor.value ? state.access : "";
+}
+
 function info(id, text, kind) {
   const box = $(id);
   box.hidden = false;
@@ -184,6 +280,7 @@ async function fetchLive() {
     state.access = got.kind === "success" ? "" : got.kind === "unavailable" ? "allow" : "closed";
     state.accessReason = got.message;
     const kept = keepLinkedText(got.body);
+    editorHint();
     const head = got.headers.map((h) => h[0] + ": " + h[1]).join("\n");
     const where = got.hops ? " after " + got.hops + " redirect(s) to " + got.final_url : "";
     const verdict = got.kind === "success" ? "rules apply" :
@@ -241,10 +338,15 @@ async function loadStored(quiet) {
       "\nexpires " + new Date(got.expires_at * 1000).toISOString() + (got.expired ? " (expired)" : "") +
       "\nlast good copy " + when(got.good) +
       (got.body_bytes !== null ? ", " + got.body_bytes + " bytes" : "") +
-      "\naccess now: " + got.access + " - " + got.access_reason;
+      "\naccess now: " + got.access + " - " + got.access_reason +
+      (got.pace === null ? "" : "\npace: the copy asks " + got.pace + " s between requests of " +
+        (got.tokens.join(" or ") || "*") + " (Crawl-delay or Request-rate; the crawl waits so " +
+        "only with REP_CRAWL_DELAY = \"obey\")");
     if (got.closed) {
-      text += "\nclosed until " + (got.closed_until ? new Date(got.closed_until * 1000).toISOString() :
-        "robots.txt or a page of the site answers");
+      text += "\nclosed: every request to this site is dropped until " +
+        (got.closed_until ? new Date(got.closed_until * 1000).toISOString() +
+          ", unless robots.txt answers sooner" : "robots.txt or a page of the site answers") +
+        " (" + got.failures + " failed fetch" + (got.failures === 1 ? "" : "es") + " so far)";
     }
     if (state.forgottenAt && got.fetched.at > state.forgottenAt) {
       text += "\nnew version first seen " + when(got.fetched) + ", after Refetch: " +
@@ -265,6 +367,7 @@ async function loadStored(quiet) {
       state.access = got.access === "rules" ? "" : got.access;
       state.accessReason = got.access_reason;
       const kept = keepLinkedText(state.baseline);
+      editorHint();
       if (kept) info("store-info", text + kept, got.closed ? "bad" : "");
       await run();
     }
@@ -332,7 +435,9 @@ function legend(meaning) {
   });
   const lit = el("li", null, "decides");
   lit.append(el("strong", "lit"), ": decides the selected result");
-  $("legend").replaceChildren(...items, lit);
+  const note = el("li", null, "note");
+  note.append(el("strong", "note"), ": a line that is not a rule; what it does is said beside");
+  $("legend").replaceChildren(...items, lit, note);
 }
 
 async function start() {
@@ -353,13 +458,14 @@ async function start() {
     label_.append(box, document.createTextNode(" " + label));
     $("purposes").append(label_);
   }
-  $("urls").value = (query.getAll("url").length ? query.getAll("url") : ["/"]).join("\n");
+  $("url").value = query.get("test") || "";
+  $("urls").value = query.getAll("url").join("\n");
   $("agents").value = (query.getAll("agent").length ? query.getAll("agent") : config.agents).join("\n");
   if (!config.store) {
     $("load-stored").disabled = $("refetch").disabled = true;
     $("store-help").hidden = false;
   }
-  for (const id of ["robots", "urls", "agents"]) $(id).addEventListener("input", schedule);
+  for (const id of ["robots", "url", "urls", "agents"]) $(id).addEventListener("input", schedule);
   $("robots-url").addEventListener("input", remember); // the link names it
   $("fetch-live").addEventListener("click", fetchLive);
   $("load-stored").addEventListener("click", () => loadStored(false));
