@@ -71,7 +71,11 @@ async def test_rfc9309_follow_redirects_below_five_warning_is_logged(
 
 @deferred_f_from_coro_f
 async def test_spec_6_5_1_dot_segments_in_a_crawl() -> None:
-    """Scrapy sends /a/../private/x as written; servers answer it as /private/x."""
+    """Servers answer /a/../private/x as /private/x. Scrapy sends it as
+    written with w3lib before 2.6, resolved (/private/x) from 2.6 on, which
+    resolves dot segments as it builds a Request's URL: dropped either way."""
+    from scrapy import Request
+
     from .servers import Reply, SiteServer
 
     with SiteServer({"/robots.txt": Reply(200, b"User-agent: *\nDisallow: /private\n")}) as site:
@@ -79,6 +83,6 @@ async def test_spec_6_5_1_dot_segments_in_a_crawl() -> None:
         crawler = await crawl(urls)
         paths = site.paths()
     spider = spider_of(crawler)
-    assert sorted(spider.dropped) == sorted(urls[:2])
+    assert sorted(spider.dropped) == sorted(Request(url).url for url in urls[:2])
     assert [p for p in paths if "private" in p] == []
     assert len(spider.got) == 1
