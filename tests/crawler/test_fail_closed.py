@@ -71,8 +71,9 @@ async def test_rfc9309_follow_redirects_below_five_warning_is_logged(
 
 @deferred_f_from_coro_f
 async def test_spec_6_5_1_dot_segments_in_a_crawl() -> None:
-    """Scrapy sends /a/../private/x as written (before w3lib 2.6, which
-    removes the dot segments itself); servers answer it as /private/x."""
+    """Servers answer /a/../private/x as /private/x. Scrapy sends it as
+    written with w3lib before 2.6, resolved (/private/x) from 2.6 on, which
+    resolves dot segments as it builds a Request's URL: dropped either way."""
     from scrapy import Request
 
     from .servers import Reply, SiteServer

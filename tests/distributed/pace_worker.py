@@ -24,6 +24,7 @@ from scrapy_redis.spiders import RedisSpider
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: shared helpers
 from start_barrier import wait_for_the_others
+from turn_stamps import TurnStamps
 
 REDIS_KEY = "pace:start_urls"
 
@@ -88,6 +89,8 @@ def main(redis_url: str, name: str, extra: dict[str, Any]) -> None:
     kind = CrawlerProcess if "TWISTED_REACTOR" in settings else AsyncCrawlerProcess
     process = kind(settings, install_root_handler=True)
     crawler = process.create_crawler(PaceSpider)
+    stamps = TurnStamps()  # when each turn was given and its request left
+    stamps.install(crawler)
     crawler.signals.connect(wait_for_the_others, signal=signals.engine_started)
     process.crawl(crawler, redis_key=f"{REDIS_KEY}:{name}" if own else REDIS_KEY, hogs=hogs)
     process.start()
@@ -100,6 +103,7 @@ def main(redis_url: str, name: str, extra: dict[str, Any]) -> None:
                 "got": spider.got,
                 "stats": {k: v for k, v in stats.items() if k.startswith("robotstxt/")},
                 "finish_reason": stats.get("finish_reason"),
+                "turns": stamps.turns(),
             }
         )
     )

@@ -14,7 +14,7 @@ from pathlib import Path
 import redis
 from local_redis import RedisServer
 from redis_topologies import LocalCluster
-from test_pace import three_workers_keep_one_crawl_delay
+from test_pace import three_workers_keep_one_crawl_delay, wait_for
 from test_scrapy_redis import ORIGINS, three_workers_one_robots_txt_per_origin
 
 
@@ -43,10 +43,21 @@ def test_scrapy_redis_crawl_with_the_cache_on_a_cluster(
 def test_three_workers_keep_one_crawl_delay_on_a_cluster(
     redis_server: RedisServer, redis_cluster: LocalCluster, tmp_path: Path
 ) -> None:
+    """The origin's pace is one key on the cluster, read while the workers
+    crawl: it expires a second after the last turn, which on a loaded
+    machine can come before the test looks once the crawl is over."""
     redis_cluster.flush()
+    paces: list[bytes] = []
+
+    def pace_keys() -> list[bytes]:
+        return [key for keys in scrapy_rep_keys(redis_cluster, "pace").values() for key in keys]
+
+    def watch() -> None:
+        wait_for(lambda: bool(pace_keys()), 60)  # the crawl's progress, not a time rule
+        paces.extend(pace_keys())
+
     three_workers_keep_one_crawl_delay(
-        redis_server.url, tmp_path, {"REP_REDIS_URL": redis_cluster.url}
+        redis_server.url, tmp_path, {"REP_REDIS_URL": redis_cluster.url}, watch
     )
-    paces = [key for keys in scrapy_rep_keys(redis_cluster, "pace").values() for key in keys]
     assert len(paces) == 1 and paces[0].startswith(b"scrapy_rep:pace:{http://127.0.0.1:")
     assert redis.Redis.from_url(redis_server.url).keys("scrapy_rep:*") == []

@@ -9,15 +9,18 @@ the extensions set by hand, without the spider middleware.
 
 from __future__ import annotations
 
+import inspect
 import logging
+import time
 from collections.abc import AsyncIterator, Sequence
-from itertools import pairwise
+from itertools import combinations, pairwise
 from typing import Any
 
-from scrapy import Spider
+from scrapy import Spider, signals
 from scrapy.crawler import Crawler
 from scrapy.http import Request, Response
 from scrapy.settings import default_settings
+from scrapy.utils.misc import load_object
 from scrapy.utils.test import get_crawler
 
 from crawler.servers import Hit, SiteServer
@@ -107,6 +110,54 @@ def hits(site: SiteServer, host: str = "127.0.0.1") -> list[Hit]:
 def gaps(times: Sequence[Hit]) -> list[float]:
     """Seconds between consecutive requests, as the server saw them."""
     return [later.at - earlier.at for earlier, later in pairwise(times)]
+
+
+class SlotStamps:
+    """When each request reached Scrapy's downloader (``request_reached_downloader``)
+    and when the downloader handed it to its HTTP handler, in this process
+    (``time.monotonic``): the download slot let it go in between, by its own
+    clock. ``settings()`` adds the stamping handler (Scrapy's own, subclassed)."""
+
+    def __init__(self) -> None:
+        self.reached: dict[str, float] = {}
+        self.handed: dict[str, float] = {}
+
+    def settings(self) -> dict[str, Any]:
+        base = load_object(default_settings.DOWNLOAD_HANDLERS_BASE["http"])
+        handed = self.handed
+
+        class Stamping(base):  # type: ignore[misc, valid-type]
+            def download_request(self, request: Request, *args: Any) -> Any:
+                handed[request.url] = time.monotonic()
+                return super().download_request(request, *args)
+
+        if inspect.iscoroutinefunction(base.download_request):  # Scrapy 2.19 on
+
+            class StampingAsync(base):  # type: ignore[misc, valid-type]
+                async def download_request(self, request: Request) -> Any:
+                    handed[request.url] = time.monotonic()
+                    return await super().download_request(request)
+
+            return {"DOWNLOAD_HANDLERS": {"http": StampingAsync}}
+        return {"DOWNLOAD_HANDLERS": {"http": Stamping}}
+
+    def connect(self, crawler: Crawler) -> None:
+        crawler.signals.connect(self._reached, signal=signals.request_reached_downloader)
+
+    def _reached(self, request: Request, spider: Spider | None = None) -> None:
+        self.reached.setdefault(request.url, time.monotonic())
+
+    def too_close(self, delay: float) -> list[tuple[str, str]]:
+        """Pairs of requests the slot cannot have let go ``delay`` apart: each
+        went between reaching the downloader and reaching the handler, so
+        two that went ``delay`` apart have those far ends ``delay`` apart at
+        least, however late a busy event loop ran (empty: the delay held)."""
+        urls = sorted(self.handed, key=self.handed.__getitem__)
+        return [
+            (a, b)
+            for a, b in combinations(urls, 2)
+            if self.handed[b] - self.reached[a] < delay and self.handed[a] - self.reached[b] < delay
+        ]
 
 
 logging.getLogger("scrapy_rep").setLevel(logging.DEBUG)
