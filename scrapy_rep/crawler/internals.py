@@ -34,9 +34,8 @@ from scrapy.utils.asyncio import call_later
 from scrapy.utils.conf import build_component_list
 from scrapy.utils.misc import load_object
 from twisted.internet.defer import Deferred
-from twisted.internet.task import LoopingCall
 
-from scrapy_rep.crawler.async_bridge import StopSignal, wait
+from scrapy_rep.crawler.async_bridge import StopSignal, Ticker, wait
 
 if TYPE_CHECKING:
     from scrapy import Spider
@@ -145,7 +144,7 @@ class Parking:
         #: parked pages whose verdict is in first, then robots.txt fetches.
         self._place_waiters: tuple[_Waiters, _Waiters] = (deque(), deque())
         self._reserved = 0
-        self._watcher: LoopingCall | None = None
+        self._watcher = Ticker(self._release, PLACE_POLL)
         #: Fires for every waiting request once the engine stops (one look for all).
         self.stop_signal = StopSignal(lambda: self.stopping, STOP_POLL)
 
@@ -174,9 +173,7 @@ class Parking:
         waiter: Deferred[bool] = Deferred()
         waiters = self._place_waiters[0 if ahead else 1]
         waiters.append((waiter, reserved))
-        if self._watcher is None:
-            self._watcher = LoopingCall(self._release)
-            self._watcher.start(PLACE_POLL, now=False)
+        self._watcher.start()
         try:
             return await wait(waiter)
         finally:
@@ -213,9 +210,8 @@ class Parking:
                     free -= 1
                 elif active is not None:
                     active.discard(reserved)
-        if not any(self._place_waiters) and self._watcher is not None:
+        if not any(self._place_waiters):
             self._watcher.stop()
-            self._watcher = None
 
     def park(self, request: Request) -> bool:
         active = self._active()
