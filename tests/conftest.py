@@ -41,7 +41,7 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     if name not in _PYTEST_TWISTED:
         raise pytest.UsageError(
-            f"{REACTOR_ENV}={name}: the in-process tests run under asyncio or epoll; "
+            f"{REACTOR_ENV}={name}: the in-process tests run under asyncio, epoll or none; "
             "tests/reactors crawls under poll and select in worker processes"
         )
     import twisted.internet.default

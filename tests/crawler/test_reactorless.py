@@ -126,8 +126,10 @@ def test_crawl_delay_paces_its_origin_reactorless(tmp_path: Path) -> None:
     assert isinstance(got, list) and sorted(got) == sorted(urls)
     gaps = [later.at - earlier.at for earlier, later in itertools.pairwise(hits)]
     assert len(gaps) == 3
-    # stamped when the server read each request: transport jitter may shave a little off
-    assert all(gap >= 0.5 - 0.15 for gap in gaps), gaps
+    # Stamped when the server read each request: a request late in transit
+    # shortens the gap after it, never the span of them all but by its own lateness.
+    assert all(gap >= 0.5 - 0.3 for gap in gaps), gaps
+    assert hits[-1].at - hits[0].at >= 3 * 0.5 - 0.2, gaps
     stats = report["stats"]
     assert isinstance(stats, dict)
     assert stats["robotstxt/crawl_delay/applied"] == 1
