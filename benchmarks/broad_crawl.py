@@ -219,6 +219,39 @@ class LoopbackNames:
         return defer.fail(DNSLookupError(name))
 
 
+def _loopback_aiohttp_handler() -> type:
+    """Scrapy's reactorless (aiohttp) download handler, with ``*.broad.test``
+    resolved to 127.0.0.1 (``--reactorless`` with named hosts): aiohttp
+    resolves names itself, not through Scrapy's DNS_RESOLVER."""
+    import aiohttp.abc
+    from scrapy.core.downloader.handlers._aiohttp import AiohttpDownloadHandler
+
+    class Loopback(aiohttp.abc.AbstractResolver):
+        async def resolve(self, host: str, port: int = 0, family: int = 0) -> list[Any]:
+            if not host.endswith("." + _NAMED_DOMAIN):
+                raise OSError(f"{host}: only *.{_NAMED_DOMAIN} is resolved here")
+            return [
+                {
+                    "hostname": host,
+                    "host": "127.0.0.1",
+                    "port": port,
+                    "family": socket.AF_INET,
+                    "proto": 0,
+                    "flags": socket.AI_NUMERICHOST,
+                }
+            ]
+
+        async def close(self) -> None:
+            pass
+
+    class LoopbackAiohttpHandler(AiohttpDownloadHandler):
+        def __init__(self, crawler: Any) -> None:
+            super().__init__(crawler)
+            self._session.connector._resolver = Loopback()  # type: ignore[union-attr]
+
+    return LoopbackAiohttpHandler
+
+
 def page_path(number: int, disallowed_every: int) -> str:
     """Page ``number`` of any origin; 1 in ``disallowed_every`` is under /private/."""
     private = disallowed_every > 0 and number % disallowed_every == disallowed_every - 1
@@ -466,7 +499,11 @@ def crawl_settings(mode: str, options: dict[str, Any], store: Path) -> dict[str,
         settings["REP_MEMORY_MAX_ORIGINS"] = options["memory_max_origins"]
     if mode.startswith("rep"):  # a store of the caller's (report_scale.py: one a report reads)
         settings.update(options.get("store_settings") or {})
-    if options.get("named_hosts"):
+    if options.get("reactorless"):
+        settings["TWISTED_REACTOR_ENABLED"] = False
+    if options.get("named_hosts") and options.get("reactorless"):
+        settings["DOWNLOAD_HANDLERS"] = {"http": "__main__.LoopbackAiohttpHandler"}
+    elif options.get("named_hosts"):
         from scrapy.settings import default_settings
 
         name = "TWISTED_DNS_RESOLVER"  # Scrapy 2.14+; DNS_RESOLVER before
@@ -480,7 +517,7 @@ def crawl(mode: str, options: dict[str, Any]) -> dict[str, Any]:
     """Run one crawl in this process and return what it did."""
     sys.path.insert(0, str(ROOT))
     from scrapy import Request, Spider, signals
-    from scrapy.crawler import CrawlerProcess
+    from scrapy.crawler import AsyncCrawlerProcess, CrawlerProcess
     from scrapy.exceptions import IgnoreRequest
     from scrapy.http import Response
     from twisted.python.failure import Failure
@@ -520,7 +557,9 @@ def crawl(mode: str, options: dict[str, Any]) -> dict[str, Any]:
 
     store = tempfile.TemporaryDirectory(prefix="broad-crawl-")
     settings = crawl_settings(mode, options, Path(store.name))
-    process = CrawlerProcess(settings)
+    if options.get("reactorless"):
+        globals()["LoopbackAiohttpHandler"] = _loopback_aiohttp_handler()
+    process = (AsyncCrawlerProcess if options.get("reactorless") else CrawlerProcess)(settings)
     crawler = process.create_crawler(BroadSpider)
 
     def cpu() -> float:
@@ -683,6 +722,12 @@ def main() -> None:
         metavar="DIR",
         help="write a cProfile of each crawl to DIR/<mode>.prof (slows every mode)",
     )
+    parser.add_argument(
+        "--reactorless",
+        action="store_true",
+        help="every crawl in Scrapy's reactorless mode (TWISTED_REACTOR_ENABLED = False, "
+        "aiohttp downloads)",
+    )
     parser.add_argument("--child", choices=MODES, help=argparse.SUPPRESS)
     parser.add_argument("--cpu", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -787,6 +832,7 @@ def crawl_options(args: argparse.Namespace, targets: list[tuple[str, int]]) -> d
         "concurrency": args.concurrency,
         "log_level": args.log_level,
         "named_hosts": args.named_hosts,
+        "reactorless": getattr(args, "reactorless", False),
         "memory_max_origins": args.memory_max_origins,
         "profile": str(Path(args.profile).resolve()) if args.profile else None,
     }

@@ -92,10 +92,11 @@ def _side(result: dict[str, Any]) -> str:
     )
 
 
-def _scale_args(origins: int) -> argparse.Namespace:
+def _scale_args(origins: int, reactorless: bool = False) -> argparse.Namespace:
     """``broad_crawl.py``'s arguments for the scale preset at ``origins``."""
     unset = {"log_level": "WARNING", "memory_max_origins": None, "profile": None}
-    return argparse.Namespace(**{**broad_crawl.PRESETS["scale"], "origins": origins, **unset})
+    preset = {**broad_crawl.PRESETS["scale"], "origins": origins, "reactorless": reactorless}
+    return argparse.Namespace(**{**preset, **unset})
 
 
 def main() -> int:
@@ -105,6 +106,11 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=3, help="pairs, one after another")
     parser.add_argument(
         "--at", help="the checkouts whose scrapy_rep A and B run: DIR_A,DIR_B (default: this one)"
+    )
+    parser.add_argument(
+        "--reactorless",
+        action="store_true",
+        help="both crawls in Scrapy's reactorless mode (TWISTED_REACTOR_ENABLED = False)",
     )
     args = parser.parse_args()
     pair = tuple(mode.strip() for mode in args.pair.split(","))
@@ -118,13 +124,14 @@ def main() -> int:
     if len(cpus) < 2:
         parser.error("needs two CPUs: one for the crawlers, one for the servers")
     broad_crawl.raise_file_limit()
-    scale = _scale_args(args.origins)
+    scale = _scale_args(args.origins, args.reactorless)
     layout = broad_crawl._layout(scale)
     crawlers, servers = cpus[0], cpus[-1]
     first, second = pair
     print(
         f"{args.origins} origins x 2 pages (scale preset), {first} and {second} crawled at "
         f"once, {args.runs} pair(s); CPU per request of each crawler process, and B / A"
+        + (" (reactorless)" if args.reactorless else "")
     )
     if trees[0] != trees[1]:
         print(f"A runs the scrapy_rep of {trees[0]}, B that of {trees[1]}")

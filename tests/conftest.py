@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
+import inspect
+import logging
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import settings
 from local_redis import RedisServer
-from reactor_choice import REACTOR_ENV, chosen_reactor
+from reactor_choice import NONE, REACTOR_ENV, chosen_reactor
 from redis_topologies import LocalCluster, LocalSentinels
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -32,9 +36,12 @@ def pytest_configure(config: pytest.Config) -> None:
     name = chosen_reactor()
     if name == "asyncio":
         return  # addopts' --reactor=asyncio, or whatever the command line says
+    if name == NONE:
+        _go_reactorless(config)
+        return
     if name not in _PYTEST_TWISTED:
         raise pytest.UsageError(
-            f"{REACTOR_ENV}={name}: the in-process tests run under asyncio or epoll; "
+            f"{REACTOR_ENV}={name}: the in-process tests run under asyncio, epoll or none; "
             "tests/reactors crawls under poll and select in worker processes"
         )
     import twisted.internet.default
@@ -42,6 +49,47 @@ def pytest_configure(config: pytest.Config) -> None:
     if not twisted.internet.default.install.__module__.endswith(f".{name}reactor"):
         raise pytest.UsageError(f"{REACTOR_ENV}={name}: not this platform's default reactor")
     config.option.reactor = _PYTEST_TWISTED[name]
+
+
+_AIOHTTP_NOTICE = "scrapy.core.downloader.handlers._base_streaming"
+
+
+def _go_reactorless(config: pytest.Config) -> None:
+    """Scrapy's reactorless mode for the in-process crawls: pytest-twisted
+    installs no reactor, and importing one fails as in a reactorless crawl
+    (Scrapy's import hook), so a path that reaches for it fails its test."""
+    import pytest_twisted
+    from scrapy.utils.reactorless import install_reactor_import_hook
+
+    pytest_twisted.reactor_installers[NONE] = lambda: None
+    config.option.reactor = NONE
+    install_reactor_import_hook()
+    # Scrapy's notice, once per crawl, that its reactorless download handler
+    # is experimental: not a warning of this project's, which tests count.
+    logging.getLogger(_AIOHTTP_NOTICE).setLevel(logging.ERROR)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
+    """With ``REP_TEST_REACTOR=none``, each test runs on an asyncio loop of
+    its own (a Deferred it returns is awaited there), not in pytest-twisted's
+    reactor greenlet."""
+    if chosen_reactor() != NONE:
+        return None
+    names = pyfuncitem._fixtureinfo.argnames
+    kwargs = {name: pyfuncitem.funcargs[name] for name in names}
+    asyncio.run(_run_reactorless(pyfuncitem.obj, kwargs))
+    return True
+
+
+async def _run_reactorless(test: Any, kwargs: dict[str, Any]) -> None:
+    from twisted.internet.defer import Deferred
+
+    result = test(**kwargs)
+    if isinstance(result, Deferred):
+        await result.asFuture(asyncio.get_running_loop())
+    elif inspect.isawaitable(result):
+        await result
 
 
 @pytest.fixture(scope="session")

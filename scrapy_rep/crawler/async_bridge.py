@@ -8,6 +8,7 @@ wings stand on: it imports nothing else of the crawler.
 from __future__ import annotations
 
 import asyncio
+import sys
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, TypeVar, cast
 
@@ -17,7 +18,9 @@ from twisted.python.failure import Failure
 __all__ = [
     "FetchStopped",
     "StopSignal",
+    "Ticker",
     "asyncio_running",
+    "reactorless",
     "sleep",
     "unless_stopped",
     "wait",
@@ -43,6 +46,14 @@ def asyncio_running() -> bool:
     except RuntimeError:
         return False
     return True
+
+
+def reactorless() -> bool:
+    """Is this Scrapy's reactorless mode (``TWISTED_REACTOR_ENABLED = False``):
+    an asyncio loop runs and no Twisted reactor is installed? Importing
+    ``twisted.internet.reactor`` is then an ``ImportError`` (Scrapy forbids it),
+    so nothing here may reach for the reactor (docs/decisions.md, "Reactorless mode")."""
+    return asyncio_running() and "twisted.internet.reactor" not in sys.modules
 
 
 async def sleep(seconds: float) -> None:
@@ -130,6 +141,36 @@ class StopSignal:
             _call_later(self._poll, self._look)
         else:
             self._looking = False
+
+
+class Ticker:
+    """Calls ``func`` every ``poll`` seconds from ``start`` to ``stop``, on
+    asyncio's loop when one runs (reactorless mode has no reactor), else on
+    the reactor: Twisted's ``LoopingCall`` imports the reactor."""
+
+    def __init__(self, func: Callable[[], None], poll: float) -> None:
+        self._func = func
+        self._poll = poll
+        self._round = 0  # a tick of an earlier start..stop finds itself outdated
+        self.running = False
+
+    def start(self) -> None:
+        if self.running:
+            return
+        self.running = True
+        self._round += 1
+        round_ = self._round
+        _call_later(self._poll, lambda: self._tick(round_))
+
+    def stop(self) -> None:
+        self.running = False
+
+    def _tick(self, round_: int) -> None:
+        if not self.running or round_ != self._round:
+            return
+        self._func()
+        if self.running and round_ == self._round:
+            _call_later(self._poll, lambda: self._tick(round_))
 
 
 def _call_later(seconds: float, func: Callable[[], None]) -> None:

@@ -13,14 +13,20 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
+import scrapy
 from scrapy import signals as scrapy_signals
 from scrapy.exceptions import CloseSpider, DontCloseSpider
 
 from scrapy_rep.crawler.access.forget_watch import ForgetWatch, watch_forgets
 from scrapy_rep.crawler.access.store import open_configured_storage
+from scrapy_rep.crawler.config.settings import CrawlDelayConfig
 from scrapy_rep.crawler.config.values import SettingError
 from scrapy_rep.crawler.errors import SETTING_CLOSE_REASON, STORAGE_CLOSE_REASON
-from scrapy_rep.crawler.internals import builtin_robotstxt_enabled, unplug_builtin_robotstxt
+from scrapy_rep.crawler.internals import (
+    builtin_robotstxt_enabled,
+    missing_internals,
+    unplug_builtin_robotstxt,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -82,6 +88,7 @@ class CrawlLife:
             self.bypass = True
         if self.bypass:
             return
+        self._say_missing_internals(spider)
         try:
             self._tokens.read_spider(spider)
         except SettingError as error:
@@ -106,6 +113,21 @@ class CrawlLife:
         self._forget_watch = await watch_forgets(
             self._resolver, self._config.forget_poll_interval, self._forgotten
         )
+
+    def _say_missing_internals(self, spider: Spider) -> None:
+        """A Scrapy whose internals moved loses parking or the pace: said once, by name."""
+        delays = CrawlDelayConfig.from_settings(self._crawler.settings)
+        missing = missing_internals(self._crawler, pace=delays.obey or delays.retry_after)
+        if missing:
+            logger.warning(
+                "scrapy_rep does not find in Scrapy %s what it relies on: %s. Requests "
+                "waiting for robots.txt may count against CONCURRENT_REQUESTS, and "
+                "REP_CRAWL_DELAY/REP_RETRY_AFTER may not hold their pace "
+                "(docs/decisions.md, \"Scrapy's moving parts\")",
+                scrapy.__version__,
+                "; ".join(missing),
+                extra={"spider": spider},
+            )
 
     def _forgotten(self, origin: Origin) -> None:
         self._report.stats.inc_value("robotstxt/cache/forgotten")

@@ -2,30 +2,53 @@
 
 Each helper degrades to doing nothing (and says so by its return value) when
 Scrapy's internals look different, so a Scrapy upgrade cannot break a crawl
-through this module; it can only lose the optimisation.
+through this module; it can only lose the optimisation. ``missing_internals``
+looks for each fact below when the spider opens and the crawl warns, naming
+what it lacks (docs/decisions.md, "Scrapy's moving parts"): nothing is lost
+silently. tests/crawler/test_internals.py checks every fact on the floor
+(Scrapy 2.18, ``.ci/floor``), on the newest release and in reactorless mode.
 
-Facts relied on (Scrapy 2.18, the floor, to 2.19; tests/crawler/test_internals.py
-checks them on both):
+Parking (requests that wait for robots.txt hold no place):
 
-- ``engine.downloader.active`` is the set of requests in the downloader,
-  ``engine.downloader.total_concurrency`` its limit, and the engine schedules
-  nothing while it is full (``Parking``).
+- ``engine.downloader.active``, the set of requests in the downloader, and
+  ``total_concurrency``, its limit (CONCURRENT_REQUESTS); the engine
+  schedules nothing while it is full. Scrapy 1.0 on.
+- ``engine._slot.nextcall.schedule()`` wakes the engine before its heartbeat;
+  ``engine._slot.closing`` is set once the spider is closing (2.13 on).
 - ``engine.downloader.middleware.methods["process_request"]`` lists the bound
   methods the downloader calls (unplugging the built-in middleware).
-- ``engine._slot.nextcall.schedule()`` wakes the engine before its heartbeat.
-- ``engine.downloader.slots`` maps ``get_slot_key(request)`` to a slot whose
-  ``queue`` and ``free_transfer_slots()`` say whether it would send a request
-  at once; while its ``latercall`` is set it sends nothing from its queue, and
-  ``downloader._latercall(slot)`` clears it and sends (``Slots``).
-- ``request_left_downloader`` is sent once a transfer has ended and its slot
-  has sent what its queue let it.
+
+The pace (``Slots``, ``REP_CRAWL_DELAY``/``REP_RETRY_AFTER = "obey"``):
+
+- ``engine.downloader.slots`` maps ``get_slot_key(request)`` to a ``Slot``
+  whose ``queue``, ``transferring`` and ``concurrency`` say whether it would
+  send a request at once; a new slot's concurrency is ``per_slot_settings``
+  (DOWNLOAD_SLOTS, 2.11 on) or ``ip_concurrency``/``domain_concurrency``.
+- While ``slot.latercall`` is set the slot sends nothing from its queue;
+  ``downloader._latercall(slot)`` clears it and sends (a ``call_later``
+  handle, 2.14 on).
+- ``Downloader.DOWNLOAD_SLOT``, the ``download_slot`` request meta key that
+  names a request's slot (0.17 on); ``request_left_downloader`` (2.0 on) is
+  sent once a transfer has ended, and its request's slot key wakes the
+  requests waiting for that slot.
+- Not read: ``RANDOMIZE_DOWNLOAD_DELAY``, replaced in 2.19 by
+  ``DOWNLOAD_DELAY_JITTER``. A slot's own delay, jittered or not, applies
+  after a request's turn, whichever setting sets it.
+
+Scrapy's throttler (scrapy/scrapy#6931, open) deprecates download slots,
+``get_slot_key``, ``DOWNLOAD_SLOTS`` (for ``THROTTLING_SCOPES``) and the
+``download_slot`` meta key (for ``throttling_scopes``). ``missing_internals``
+names each that is gone or deprecated, and the throttler's setting once Scrapy
+has it: the pace then warns at start-up that it may not hold.
 """
 
 from __future__ import annotations
 
 import contextlib
+import importlib
 import logging
 import time
+import warnings
 from collections import deque
 from typing import TYPE_CHECKING, Any, Final
 
@@ -34,9 +57,8 @@ from scrapy.utils.asyncio import call_later
 from scrapy.utils.conf import build_component_list
 from scrapy.utils.misc import load_object
 from twisted.internet.defer import Deferred
-from twisted.internet.task import LoopingCall
 
-from scrapy_rep.crawler.async_bridge import StopSignal, wait
+from scrapy_rep.crawler.async_bridge import StopSignal, Ticker, wait
 
 if TYPE_CHECKING:
     from scrapy import Spider
@@ -53,6 +75,9 @@ PLACE_POLL: Final = 0.02
 STOP_POLL: Final = 0.25
 #: Bound of the slots' holds remembered (the ended ones are dropped then).
 _MAX_HELD: Final = 10_000
+#: The setting of Scrapy's throttler (scrapy/scrapy#6931), which replaces
+#: download slots: present in Scrapy's defaults once it has landed.
+THROTTLER_SETTING: Final = "THROTTLING_SCOPES"
 
 
 def builtin_robotstxt_enabled(settings: BaseSettings) -> bool:
@@ -91,6 +116,82 @@ def unplug_builtin_robotstxt(crawler: Crawler, spider: Spider) -> bool:
             extra={"spider": spider},
         )
     return unplugged
+
+
+def missing_internals(crawler: Crawler, pace: bool) -> list[str]:
+    """What this module reaches for in Scrapy and does not find, or finds
+    deprecated, each with what it serves (the module docstring's list);
+    ``pace``: the pace's needs too. Empty when all is there. Read when the
+    spider opens (the engine's slot and the downloader exist then)."""
+    engine: Any = crawler.engine
+    downloader = getattr(engine, "downloader", None)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        found = _parking_facts(engine, downloader)
+        if pace:
+            found += _pace_facts(downloader)
+    missing = [f"{name} ({purpose})" for name, purpose, there in found if not there]
+    missing += [f"deprecated: {w.message}" for w in caught if issubclass(w.category, Warning)]
+    if pace and THROTTLER_SETTING in crawler.settings:
+        missing.append(
+            f"Scrapy's throttler ({THROTTLER_SETTING}) replaces the download slots "
+            "the pace waits on (scrapy/scrapy#6931)"
+        )
+    return missing
+
+
+_Fact = tuple[str, str, bool]
+_PARKED: Final = "requests waiting for robots.txt are parked out of CONCURRENT_REQUESTS"
+_PACED: Final = "the pace waits for a request's download slot"
+
+
+def _parking_facts(engine: Any, downloader: Any) -> list[_Fact]:
+    slot = getattr(engine, "_slot", None)
+    return [
+        ("Downloader.active", _PARKED, isinstance(getattr(downloader, "active", None), set)),
+        ("Downloader.total_concurrency", _PARKED, _is_int(downloader, "total_concurrency")),
+        (
+            "ExecutionEngine._slot.nextcall.schedule",
+            "a parked request wakes the engine",
+            callable(getattr(getattr(slot, "nextcall", None), "schedule", None)),
+        ),
+        ("ExecutionEngine._slot.closing", "a close stops the waiting", hasattr(slot, "closing")),
+    ]
+
+
+def _pace_facts(downloader: Any) -> list[_Fact]:
+    module = importlib.import_module(type(downloader).__module__)
+    slot_fields = set(getattr(getattr(module, "Slot", None), "__dataclass_fields__", ()))
+    return [
+        ("Downloader.slots", _PACED, isinstance(getattr(downloader, "slots", None), dict)),
+        ("Downloader.get_slot_key", _PACED, callable(getattr(downloader, "get_slot_key", None))),
+        (
+            "the download_slot request meta key (Downloader.DOWNLOAD_SLOT)",
+            "the slot a request left wakes the requests waiting for it",
+            getattr(downloader, "DOWNLOAD_SLOT", None) == "download_slot",
+        ),
+        (
+            "Slot.queue, .transferring, .concurrency, .latercall",
+            _PACED,
+            {"queue", "transferring", "concurrency", "latercall"} <= slot_fields,
+        ),
+        (
+            "Downloader.per_slot_settings, .ip_concurrency, .domain_concurrency",
+            "a new slot's concurrency (DOWNLOAD_SLOTS)",
+            isinstance(getattr(downloader, "per_slot_settings", None), dict)
+            and _is_int(downloader, "ip_concurrency")
+            and _is_int(downloader, "domain_concurrency"),
+        ),
+        (
+            "Downloader._latercall",
+            "a Retry-After pause holds what a slot has queued",
+            callable(getattr(downloader, "_latercall", None)),
+        ),
+    ]
+
+
+def _is_int(owner: object, name: str) -> bool:
+    return isinstance(getattr(owner, name, None), int)
 
 
 def _unplug_builtin(crawler: Crawler) -> bool:
@@ -145,7 +246,7 @@ class Parking:
         #: parked pages whose verdict is in first, then robots.txt fetches.
         self._place_waiters: tuple[_Waiters, _Waiters] = (deque(), deque())
         self._reserved = 0
-        self._watcher: LoopingCall | None = None
+        self._watcher = Ticker(self._release, PLACE_POLL)
         #: Fires for every waiting request once the engine stops (one look for all).
         self.stop_signal = StopSignal(lambda: self.stopping, STOP_POLL)
 
@@ -174,9 +275,7 @@ class Parking:
         waiter: Deferred[bool] = Deferred()
         waiters = self._place_waiters[0 if ahead else 1]
         waiters.append((waiter, reserved))
-        if self._watcher is None:
-            self._watcher = LoopingCall(self._release)
-            self._watcher.start(PLACE_POLL, now=False)
+        self._watcher.start()
         try:
             return await wait(waiter)
         finally:
@@ -213,9 +312,8 @@ class Parking:
                     free -= 1
                 elif active is not None:
                     active.discard(reserved)
-        if not any(self._place_waiters) and self._watcher is not None:
+        if not any(self._place_waiters):
             self._watcher.stop()
-            self._watcher = None
 
     def park(self, request: Request) -> bool:
         active = self._active()
@@ -360,8 +458,11 @@ class Slots:
                     del self._waiters[key]
 
     def _left(self, request: Request, spider: Spider | None = None) -> None:
-        """A transfer ended: the first request waiting for that slot looks again."""
-        key = request.meta.get("download_slot", "")
+        """A transfer ended: the first request waiting for that slot looks again.
+        Its slot is found as it was for the request (``get_slot_key``), not
+        by the ``download_slot`` meta key alone, which Scrapy may rename."""
+        found = self._find(request)
+        key = found[0] if found is not None else ""
         sent = self._sent.get(key)
         if sent is not None:
             with contextlib.suppress(ValueError):

@@ -22,7 +22,7 @@ from scrapy import signals
 from scrapy.crawler import AsyncCrawlerProcess, CrawlerProcess
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests/: shared helpers
-from reactor_choice import chosen_reactor, reactor_setting
+from reactor_choice import asyncio_process, reactor_setting
 from report_spider import ReportSpider
 from start_barrier import wait_for_the_others
 
@@ -48,14 +48,16 @@ def main(job: dict[str, Any]) -> None:
         **reactor_setting(),
         **job.get("settings", {}),
     }
-    # AsyncCrawlerProcess needs the asyncio reactor; CrawlerProcess runs any.
-    runner = AsyncCrawlerProcess if chosen_reactor() == "asyncio" else CrawlerProcess
+    # AsyncCrawlerProcess needs the asyncio reactor or none; CrawlerProcess runs any.
+    runner = AsyncCrawlerProcess if asyncio_process() else CrawlerProcess
     process = runner(settings, install_root_handler=True)
     crawler = process.create_crawler(ReportSpider)
     crawler.signals.connect(wait_for_the_others, signal=signals.engine_started)
     process.crawl(crawler, urls=job["urls"])
     process.start()
-    from twisted.internet import reactor
+    reactor: object = None  # reactorless: none was installed, nor may be imported
+    if "twisted.internet.reactor" in sys.modules:
+        from twisted.internet import reactor
 
     spider = crawler.spider
     assert isinstance(spider, ReportSpider) and crawler.stats is not None
@@ -67,7 +69,7 @@ def main(job: dict[str, Any]) -> None:
         "stats": {k: v for k, v in stats.items() if k.startswith("robotstxt/")},
         "finish_reason": stats.get("finish_reason"),
         "max_rss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
-        "reactor": type(reactor).__name__,
+        "reactor": type(reactor).__name__ if reactor is not None else "none",
     }
     print(json.dumps(report))
 

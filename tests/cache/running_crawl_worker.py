@@ -23,12 +23,12 @@ from typing import Any
 from scrapy import Request, Spider
 from scrapy.crawler import AsyncCrawlerProcess, CrawlerProcess
 from scrapy.http import Response
-from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.python.failure import Failure
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests/: shared helpers
-from reactor_choice import chosen_reactor, reactor_setting
+from reactor_choice import asyncio_process, reactor_setting
 
+from scrapy_rep.crawler.async_bridge import sleep
 from scrapy_rep.crawler.errors import RobotsTxtDisallowed
 
 FORGOTTEN = "robotstxt/cache/forgotten"
@@ -81,15 +81,12 @@ class RunningSpider(Spider):
             )
 
     async def then(self, response: Response) -> AsyncIterator[Request]:
-        from twisted.internet import reactor
-        from twisted.internet.task import deferLater
-
         stats = self.crawler.stats
         assert stats is not None
         deadline = time.monotonic() + float(self.job.get("wait", 30))
         # Waiting for the crawl's progress (its poll of the store), not for time to pass.
         while not stats.get_value(FORGOTTEN) and time.monotonic() < deadline:
-            await maybe_deferred_to_future(deferLater(reactor, 0.02))
+            await sleep(0.02)  # on asyncio's loop or the reactor, as the crawl runs
         self.heard = bool(stats.get_value(FORGOTTEN))
         for url in self.job["then"]:
             yield self._request(url, 1)
@@ -106,7 +103,7 @@ def main(job: dict[str, Any]) -> None:
         **reactor_setting(),
         **job.get("settings", {}),
     }
-    runner = AsyncCrawlerProcess if chosen_reactor() == "asyncio" else CrawlerProcess
+    runner = AsyncCrawlerProcess if asyncio_process() else CrawlerProcess
     process = runner(settings, install_root_handler=True)
     crawler = process.create_crawler(RunningSpider)
     process.crawl(crawler, job=job)

@@ -3,6 +3,7 @@
 Used by test_reactorless.py in a fresh interpreter, since a process that has
 installed a reactor cannot run reactorless. Usage:
 ``python reactorless_crawl.py URL...``; prints a JSON report on stdout.
+``REP_TEST_SETTINGS`` (JSON) adds to or overrides the settings below.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ def main(urls: list[str]) -> None:
             "REP_STORAGE": "sqlite",
             "REP_STORAGE_PATH": os.environ["REP_TEST_STORAGE_PATH"],
             "REP_UNREACHABLE_WAIT": 0,
+            **json.loads(os.environ.get("REP_TEST_SETTINGS", "{}")),
         }
     )
     crawler = process.create_crawler(ReportSpider)

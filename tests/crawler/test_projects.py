@@ -13,6 +13,7 @@ from typing import Any, ClassVar
 
 import pytest
 from scrapy import Request, signals
+from scrapy.utils.asyncio import call_later
 from scrapy.utils.defer import deferred_f_from_coro_f, deferred_from_coro
 from scrapy.utils.test import get_crawler
 
@@ -57,11 +58,9 @@ async def test_scrapy_pause_gives_waiting_requests_back_and_resume_continues(
         first = get_crawler(ResumableSpider, settings)
 
         def stop_once_robots_is_asked(request: Request, **_: Any) -> None:
-            if request.url.endswith("/robots.txt"):  # under any reactor
-                from twisted.internet import reactor
-
-                reactor.callLater(0.5, lambda: deferred_from_coro(first.stop_async()))
-                reactor.callLater(1.0, released.set)
+            if request.url.endswith("/robots.txt"):  # under any reactor, or none
+                call_later(0.5, lambda: deferred_from_coro(first.stop_async()))
+                call_later(1.0, released.set)
 
         first.signals.connect(stop_once_robots_is_asked, signal=signals.request_reached_downloader)
         await first.crawl_async(urls=urls)

@@ -5,6 +5,12 @@ Scrapy's FTP handler reads a file whole into memory and sends no
 robots.txt would be read in full. This reads the file itself, with Twisted's
 FTP client (anonymous unless FTP_USER/FTP_PASSWORD say otherwise), and closes
 the data connection once the cap is reached; what arrived is parsed.
+
+Twisted's FTP client needs Twisted's reactor. In Scrapy's reactorless mode
+(``TWISTED_REACTOR_ENABLED = False``) there is none, and Scrapy has no FTP
+handler there either: the fetch raises ``FtpWithoutReactor``, so the origin's
+robots.txt is unreachable (closed early in the outage, never allow-all:
+docs/decisions.md, "Reactorless mode").
 """
 
 from __future__ import annotations
@@ -15,17 +21,27 @@ from urllib.parse import unquote, urlsplit
 from scrapy.http import Response
 from twisted.internet.protocol import ClientCreator, Protocol
 
-from scrapy_rep.crawler.async_bridge import wait
+from scrapy_rep.crawler.async_bridge import reactorless, wait
 
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
 
-__all__ = ["download_ftp"]
+__all__ = ["FtpWithoutReactor", "download_ftp"]
 
 #: FTP reply codes and the HTTP status they stand for, as Scrapy maps them.
 _NOT_FOUND: Final = "550"
 #: The flag a response read only up to the cap carries (as the HTTP path's).
 STOPPED: Final = "download_stopped"
+
+
+class FtpWithoutReactor(ConnectionError):
+    """An ftp:// robots.txt asked for in reactorless mode: it cannot be fetched."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "ftp:// cannot be fetched without a Twisted reactor "
+            "(TWISTED_REACTOR_ENABLED = False): Scrapy has no FTP handler then"
+        )
 
 
 class _Capped(Protocol):
@@ -52,7 +68,10 @@ class _Capped(Protocol):
 async def download_ftp(url: str, limit: int, settings: BaseSettings, timeout: float) -> Response:
     """The file at ``url`` as a Response: 200 with at most ``limit`` bytes
     (flagged ``download_stopped`` when cut), 404 when the server has no such
-    file, 503 for another refusal. Connection errors and timeouts raise."""
+    file, 503 for another refusal. Connection errors and timeouts raise, and
+    so does reactorless mode (``FtpWithoutReactor``)."""
+    if reactorless():
+        raise FtpWithoutReactor
     from twisted.internet import reactor
     from twisted.protocols.ftp import CommandFailed, FTPClient
 

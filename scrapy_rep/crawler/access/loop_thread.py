@@ -8,6 +8,8 @@ storage call there (``run_coroutine_threadsafe``), handing the result back to
 the reactor thread as a Deferred (``callFromThread``). The reactor never
 blocks, the backends stay as they are, and whatever tasks a backend starts
 (lock renewals, a driver's own) live on that loop until the store closes.
+In Scrapy's reactorless mode the crawl's own asyncio loop runs the backends
+(``store.open_configured_storage``): no thread, and no reactor to call back.
 """
 
 from __future__ import annotations
