@@ -66,15 +66,21 @@ def record(*steps: tuple[float, FetchOutcome], config: PolicyConfig = CONFIG) ->
 
 
 def outage(
-    *, copy: bool, site_seen: float | None = None, config: PolicyConfig = CONFIG
+    *,
+    copy: bool,
+    site_seen: float | None = None,
+    config: PolicyConfig = CONFIG,
+    asked: float | None = None,
 ) -> OriginRecord:
-    """An origin whose robots.txt has been unreachable since T0."""
+    """An origin whose robots.txt has been unreachable since T0; ``asked``:
+    when it was last asked (and failed), T0 unless said."""
     steps: list[tuple[float, FetchOutcome]] = []
     if copy:
         steps.append((T0 - 2 * DAY, success(at=T0 - 2 * DAY)))
     steps.append((T0, failure(503)))
     current = record(*steps, config=config)
-    return replace(current, site_reachable_at=site_seen)
+    fetched_at = current.fetched_at if asked is None else asked
+    return replace(current, site_reachable_at=site_seen, fetched_at=fetched_at)
 
 
 def assert_uses(decision: Decision, state: AccessState, body: bytes | None = None) -> None:
@@ -108,7 +114,8 @@ def test_status_5xx_after_12h_last_good_copy(age: float) -> None:
 
 @pytest.mark.parametrize("age", [12 * HOUR + MINUTE, 29 * DAY])
 def test_status_5xx_after_12h_no_copy_full_allow(age: float) -> None:
-    decision = decide(outage(copy=False), T0 + age, CONFIG)
+    # asked again after the 12 h, and down (docs/spec.md §2.2)
+    decision = decide(outage(copy=False, asked=T0 + age), T0 + age, CONFIG)
     assert_uses(decision, AccessState.ALLOW_ALL)
     assert "no earlier copy: everything allowed, as if it had no robots.txt" in decision.reason
 
@@ -116,7 +123,7 @@ def test_status_5xx_after_12h_no_copy_full_allow(age: float) -> None:
 @pytest.mark.parametrize("copy", [True, False])
 def test_status_5xx_after_30d_site_reachable_full_allow(copy: bool) -> None:
     now = T0 + 31 * DAY
-    decision = decide(outage(copy=copy, site_seen=now - HOUR), now, CONFIG)
+    decision = decide(outage(copy=copy, site_seen=now - HOUR, asked=now), now, CONFIG)
     assert_uses(decision, AccessState.ALLOW_ALL)
     assert "its pages answered at" in decision.reason and "everything allowed" in decision.reason
 
@@ -161,6 +168,7 @@ def test_status_4xx_after_copy_then_5xx_means_no_robots_after_12h() -> None:
         (T0 - 3 * DAY, success(at=T0 - 3 * DAY)), (T0 - DAY, unavailable(404)), (T0, failure(503))
     )
     assert current.good_body is None
+    current = replace(current, fetched_at=T0 + 13 * HOUR)  # asked again after 12 h: down
     decision = decide(current, T0 + 13 * HOUR, CONFIG)
     assert_uses(decision, AccessState.ALLOW_ALL)
     assert "the last answer (HTTP 404) meant no robots.txt" in decision.reason
@@ -290,8 +298,10 @@ def test_google_older_rules_after_30d_cached_copy_or_allow() -> None:
     now = T0 + 31 * DAY
     assert_uses(decide(outage(copy=True, config=config), now, config), AccessState.RULES, BODY)
     # no copy: allow, whether or not the site answers
-    assert_uses(decide(outage(copy=False, config=config), now, config), AccessState.ALLOW_ALL)
-    seen = outage(copy=False, site_seen=None, config=config)
+    # no copy, asked again after the 30 d (and down)
+    bare = outage(copy=False, config=config, asked=now)
+    assert_uses(decide(bare, now, config), AccessState.ALLOW_ALL)
+    seen = outage(copy=False, site_seen=None, config=config, asked=now)
     assert_uses(decide(seen, now, config), AccessState.ALLOW_ALL)
 
 

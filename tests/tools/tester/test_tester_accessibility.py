@@ -101,7 +101,8 @@ def _report_store(path: Path) -> StoreName:
         "https://gone.example": made((hour, gone)),
         "https://closed.example": made((hour, down)),
         "https://copy.example": made((72 * hour, ok), (13 * hour, down)),
-        "https://allow.example": made((13 * hour, down)),
+        # asked again (and down) after its first 12 h: everything allowed
+        "https://allow.example": made((13 * hour, down), (0.5 * hour, down)),
         "https://cut.example": replace(made((hour, ok)), truncated=True),
         "https://moved.example": replace(
             made((hour, ok)), final_url="https://www.moved.example/robots.txt"
