@@ -403,3 +403,46 @@ def test_report_inside_a_project_reads_its_store_with_its_rules_and_token(
     rows = {row["origin"]: row for row in map(json.loads, done.stdout.splitlines())}
     assert rows["https://copy.example"]["state"] == "closed"  # the default rules: last-copy
     assert rows["https://shut.example"]["forbids_all"] is True  # for shopbot, not for *
+
+
+def test_report_command_flags_read_from_the_file_need_no_deep(
+    store: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """docs/cli.md: ``--flag forbids-all`` and ``--flag lint-errors`` read the
+    stored files themselves, ``--deep`` or not."""
+    code, data = report(capsys, "--store", str(store), "--json", "--flag", "forbids-all")
+    assert code == 0
+    assert {json.loads(line)["origin"] for line in data.splitlines()} == {
+        "https://forbids.example",
+        "https://copy-forbids.example",
+    }
+    code, data = report(capsys, "--store", str(store), "--json", "--flag", "lint-errors")
+    assert code == 0
+    assert [json.loads(line)["origin"] for line in data.splitlines()] == ["https://linted.example"]
+
+
+def test_report_command_host_matches_an_ipv6_host_with_or_without_its_port(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--host`` leaves the port aside; an IPv6 host keeps its brackets."""
+    path = tmp_path / "robotstxt.sqlite3"
+    kept = ("http://[::1]:8080", "https://[::1]", "https://[::2]", "https://h1.example:8080")
+
+    async def fill() -> None:
+        storage = await SqliteStorage.open(path)
+        for key in kept:
+            await storage.put(key, RECORDS["https://rules.example"], 31 * DAY)
+        await storage.close()
+
+    with ThreadPoolExecutor(1) as worker:
+        worker.submit(asyncio.run, fill()).result()
+
+    def shown(host: str) -> set[str]:
+        code, data = report(capsys, "--store", str(path), "--json", "--host", host)
+        assert code in (0, 1)
+        return {json.loads(line)["origin"] for line in data.splitlines()}
+
+    # "[" opens a class in a glob: a bracket is matched by "*" or "[[]"
+    assert shown("*::1]") == {"http://[::1]:8080", "https://[::1]"}
+    assert shown("[[]::*]") == {"http://[::1]:8080", "https://[::1]", "https://[::2]"}
+    assert shown("h1.example") == {"https://h1.example:8080"}
