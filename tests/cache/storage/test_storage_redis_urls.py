@@ -52,6 +52,9 @@ from scrapy_rep.crawler.config.values import SettingError
             },
         ),
         ("REDIS+CLUSTER://h:7000/0", {"kind": "cluster", "db": 0}),
+        # the ports at either end of the range, an IPv6 node with one
+        ("redis+cluster://h:1,[::1]:65535", {"nodes": (("h", 1), ("::1", 65535))}),
+        ("redis+sentinel://s/m?sentinel_password=", {"sentinel_password": ""}),  # said, empty
     ],
 )
 def test_each_form_names_its_nodes_service_and_secrets(url: str, expected: dict[str, Any]) -> None:
@@ -70,6 +73,9 @@ def test_each_form_names_its_nodes_service_and_secrets(url: str, expected: dict[
         ("redis+cluster://h:7000/1", "one database, 0"),
         ("redis+cluster://h:7000?sentinel_password=x", "unknown option 'sentinel_password'"),
         ("redis+cluster://h:70000", "bad address 'h:70000'"),
+        ("redis+cluster://h:65536", "bad address 'h:65536'"),
+        ("redis+cluster://h:0", "bad address 'h:0'"),
+        ("redis+sentinel://s1/mymaster?password=", "unknown option 'password'"),
         ("redis+cluster://h1,,h2", "bad address ''"),
         ("redis+cluster://[::1", "bad address '[::1'"),
         ("redis+cluster:///", "no host"),
@@ -97,6 +103,7 @@ def test_a_bad_url_says_why_and_lists_the_accepted_forms(url: str, why: str) -> 
         # a user and no password: nothing to hide, and no password said to be there
         ("redis://alice@h:1/0", "redis://alice@h:1/0"),
         ("redis+cluster://alice@a:1,b:2", "redis+cluster://alice@a:1,b:2"),
+        ("localhost:6379", "localhost:6379"),  # not a URL: shown as given
         ("redis://alice:@h:1/0", "redis://alice:***@h:1/0"),
     ],
 )
