@@ -146,10 +146,11 @@ TESTER_TESTS = (
 _EXTRAS = "tests/crawler/extras/"
 #: Crawl-delay, Retry-After and a stop while pages wait: the pace's crawls.
 TURNS_TESTS = (
-    _EXTRAS + "test_crawl_delay.py",
     _EXTRAS + "test_pace_stop.py",
+    _EXTRAS + "test_crawl_delay.py",
     _EXTRAS + "test_retry_after.py",
-    _EXTRAS + "test_pace_gaps.py::test_crawl_delay_holds_from_the_first_page_when_turns_wait_for_a_place",
+    _EXTRAS + "test_pace_gaps.py::"
+    "test_crawl_delay_holds_from_the_first_page_when_turns_wait_for_a_place",
 )
 #: The face: what a crawl sees of the downloader middleware.
 MIDDLEWARE_TESTS = (
@@ -182,11 +183,15 @@ STORE_COMMAND_TESTS = (
     "tests/tools/tester/test_cache_command_safety.py",
 )
 #: The Tester's report API, on a real Tester (and the crawls it reports on).
-REPORT_API_TESTS = (
-    "tests/tools/tester/test_report_page.py::test_report_api_needs_the_token_and_the_count_the_page_showed",
-    "tests/tools/tester/test_report_page.py::test_report_api_refetches_at_most_max_refetch_origins_at_once",
-    "tests/tools/tester/test_report_page.py::test_report_command_agrees_with_what_the_sites_did",
-    "tests/tools/tester/test_report_page.py::test_gauges_of_the_last_crawl_agree_with_the_report",
+_REPORT_PAGE = "tests/tools/tester/test_report_page.py::"
+REPORT_API_TESTS = tuple(
+    _REPORT_PAGE + name
+    for name in (
+        "test_report_api_needs_the_token_and_the_count_the_page_showed",
+        "test_report_api_refetches_at_most_max_refetch_origins_at_once",
+        "test_report_command_agrees_with_what_the_sites_did",
+        "test_gauges_of_the_last_crawl_agree_with_the_report",
+    )
 )
 #: A REP_REDIS_URL's forms, parsed and shown in messages.
 REDIS_URL_TESTS = (
@@ -950,6 +955,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--score", action="store_true", help="print the scores of the report, run nothing"
     )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        help="seconds after which a mutant's run counts as killed (default: five times "
+        "the room's run, at least 30): a mutant that stalls a crawl costs no more",
+    )
     parser.add_argument("--report", type=Path, default=BUILD / "report.json")
     args = parser.parse_args(argv)
 
@@ -995,7 +1006,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             if baseline.status != "passed":
                 print(f"[{name}] the tests fail on the code as it is: see {BUILD / 'logs'}")
                 return 2
-            limit = max(30.0, 5 * baseline.seconds)
+            limit = args.timeout or max(30.0, 5 * baseline.seconds)
             print(f"[{name}] {len(chosen)} mutants to run; the tests take {baseline.seconds:.1f} s")
         jobs = 1 if room.alone else args.jobs
         for result in run_all(room, chosen, jobs, limit) if chosen else ():

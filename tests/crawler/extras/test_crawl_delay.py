@@ -5,7 +5,7 @@ because the server stamps a request when it has read it, not when Scrapy
 sent it. The pace is bounded above too (no slower than asked, give or take
 the 50 ms margin of docs/politeness.md): the median gap of an origin is
 under its delay + LATE, a median so that one request held up by a loaded
-machine cannot fail the test, while a pace a second too slow would.
+machine cannot fail the test, while a margin of 0.5 s would.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from scrapy_rep.crawler.pace.crawl_delay import clamp
 from .conftest import NO_DELAY_JITTER, PagesSpider, crawl, gaps, hits, spider_of, stats
 
 SLACK = 0.1
-LATE = 0.5
+LATE = 0.3
 OBEY = {"REP_CRAWL_DELAY": "obey"}
 
 
