@@ -127,7 +127,9 @@ async def test_scrapy_crawl_delay_pages_asked_while_the_slot_is_busy_or_after_th
         "/late": slow(0.5),
         "/next": slow(0.5),
     }
-    with SiteServer(routes) as paced, SiteServer({"/robots.txt": robots("")}) as other:
+    # /other comes back while /slow is on the wire (from 0.2 s to 1.2 s)
+    others = {"/robots.txt": robots(""), "/other": slow(0.6)}
+    with SiteServer(routes) as paced, SiteServer(others) as other:
         follow = {
             "/other": paced.url("/late"),
             "/late": paced.url("/next"),
