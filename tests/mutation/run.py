@@ -133,6 +133,73 @@ TESTER_TESTS = (
 )
 
 
+# --- the shell: crawler/ and tools/ ---------------------------------------------------
+#
+# Real crawls against servers on 127.0.0.1, seconds each: each room runs the
+# crawls that go through it, the quickest and most telling first (``-x``
+# stops a killed mutant at its first failure). Every server takes a free
+# port and every file is under the test's own tmp_path, so ``--jobs N`` runs
+# N mutants at once; a room marked ``alone`` runs one at a time whatever
+# ``--jobs`` says (its tests bind many loopback addresses to one port,
+# tests/many_hosts.py: two at once could take each other's).
+
+_EXTRAS = "tests/crawler/extras/"
+#: Crawl-delay, Retry-After and a stop while pages wait: the pace's crawls.
+TURNS_TESTS = (
+    _EXTRAS + "test_pace_stop.py",
+    _EXTRAS + "test_crawl_delay.py",
+    _EXTRAS + "test_retry_after.py",
+    _EXTRAS + "test_pace_gaps.py::"
+    "test_crawl_delay_holds_from_the_first_page_when_turns_wait_for_a_place",
+)
+#: The face: what a crawl sees of the downloader middleware.
+MIDDLEWARE_TESTS = (
+    "tests/crawler/test_middleware.py",
+    "tests/crawler/test_early.py",
+    "tests/crawler/test_fail_closed.py",
+    "tests/crawler/test_status.py",
+    "tests/crawler/test_stops.py",
+)
+#: The spider middleware: requests dropped before the scheduler, page rules, usage.
+SPIDER_MIDDLEWARE_TESTS = (
+    "tests/crawler/test_early.py",
+    "tests/crawler/test_page_directives.py",
+    "tests/crawler/test_usage.py",
+    "tests/crawler/test_startup.py",
+)
+#: How a request's origin is resolved: the fetch it waits for, shared or not.
+RESOLVER_TESTS = (
+    "tests/crawler/test_resolver.py",
+    "tests/crawler/test_early.py",
+    "tests/crawler/test_fail_closed.py",
+    "tests/crawler/test_origins.py",
+    "tests/crawler/test_middleware.py",
+)
+#: ``scrapy-rep report``: its rows, filters and sorts, then the command.
+REPORT_TESTS = ("tests/tools/cli/test_cli_report.py",)
+#: ``scrapy-rep cache show`` / ``forget`` on every store.
+STORE_COMMAND_TESTS = (
+    "tests/tools/tester/test_cache_command.py",
+    "tests/tools/tester/test_cache_command_safety.py",
+)
+#: The Tester's report API, on a real Tester (and the crawls it reports on).
+_REPORT_PAGE = "tests/tools/tester/test_report_page.py::"
+REPORT_API_TESTS = tuple(
+    _REPORT_PAGE + name
+    for name in (
+        "test_report_api_needs_the_token_and_the_count_the_page_showed",
+        "test_report_api_refetches_at_most_max_refetch_origins_at_once",
+        "test_report_command_agrees_with_what_the_sites_did",
+        "test_gauges_of_the_last_crawl_agree_with_the_report",
+    )
+)
+#: A REP_REDIS_URL's forms, parsed and shown in messages.
+REDIS_URL_TESTS = (
+    "tests/cache/storage/test_storage_redis_urls.py",
+    "tests/tools/tester/test_cache_command.py::test_cache_command_names_a_missing_store_and_a_bad_url",
+)
+
+
 @dataclass(frozen=True)
 class Room:
     """A module and the fast tests that cover it, the most telling first."""
@@ -141,6 +208,8 @@ class Room:
     tests: tuple[str, ...]
     #: Counted by a plain run; False: only when asked for by ``--room``.
     in_scope: bool = True
+    #: One mutant at a time, whatever ``--jobs`` says (tests that share an address).
+    alone: bool = False
 
     @property
     def module(self) -> str:
@@ -176,6 +245,27 @@ ROOMS: dict[str, Room] = {
     "cache/pace.py": Room("scrapy_rep/cache/pace.py", PACE_TESTS),
     "tools/tester/server.py": Room("scrapy_rep/tools/tester/server.py", TESTER_TESTS),
     "tools/tester/guard.py": Room("scrapy_rep/tools/tester/guard.py", TESTER_TESTS),
+    # the shell
+    "cache/storage/redis_urls.py": Room("scrapy_rep/cache/storage/redis_urls.py", REDIS_URL_TESTS),
+    "tools/report.py": Room("scrapy_rep/tools/report.py", REPORT_TESTS),
+    "tools/store_view.py": Room("scrapy_rep/tools/store_view.py", STORE_COMMAND_TESTS),
+    "tools/tester/answers.py": Room("scrapy_rep/tools/tester/answers.py", TESTER_TESTS),
+    "tools/tester/report_api.py": Room("scrapy_rep/tools/tester/report_api.py", REPORT_API_TESTS),
+    "crawler/pace/turns.py": Room("scrapy_rep/crawler/pace/turns.py", TURNS_TESTS, alone=True),
+    "crawler/middleware.py": Room("scrapy_rep/crawler/middleware.py", MIDDLEWARE_TESTS),
+    "crawler/spider_middleware.py": Room(
+        "scrapy_rep/crawler/spider_middleware.py", SPIDER_MIDDLEWARE_TESTS
+    ),
+    "crawler/access/resolver.py": Room("scrapy_rep/crawler/access/resolver.py", RESOLVER_TESTS),
+    "crawler/page/page_rules.py": Room(
+        "scrapy_rep/crawler/page/page_rules.py", ("tests/crawler/test_page_directives.py",)
+    ),
+    "crawler/page/usage_check.py": Room(
+        "scrapy_rep/crawler/page/usage_check.py", ("tests/crawler/test_usage.py",)
+    ),
+    "crawler/page/sitemaps.py": Room(
+        "scrapy_rep/crawler/page/sitemaps.py", (_EXTRAS + "test_sitemaps.py",)
+    ),
 }
 
 PYTEST_ARGS = (
@@ -865,6 +955,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--score", action="store_true", help="print the scores of the report, run nothing"
     )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        help="seconds after which a mutant's run counts as killed (default: five times "
+        "the room's run, at least 30): a mutant that stalls a crawl costs no more",
+    )
     parser.add_argument("--report", type=Path, default=BUILD / "report.json")
     args = parser.parse_args(argv)
 
@@ -910,9 +1006,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             if baseline.status != "passed":
                 print(f"[{name}] the tests fail on the code as it is: see {BUILD / 'logs'}")
                 return 2
-            limit = max(30.0, 5 * baseline.seconds)
+            limit = args.timeout or max(30.0, 5 * baseline.seconds)
             print(f"[{name}] {len(chosen)} mutants to run; the tests take {baseline.seconds:.1f} s")
-        for result in run_all(room, chosen, args.jobs, limit) if chosen else ():
+        jobs = 1 if room.alone else args.jobs
+        for result in run_all(room, chosen, jobs, limit) if chosen else ():
             assert result.mutant is not None
             status = "killed" if result.status == "timeout" else result.status
             statuses[result.mutant.key] = (status, result.by if status == "killed" else "")

@@ -52,6 +52,9 @@ from scrapy_rep.crawler.config.values import SettingError
             },
         ),
         ("REDIS+CLUSTER://h:7000/0", {"kind": "cluster", "db": 0}),
+        # the ports at either end of the range, an IPv6 node with one
+        ("redis+cluster://h:1,[::1]:65535", {"nodes": (("h", 1), ("::1", 65535))}),
+        ("redis+sentinel://s/m?sentinel_password=", {"sentinel_password": ""}),  # said, empty
     ],
 )
 def test_each_form_names_its_nodes_service_and_secrets(url: str, expected: dict[str, Any]) -> None:
@@ -70,6 +73,9 @@ def test_each_form_names_its_nodes_service_and_secrets(url: str, expected: dict[
         ("redis+cluster://h:7000/1", "one database, 0"),
         ("redis+cluster://h:7000?sentinel_password=x", "unknown option 'sentinel_password'"),
         ("redis+cluster://h:70000", "bad address 'h:70000'"),
+        ("redis+cluster://h:65536", "bad address 'h:65536'"),
+        ("redis+cluster://h:0", "bad address 'h:0'"),
+        ("redis+sentinel://s1/mymaster?password=", "unknown option 'password'"),
         ("redis+cluster://h1,,h2", "bad address ''"),
         ("redis+cluster://[::1", "bad address '[::1'"),
         ("redis+cluster:///", "no host"),
@@ -94,6 +100,11 @@ def test_a_bad_url_says_why_and_lists_the_accepted_forms(url: str, why: str) -> 
             "redis+sentinel://:***@a,b/m?sentinel_password=***",
         ),
         ("redis+cluster://u:s3cret@a:1,b:2", "redis+cluster://u:***@a:1,b:2"),
+        # a user and no password: nothing to hide, and no password said to be there
+        ("redis://alice@h:1/0", "redis://alice@h:1/0"),
+        ("redis+cluster://alice@a:1,b:2", "redis+cluster://alice@a:1,b:2"),
+        ("localhost:6379", "localhost:6379"),  # not a URL: shown as given
+        ("redis://alice:@h:1/0", "redis://alice:***@h:1/0"),
     ],
 )
 def test_messages_never_show_a_password(url: str, shown: str) -> None:
@@ -108,6 +119,25 @@ def test_a_bad_redis_url_fails_at_start_up_naming_the_setting_not_its_password()
     message = str(caught.value)
     assert caught.value.setting == "REP_REDIS_URL" and "s3cret" not in message
     assert "one database, 0" in message and "redis+sentinel://" in message
+
+
+@pytest.mark.parametrize(
+    ("url", "shown", "hidden"),
+    [
+        ("redis+cluster://alice@h:7000/2", "'redis+cluster://alice@h:7000/2'", None),
+        ("redis+cluster://alice:s3cret@h:7000/2", "'redis+cluster://alice:***@h:7000/2'", "s3cret"),
+    ],
+)
+def test_a_bad_redis_url_is_named_with_its_user_and_only_its_password_hidden(
+    url: str, shown: str, hidden: str | None
+) -> None:
+    """The start-up message shows the URL as given, the password aside: a
+    user without a password is not said to have one (docs/storage.md)."""
+    with pytest.raises(SettingError) as caught:
+        Config.from_settings({"REP_STORAGE": "redis", "REP_REDIS_URL": url})
+    message = str(caught.value)
+    assert shown in message, message
+    assert hidden is None or hidden not in message
 
 
 def test_the_new_forms_are_read_as_settings() -> None:

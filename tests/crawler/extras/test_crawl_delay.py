@@ -2,12 +2,16 @@
 
 Real crawls, timed at the server. A gap is allowed a little slack (SLACK)
 because the server stamps a request when it has read it, not when Scrapy
-sent it.
+sent it. The pace is bounded above too (no slower than asked, give or take
+the 50 ms margin of docs/politeness.md): the median gap of an origin is
+under its delay + LATE, a median so that one request held up by a loaded
+machine cannot fail the test, while a margin of 0.5 s would.
 """
 
 from __future__ import annotations
 
 import logging
+import statistics
 import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
@@ -34,6 +38,7 @@ from .conftest import (
 )
 
 SLACK = 0.1
+LATE = 0.3
 OBEY = {"REP_CRAWL_DELAY": "obey"}
 
 
@@ -59,6 +64,9 @@ async def test_scrapy_crawl_delay_slows_its_origin_and_no_other() -> None:
     slow_hits = hits(slow)
     assert [hit.path for hit in slow_hits] == ["/robots.txt", "/page0", "/page1", "/page2"]
     assert all(gap >= 2 - SLACK for gap in gaps(slow_hits)), gaps(slow_hits)
+    assert statistics.median(gaps(slow_hits)) < 2 + LATE, gaps(slow_hits)
+    # three pages waited about 2 s each for their turns, and the stats say so
+    assert stats(crawler)["robotstxt/pace/wait_seconds"] >= 3 * (2 - SLACK) - 1
     fast_hits = hits(fast, "localhost")
     assert len(fast_hits) == 4
     assert fast_hits[-1].at - fast_hits[0].at < 1.0  # not slowed by the other origin
@@ -75,6 +83,76 @@ async def test_scrapy_request_rate_paces_its_origin() -> None:
     assert len(site_hits) == 3
     assert all(gap >= 1 - SLACK for gap in gaps(site_hits)), gaps(site_hits)
     assert stats(crawler)["robotstxt/crawl_delay/applied"] == 1
+
+
+@deferred_f_from_coro_f
+async def test_scrapy_crawl_delay_and_request_rate_in_one_group_the_slower_paces() -> None:
+    """Both lines in one group: the longer interval holds, whichever line
+    states it (docs/politeness.md), and no longer than that."""
+    slower_delay = "User-agent: *\nCrawl-delay: 1.5\nRequest-rate: 2/1s\n"  # 1.5 s, 0.5 s
+    slower_rate = "User-agent: *\nRequest-rate: 2/3s\nCrawl-delay: 0.5\n"  # 1.5 s, 0.5 s
+    with (
+        SiteServer({"/robots.txt": robots(slower_delay)}) as first,
+        SiteServer({"/robots.txt": robots(slower_rate)}) as second,
+    ):
+        crawler = await crawl(pages(first, 3) + pages(second, 3), OBEY)
+    assert len(spider_of(crawler).got) == 6
+    for site in (first, second):
+        site_gaps = gaps(hits(site))
+        assert len(site_gaps) == 3
+        assert all(gap >= 1.5 - SLACK for gap in site_gaps), site_gaps
+        assert statistics.median(site_gaps) < 1.5 + LATE, site_gaps
+
+
+class FollowingSpider(PagesSpider):
+    """Asks for ``follow[path]`` once the page at ``path`` is back."""
+
+    def __init__(self, follow: dict[str, str], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.follow = follow
+
+    def parse(self, response: Response) -> Iterator[Request]:  # type: ignore[override]
+        super().parse(response)
+        later = self.follow.get("/" + response.url.rsplit("/", 1)[-1])
+        if later is not None:
+            yield Request(later, callback=self.parse, dont_filter=True)
+
+
+@deferred_f_from_coro_f
+async def test_scrapy_crawl_delay_pages_asked_while_the_slot_is_busy_or_after_the_delay() -> None:
+    """Pages of a paced origin asked one at a time: /late while the origin's
+    one transfer is busy (a slow page, CONCURRENT_REQUESTS_PER_DOMAIN = 1)
+    waits for the slot, then its turn; /next and /last, asked more than a
+    delay after the page before went, go at once. Each goes, in order."""
+
+    def slow(seconds: float) -> Any:
+        def route(host: str) -> Reply:
+            time.sleep(seconds)
+            return page("/")
+
+        return route
+
+    routes = {
+        "/robots.txt": robots("User-agent: *\nCrawl-delay: 0.2\n"),
+        "/slow": slow(1.0),
+        "/late": slow(0.5),
+        "/next": slow(0.5),
+    }
+    # /other comes back while /slow is on the wire (from 0.2 s to 1.2 s)
+    others = {"/robots.txt": robots(""), "/other": slow(0.6)}
+    with SiteServer(routes) as paced, SiteServer(others) as other:
+        follow = {
+            "/other": paced.url("/late"),
+            "/late": paced.url("/next"),
+            "/next": paced.url("/last"),
+        }
+        urls = [paced.url("/slow"), other.url("/other", "localhost")]
+        settings = {**OBEY, "CONCURRENT_REQUESTS_PER_DOMAIN": 1, "DOWNLOAD_TIMEOUT": 10}
+        crawler = await crawl(urls, settings, FollowingSpider, follow=follow)
+    assert sorted(spider_of(crawler).got) == sorted([*urls, *follow.values()])
+    paths = [hit.path for hit in hits(paced)]
+    assert paths == ["/robots.txt", "/slow", "/late", "/next", "/last"]
+    assert all(gap >= 0.2 - SLACK for gap in gaps(hits(paced))), gaps(hits(paced))
 
 
 @deferred_f_from_coro_f

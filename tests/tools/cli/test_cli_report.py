@@ -167,10 +167,18 @@ def test_report_states_times_and_flags_of_each_record() -> None:
             {"http://closed.example:8080", "https://ratelimited.example"},
         ),
         (Filters(states=frozenset({"rules"}), flags=frozenset({"cut", "expired"})), set()),
+        # "at least" and "less than" an age: an outage of exactly 8 days, of exactly 1 hour
+        (
+            Filters(states=frozenset({"outage"}), older_than=8 * DAY),
+            {"https://copy-forbids.example"},
+        ),
+        (Filters(states=frozenset({"outage"}), newer_than=HOUR), set()),
     ],
 )
 def test_report_filters(filters: Filters, expected: set[str]) -> None:
     assert origins(rows(filters)) == expected
+    # a row at a time, as the Tester's report page filters by state
+    assert origins([row for row in rows(deep=True) if filters.keeps(row)]) == expected
 
 
 def test_report_deep_flags_filter_rows() -> None:
@@ -182,9 +190,13 @@ def test_report_deep_flags_filter_rows() -> None:
     assert origins(rows(Filters(flags=frozenset({"lint-errors"})), deep=True)) == {
         "https://linted.example"
     }
+    assert origins([row for row in rows(deep=True) if forbidding.keeps(row)]) == {
+        "https://forbids.example",
+        "https://copy-forbids.example",
+    }
 
 
-@pytest.mark.parametrize("run_rows", [2, 3, 1000])
+@pytest.mark.parametrize("run_rows", [2, 3, 7, 1000])  # 6, 4, 2 runs and 1
 @pytest.mark.parametrize("column", ["origin", "until", "size", "since", "status"])
 def test_report_sort_merged_from_runs_equals_a_sort_in_memory(run_rows: int, column: str) -> None:
     """Rows without a value (None) lead; ties by origin; the same with runs
@@ -489,3 +501,102 @@ def test_report_notes_count_lint_findings_in_the_right_number() -> None:
     out = io.StringIO()
     write_text([{**row, "errors": 1, "warnings": 1}], out)
     assert "lint 1 error, 1 warning" in out.getvalue()
+
+
+def test_report_deep_counts_lints_findings_and_reads_nothing_where_no_file_is_kept() -> None:
+    found = {row["origin"]: row for row in rows(deep=True)}
+    linted = found["https://linted.example"]
+    assert (linted["errors"], linted["warnings"]) == (1, 0)  # "Disalow": one error
+    gone = found["https://gone.example"]  # a 404 keeps no file
+    assert (gone["errors"], gone["warnings"], gone["forbids_all"]) == (0, 0, False)
+    empty = history((HOUR, outcome(OK, 200, b"")))  # an empty file: everything allowed
+    (row,) = report_rows(
+        [("https://empty.example", empty, 0)], NOW, POLICY, EVERY, Summary(), deep_reader(["mybot"])
+    )
+    assert (row["state"], row["warnings"], row["forbids_all"]) == ("rules", 0, False)
+
+
+def test_report_deep_reads_the_file_as_the_crawl_does_with_or_without_google_quirks() -> None:
+    """``Disallow /`` (no colon) is a rule only in Google's reading
+    (tests/known_differences.md, missing-colon): the default reader is the
+    crawl's default."""
+    record = history((HOUR, outcome(OK, 200, b"User-agent: *\nDisallow /\n")))
+
+    def forbids(reader: Any) -> bool:
+        (row,) = report_rows(
+            [("https://o.example", record, 9)], NOW, POLICY, EVERY, Summary(), reader
+        )
+        return bool(row["forbids_all"])
+
+    assert forbids(deep_reader(["mybot"])) is False
+    assert forbids(deep_reader(["mybot"], google_quirks=True)) is True
+
+
+def test_report_deep_reads_each_distinct_file_once_within_a_bounded_memo(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """docs/cli.md: a file many origins serve is read once; the memo of files
+    read is bounded (10,000; 2 here), so a store of many distinct files
+    does not keep them all."""
+    import scrapy_rep.tools.report as report_module
+
+    linted: list[bytes] = []
+    real_lint = report_module.lint
+
+    def counting_lint(body: bytes) -> Any:
+        linted.append(body)
+        return real_lint(body)
+
+    monkeypatch.setattr(report_module, "lint", counting_lint)
+    monkeypatch.setattr(report_module, "_DEEP_MEMO", 2)
+    files = [f"User-agent: *\nDisallow: /{name}\n".encode() for name in "abc"]
+    records = [history((HOUR, outcome(OK, 200, body))) for body in files]
+    order = [0, 0, 1, 1, 0, 2, 0]  # the memo is full at the third distinct file
+    scanned = [(f"https://o{n}.example", records[i], 9) for n, i in enumerate(order)]
+    found = list(report_rows(scanned, NOW, POLICY, EVERY, Summary(), deep_reader(["mybot"])))
+    assert len(found) == len(order)
+    assert linted == [files[0], files[1], files[2], files[0]]
+
+
+def test_report_command_flags_read_from_the_file_need_no_deep(
+    store: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """docs/cli.md: ``--flag forbids-all`` and ``--flag lint-errors`` read the
+    stored files themselves, ``--deep`` or not."""
+    code, data = report(capsys, "--store", str(store), "--json", "--flag", "forbids-all")
+    assert code == 0
+    assert {json.loads(line)["origin"] for line in data.splitlines()} == {
+        "https://forbids.example",
+        "https://copy-forbids.example",
+    }
+    code, data = report(capsys, "--store", str(store), "--json", "--flag", "lint-errors")
+    assert code == 0
+    assert [json.loads(line)["origin"] for line in data.splitlines()] == ["https://linted.example"]
+
+
+def test_report_command_host_matches_an_ipv6_host_with_or_without_its_port(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--host`` leaves the port aside; an IPv6 host keeps its brackets."""
+    path = tmp_path / "robotstxt.sqlite3"
+    kept = ("http://[::1]:8080", "https://[::1]", "https://[::2]", "https://h1.example:8080")
+
+    async def fill() -> None:
+        storage = await SqliteStorage.open(path)
+        for key in kept:
+            await storage.put(key, RECORDS["https://rules.example"], 31 * DAY)
+        await storage.close()
+
+    with ThreadPoolExecutor(1) as worker:
+        worker.submit(asyncio.run, fill()).result()
+
+    def shown(host: str) -> set[str]:
+        code, data = report(capsys, "--store", str(path), "--json", "--host", host)
+        assert code in (0, 1)
+        return {json.loads(line)["origin"] for line in data.splitlines()}
+
+    # an IPv6 host's brackets are text in the pattern, not a glob's set
+    assert shown("[::1]") == {"http://[::1]:8080", "https://[::1]"}
+    assert shown("*::1]") == {"http://[::1]:8080", "https://[::1]"}
+    assert shown("[::*]") == {"http://[::1]:8080", "https://[::1]", "https://[::2]"}
+    assert shown("h1.example") == {"https://h1.example:8080"}

@@ -1,0 +1,76 @@
+"""A stop while requests wait for their crawl-delay turn (docs/politeness.md):
+they are not sent, they go back to the scheduler, and a crawl resumed from
+JOBDIR crawls each of them once: nothing lost, nothing twice.
+
+Real crawls against a local server; the pages are asked without
+``dont_filter``, so a request given back without it would be dropped by the
+duplicate filter JOBDIR keeps.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+from scrapy import Request, signals
+from scrapy.crawler import Crawler
+from scrapy.utils.defer import deferred_f_from_coro_f, deferred_from_coro
+from scrapy.utils.test import get_crawler
+
+from crawler.servers import Reply, SiteServer
+
+from .conftest import SETTINGS, PagesSpider, crawl, hits, spider_of, stats
+
+PAGES = 6
+
+
+class ResumableSpider(PagesSpider):
+    """Asks for its pages on the first run only; a resumed run takes them from JOBDIR."""
+
+    name = "resumable-paced"
+
+    async def start(self) -> AsyncIterator[Request]:
+        state: dict[str, Any] = self.state  # type: ignore[attr-defined]
+        if state.get("started"):
+            return
+        state["started"] = True
+        for url in self.urls:
+            yield Request(url, callback=self.parse)
+
+
+@deferred_f_from_coro_f
+async def test_a_stop_while_pages_wait_their_turn_requeues_them_and_a_resume_loses_none(
+    tmp_path: Path,
+) -> None:
+    robots = Reply(200, b"User-agent: *\nCrawl-delay: 1\n", {"Content-Type": "text/plain"})
+    with SiteServer({"/robots.txt": robots}) as site:
+        urls = [site.url(f"/p{n}") for n in range(PAGES)]
+        settings = {"REP_CRAWL_DELAY": "obey", "JOBDIR": str(tmp_path / "job")}
+        stopping: list[object] = []
+
+        def stop_at_the_first_page(request: Request, spider: object) -> None:
+            if request.url.endswith("/robots.txt") or stopping:
+                return
+            from twisted.internet import reactor
+
+            # the other pages wait for their turns, a second apart
+            stopping.append(reactor.callLater(0.2, lambda: deferred_from_coro(first.stop_async())))
+
+        first = _crawler(settings, stop_at_the_first_page)
+        await first.crawl_async(urls=urls)
+        first_pages = [hit.path for hit in hits(site) if hit.path != "/robots.txt"]
+        second = await crawl(urls, settings, ResumableSpider)
+        pages = [hit.path for hit in hits(site) if hit.path != "/robots.txt"]
+
+    assert stats(first)["finish_reason"] == "shutdown"
+    assert first_pages == ["/p0"], "pages were sent after the stop"
+    assert stats(first)["robotstxt/pace/requeued_on_stop"] == PAGES - 1
+    assert sorted(pages) == sorted(f"/p{n}" for n in range(PAGES))  # none lost, none twice
+    assert len(spider_of(first).got) + len(spider_of(second).got) == PAGES
+
+
+def _crawler(settings: dict[str, Any], on_request: Callable[..., None]) -> Crawler:
+    crawler = get_crawler(ResumableSpider, {**SETTINGS, **settings})
+    crawler.signals.connect(on_request, signal=signals.request_reached_downloader)
+    return crawler
