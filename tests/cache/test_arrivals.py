@@ -120,10 +120,7 @@ async def test_status_503_window_end_is_a_reason_to_ask_not_to_allow(
             robots.reply = Reply(200, DISALLOW_PRIVATE)  # the site recovered at once
             clock.advance(31)  # the 30 s window is over
         else:
-            await spider.until(
-                lambda: bool(spider.resolved) and spider.resolved[-1].state is AccessState.RULES,
-                timeout=5,
-            )
+            await spider.until_rules(timeout=5)
 
     settings = {
         **WIRINGS[wiring],

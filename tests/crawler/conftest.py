@@ -22,7 +22,7 @@ from scrapy.utils.test import get_crawler
 from twisted.python.failure import Failure
 
 from scrapy_rep import signals as rep_signals
-from scrapy_rep.cache.outcome import Access
+from scrapy_rep.cache.outcome import Access, AccessState
 from scrapy_rep.crawler.async_bridge import sleep
 from scrapy_rep.crawler.errors import RobotsTxtDisallowed
 
@@ -145,6 +145,13 @@ class ArrivingSpider(RecordingSpider):
         """Wait until robotstxt_resolved has been sent ``count`` times (an
         origin's access known, or changed): a retry's answer, say."""
         await self.until(lambda: len(self.resolved) >= count, timeout)
+
+    async def until_rules(self, timeout: float = 10.0) -> None:
+        """Wait until the origin's newest access is its robots.txt's rules
+        (an outage's retry answered, say)."""
+        await self.until(
+            lambda: bool(self.resolved) and self.resolved[-1].state is AccessState.RULES, timeout
+        )
 
     @staticmethod
     async def until(done: Callable[[], bool], timeout: float = 10.0) -> None:

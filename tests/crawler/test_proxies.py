@@ -21,7 +21,6 @@ from scrapy import Request
 from scrapy.utils.defer import deferred_f_from_coro_f
 from twisted.python.failure import Failure
 
-from scrapy_rep.cache.outcome import AccessState
 from scrapy_rep.crawler.errors import RobotsTxtUnreachable
 
 from .conftest import BY_HAND, ArrivingSpider, RecordingSpider, crawl, spider_of
@@ -365,10 +364,7 @@ async def test_scrapy_an_origin_closed_by_its_proxy_reopens_after_the_proxy_reco
             proxy.own_answer = None
             clock.now += 60  # past the retry's wait (30 s)
         else:
-            await spider.until(
-                lambda: bool(spider.resolved) and spider.resolved[-1].state is AccessState.RULES,
-                timeout=5,
-            )
+            await spider.until_rules(timeout=5)
 
     settings = {
         **SETUPS[setup],
