@@ -153,31 +153,17 @@ class Resolver:
         counts the lookup, like ``access``; None means "call ``access``".
         """
         self._states.asked_for(origin)
-        lifecycle = self._states.get(origin)
-        if lifecycle is None:
-            return None
-        answer = lifecycle.asked(self._clock(), settle=False)
-        if not isinstance(answer, Use):
-            return None
-        return self._answered(origin, answer, HIT, via)
+        use = self._known(origin)
+        return self._answered(origin, use, HIT, via) if use is not None else None
 
     def peek(self, origin: Origin, via: object = None) -> Access | None:
-        """The answer if it is known and still applies; nothing counted.
-
-        Like ``current``, it starts the background retry that is due (an
-        outage) on behalf of ``via``: a request answered here, before the
-        scheduler, must not leave an origin closed for want of asking again
-        (docs/decisions.md, "Robots-aware scheduling").
-        """
-        lifecycle = self._states.get(origin)
-        if lifecycle is None:
-            return None
-        answer = lifecycle.asked(self._clock(), settle=False)
-        if not isinstance(answer, Use):
-            return None
-        if answer.retry:
+        """The answer if it is known and still applies; nothing counted. Like
+        ``current``, it starts a retry that is due (for ``via``): an origin
+        must not stay closed for want of asking (docs/decisions.md)."""
+        use = self._known(origin)
+        if use is not None and use.retry:
             self._retry(origin, via)
-        return answer.access
+        return use.access if use is not None else None
 
     def prefetch(self, origin: Origin, via: object = None) -> None:
         """Start loading (or fetching) the origin's robots.txt now, if nothing
@@ -188,9 +174,8 @@ class Resolver:
         evicted before they come, and fetched again. Those origins are fetched
         when their requests come instead.
         """
-        if self._driver.closed or self._flights.pending(origin):
-            return
-        if self.peek(origin, via) is not None:
+        busy = self._driver.closed or self._flights.pending(origin)
+        if busy or self.peek(origin, via) is not None:
             return
         if self._states.go_ahead(origin, len(self._flights), self._flights.pending):
             self._flights.launch(origin, lambda: self._driver.fly(origin, self._fetch_of(via)))
@@ -292,15 +277,19 @@ class Resolver:
     # --- answering ------------------------------------------------------------------------
 
     def counted_early(self, origin: Origin) -> None:
-        """Count a request answered before the scheduler (``peek``) as
-        ``current`` counts one: a hit, and its outage state or stale copy
-        (docs/stats-signals.md)."""
-        lifecycle = self._states.get(origin)
-        answer = lifecycle.asked(self._clock(), settle=False) if lifecycle is not None else None
-        if isinstance(answer, Use):
-            self._counted(origin, answer, HIT)
+        """Count a request answered by ``peek`` as ``current`` counts one
+        (docs/stats-signals.md): a hit, its outage state, a stale copy."""
+        use = self._known(origin)
+        if use is not None:
+            self._counted(origin, use, HIT)
         else:
             self._count(HIT)
+
+    def _known(self, origin: Origin) -> Use | None:
+        """The answer held for ``origin`` if it still applies, settling nothing."""
+        lifecycle = self._states.get(origin)
+        answer = lifecycle.asked(self._clock(), settle=False) if lifecycle is not None else None
+        return answer if isinstance(answer, Use) else None
 
     def _answered(self, origin: Origin, use: Use, how: str, via: object) -> Access:
         self._counted(origin, use, how)
@@ -325,9 +314,8 @@ class Resolver:
         """Start the outage's background retry (unless one is under way):
         requests do not wait for it; it goes ``via``'s way (its proxy)."""
         if not self._driver.closed:
-            self._flights.launch(
-                origin, lambda: self._driver.fly(origin, self._fetch_of(via), RETRY)
-            )
+            fly = self._driver.fly
+            self._flights.launch(origin, lambda: fly(origin, self._fetch_of(via), RETRY))
 
     def _fetch_of(self, via: object) -> Fetch:
         """The fetch on behalf of ``via``, told now, as its flight starts."""
