@@ -61,21 +61,29 @@ def scrapy(command_path: str) -> Run:
     """``scrapy ARGS`` (as ``python -m scrapy.cmdline``), inside the example project by default."""
 
     def run(*args: str, cwd: Path = PROJECT) -> subprocess.CompletedProcess[str]:
-        env = dict(
-            os.environ,
-            PYTHONPATH=command_path,
-            PYTHONIOENCODING="utf-8",
-            NO_PROXY="127.0.0.1,localhost",
-            no_proxy="127.0.0.1,localhost",
-        )
-        env.pop("SCRAPY_SETTINGS_MODULE", None)
-        return subprocess.run(
-            [sys.executable, "-m", "scrapy.cmdline", *args],
-            cwd=cwd,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
+        return run_module(command_path, "scrapy.cmdline", *args, cwd=cwd)
 
     return run
+
+
+def run_module(
+    command_path: str, module: str, *args: str, cwd: Path, timeout: float = 60
+) -> subprocess.CompletedProcess[str]:
+    """``python -m MODULE ARGS`` in ``cwd`` as a user runs it: this checkout
+    first on the path, loopback past any proxy, no project forced."""
+    env = dict(
+        os.environ,
+        PYTHONPATH=command_path,
+        PYTHONIOENCODING="utf-8",
+        NO_PROXY="127.0.0.1,localhost",
+        no_proxy="127.0.0.1,localhost",
+    )
+    env.pop("SCRAPY_SETTINGS_MODULE", None)
+    return subprocess.run(
+        [sys.executable, "-m", module, *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )

@@ -19,7 +19,7 @@ from scrapy.settings import Settings
 from scrapy_rep.tools.cli import main
 from scrapy_rep.tools.tester import project
 
-from .conftest import Run
+from .conftest import Run, run_module
 from .test_robots_command import fields
 
 STARTPROJECT = "shop (+http://www.yourdomain.com)"
@@ -108,41 +108,15 @@ def shop_project(tmp_path_factory: pytest.TempPathFactory, command_path: str) ->
 
 
 def _runner(command_path: str) -> Run:
-    import os
-    import subprocess
-    import sys
-
-    def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-        env = dict(os.environ, PYTHONPATH=command_path, NO_PROXY="127.0.0.1", no_proxy="127.0.0.1")
-        env.pop("SCRAPY_SETTINGS_MODULE", None)
-        return subprocess.run(
-            [sys.executable, "-m", "scrapy.cmdline", *args],
-            cwd=cwd,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+    def run(*args: str, cwd: Path) -> Any:
+        return run_module(command_path, "scrapy.cmdline", *args, cwd=cwd, timeout=120)
 
     return run
 
 
 def _cli(command_path: str, *args: str, cwd: Path) -> Any:
     """``scrapy-rep ARGS`` as a user runs it, in ``cwd``."""
-    import os
-    import subprocess
-    import sys
-
-    env = dict(os.environ, PYTHONPATH=command_path, NO_PROXY="127.0.0.1", no_proxy="127.0.0.1")
-    env.pop("SCRAPY_SETTINGS_MODULE", None)
-    return subprocess.run(
-        [sys.executable, "-m", "scrapy_rep.tools.cli", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    return run_module(command_path, "scrapy_rep.tools.cli", *args, cwd=cwd, timeout=120)
 
 
 def _store_file(project: Path) -> Path:
