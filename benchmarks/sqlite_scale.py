@@ -40,8 +40,8 @@ sys.path.insert(0, str(ROOT))
 
 from scrapy_rep.cache.outcome import FetchKind, FetchOutcome  # noqa: E402
 from scrapy_rep.cache.policy import PolicyConfig, record_outcome, retention  # noqa: E402
-from scrapy_rep.cache.storage import sqlite as sqlite_module  # noqa: E402
-from scrapy_rep.cache.storage.sqlite import SqliteStorage  # noqa: E402
+from scrapy_rep.cache.storage.sqlite import store as sqlite_module  # noqa: E402
+from scrapy_rep.cache.storage.sqlite.store import SqliteStorage  # noqa: E402
 
 CORPUS = ROOT.parent / "shared" / "corpus" / "robots"
 NOW = 1_700_000_000.0

@@ -16,7 +16,7 @@ import pytest
 from crawler.servers import Reply, SiteServer
 from scrapy.settings import Settings
 
-from scrapy_rep.tools.cli import main
+from scrapy_rep.tools.cli.console import main
 from scrapy_rep.tools.tester import project
 
 from .conftest import Run, run_module
@@ -214,7 +214,7 @@ def test_spec_2_2_scrapy_robots_leaves_a_due_retry_to_the_crawl(
     """A diagnostic reads the store: with a retry due (the clock 2 h on), it
     answers from the outage record, fetches nothing and changes nothing;
     ``--refetch`` fetches and records."""
-    from scrapy_rep.cache.storage.sqlite_once import read_record
+    from scrapy_rep.cache.storage.sqlite.once import read_record
 
     run = _runner(command_path)
     with SiteServer({"/robots.txt": Reply(503, b"down")}) as site:
