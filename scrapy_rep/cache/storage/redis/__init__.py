@@ -22,8 +22,8 @@ __all__ = ["RedisStorage"]
 
 
 def __getattr__(name: str) -> Any:
-    # ``REP_STORAGE = "scrapy_rep.cache.storage.redis.RedisStorage"`` was the
-    # class's dotted path when the store was one module: it still loads.
+    # ``REP_STORAGE`` may name the class by its path from when the store was
+    # one module, this package's name then ``RedisStorage``: it still loads.
     if name == "RedisStorage":
         from scrapy_rep.cache.storage.redis.store import RedisStorage
 

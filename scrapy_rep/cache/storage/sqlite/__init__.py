@@ -24,8 +24,8 @@ __all__ = ["SqliteStorage"]
 
 
 def __getattr__(name: str) -> Any:
-    # ``REP_STORAGE = "scrapy_rep.cache.storage.sqlite.SqliteStorage"`` was the
-    # class's dotted path when the store was one module: it still loads.
+    # ``REP_STORAGE`` may name the class by its path from when the store was
+    # one module, this package's name then ``SqliteStorage``: it still loads.
     if name == "SqliteStorage":
         from scrapy_rep.cache.storage.sqlite.store import SqliteStorage
 
