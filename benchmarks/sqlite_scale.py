@@ -163,7 +163,7 @@ def startup(path: Path) -> float:
     code = (
         "import asyncio, sys, time\n"
         f"sys.path.insert(0, {str(ROOT)!r})\n"
-        "from scrapy_rep.cache.storage.sqlite import SqliteStorage\n"
+        "from scrapy_rep.cache.storage.sqlite.store import SqliteStorage\n"
         "async def main():\n"
         "    started = time.perf_counter()\n"
         f"    storage = await SqliteStorage.open({str(path)!r})\n"

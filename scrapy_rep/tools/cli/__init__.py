@@ -1,7 +1,7 @@
 """The command lines: ``scrapy-rep`` and ``scrapy robots`` (docs/cli.md).
 
 Owns: ``console`` (the ``scrapy-rep`` console script: ``check``, ``lint``,
-``cache show|forget``, ``tester``, ``demo``, with ``report`` in ``report``),
+``cache show|forget``, ``tester``, ``demo``; ``scrapy-rep report`` is ``report``),
 ``options`` (what ``argparse`` is told, one builder per command) and
 ``scrapy_robots`` (``scrapy robots URL``, registered through the
 ``scrapy.commands`` entry point: Scrapy imports it on every ``scrapy`` call,

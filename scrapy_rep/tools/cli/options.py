@@ -20,7 +20,7 @@ if TYPE_CHECKING:  # what add_subparsers returns
 #: The token of Scrapy's default USER_AGENT ("Scrapy/2.x (+https://scrapy.org)").
 DEFAULT_AGENT: Final = "scrapy"
 DEFAULT_TIMEOUT: Final = 10.0
-DEFAULT_WAIT: Final = 10.0  # cache --wait; sqlite_once.DEFAULT_WAIT too (not imported: sqlite3)
+DEFAULT_WAIT: Final = 10.0  # cache --wait; sqlite/once.py DEFAULT_WAIT too (not imported: sqlite3)
 
 _ROBOTS_HELP: Final = "a robots.txt file, '-' for standard input, or an http(s) URL to fetch"
 _CHECK_EXIT: Final = "exit codes: 0 every URL allowed, 1 some URL disallowed, 2 usage/fetch error"

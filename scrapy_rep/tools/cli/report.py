@@ -4,7 +4,7 @@
 Inside a Scrapy project, without ``--store``, the project's store, with its
 outage rules (what is closed, until when) and its crawler's tokens (what
 forbids it everything); otherwise the store given, with the default rules.
-The store is streamed to the output (``report``, ``report.output``). No
+The store is streamed to the output (``report.rows``, ``report.output``). No
 Scrapy imported unless a project is asked about.
 """
 

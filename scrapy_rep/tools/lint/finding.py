@@ -1,6 +1,6 @@
-"""One lint finding, and how findings quote the file: shared by ``lint``,
+"""One lint finding, and how findings quote the file: shared by ``lines``,
 ``groups`` and ``usage``, which cannot import each other
-(``lint`` calls the other two), and by the Tester, whose classes of a line
+(``lines`` calls the other two), and by the Tester, whose classes of a line
 are these severities (``line_severities``): one vocabulary, from the one
 grammar, for ``scrapy-rep lint`` and the page."""
 

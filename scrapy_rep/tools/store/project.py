@@ -144,7 +144,7 @@ class ProjectView:
 def project_view(
     settings: BaseSettings | None = None, store: StoreName | None = None
 ) -> ProjectView:
-    """``project`` (or ``store``), with the project's policy and tokens
+    """``project_store`` (or ``store``), with the project's policy and tokens
     (as its crawl's)."""
     from scrapy.utils.project import get_project_settings
 

@@ -181,8 +181,8 @@ def test_scrapy_5_7_tester_and_report_in_a_startproject_use_its_tokens_and_store
     assert row["forbids_all"] is True  # the shop group forbids everything, as the crawl found
     assert "reads each file as shop (this project's tokens" in report.stderr
     code = (
-        "from scrapy_rep.tools.cli import tester_config_of\n"
-        "from scrapy_rep.tools.cli_options import parsers\n"
+        "from scrapy_rep.tools.cli.console import tester_config_of\n"
+        "from scrapy_rep.tools.cli.options import parsers\n"
         "args = parsers()[1]['tester'].parse_args([])\n"
         "config, said = tester_config_of(args)\n"
         "print(config.agents, config.store.where if config.store else None)\n"
