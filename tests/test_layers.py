@@ -4,6 +4,8 @@ engine <- cache <- crawler <- tools (CONTRIBUTING.md). The engine is pure: no
 Scrapy, Twisted, I/O or clock; only the crawler layer and the tools import
 Scrapy or Twisted. Every import counts, including those inside functions and
 under ``TYPE_CHECKING``: a type that points upwards is a dependency too.
+Inside a layer: the crawler's wings, the storage's backends and the tools'
+parts, each in its own order (CONTRIBUTING.md, "The map").
 """
 
 from __future__ import annotations
@@ -161,7 +163,7 @@ def test_layers_wing_check_catches_a_wing_importing_the_face() -> None:
 
 STORAGE = PACKAGE / "cache" / "storage"
 #: What every backend shares: each imports only the others of this set.
-STORAGE_SHARED = {"protocol", "errors", "leases", "forgotten", "parsed", "scanned"}
+STORAGE_SHARED = {"protocol", "errors", "leases", "forgotten", "parsed", "scanned", "defaults"}
 #: Each part of the storage, and the parts it may import besides the shared
 #: modules and itself: backends never import each other; ``fallback`` wraps
 #: ``memory`` and reaches its primary through ``protocol``; only the factory
