@@ -81,7 +81,7 @@ class AccessState(str, Enum):
     """How an origin's requests are answered: by the rules, all allowed, or all dropped."""
 
     RULES = "rules"  # the parsed rules decide
-    ALLOW_ALL = "allow"  # no robots.txt applies
+    ALLOW_ALL = "allow-all"  # no robots.txt applies
     CLOSED = "closed"  # every request dropped: an outage (docs/spec.md §2.2)
 
 

@@ -115,7 +115,7 @@ class RobotsTxtMiddleware:
             max_origins=config.memory_max_origins,
             max_bytes=config.memory_max_bytes // 4,
             parsed_max_bytes=config.memory_max_bytes // 2,
-            watch=self._report.gauges.watch,  # robotstxt/now/* (docs/stats-signals.md)
+            watch=self._report.gauges.watch,  # robotstxt/origins_now/* (docs/stats-signals.md)
         )
         self.checks = request_checks(config, self._tokens, self._report)
         self._response_checks = tuple(c for c in self.checks if isinstance(c, ResponseCheck))

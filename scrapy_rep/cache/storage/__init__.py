@@ -21,7 +21,7 @@ from typing import Any
 from scrapy_rep.cache.policy import OriginRecord
 from scrapy_rep.cache.storage.errors import StorageError, StorageUnavailable
 from scrapy_rep.cache.storage.fallback import FallbackStorage
-from scrapy_rep.cache.storage.leases import LOCK_TTL
+from scrapy_rep.cache.storage.leases import LOCK_TTL, Sleep
 from scrapy_rep.cache.storage.memory import MemoryStorage
 from scrapy_rep.cache.storage.parsed import ParsedBodies
 from scrapy_rep.cache.storage.protocol import (
@@ -42,6 +42,7 @@ __all__ = [
     "Forgetting",
     "MemoryStorage",
     "ParsedBodies",
+    "Sleep",
     "Storage",
     "StorageError",
     "StorageOptions",

@@ -111,7 +111,7 @@ def test_unavailable_and_unreachable_sources_answer_as_the_crawl(
 ) -> None:
     tester = start_tester()
     common = {"robots": "", "urls": ["/x"], "agents": ["bot"]}
-    _, allowed = tester.call("/api/test", {**common, "access": "allow", "access_reason": "404"})
+    _, allowed = tester.call("/api/test", {**common, "access": "allow-all", "access_reason": "404"})
     _, closed = tester.call("/api/test", {**common, "access": "closed", "access_reason": "503"})
     assert (allowed["rows"][0]["verdict"], allowed["rows"][0]["reason"]) == ("allowed", "404")
     assert (closed["rows"][0]["verdict"], closed["rows"][0]["reason"]) == ("disallowed", "503")
