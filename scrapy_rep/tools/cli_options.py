@@ -264,6 +264,8 @@ def _output_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _store_options(parser: argparse.ArgumentParser) -> None:
+    from scrapy_rep.cache.storage.defaults import REDIS_PREFIX
+
     parser.add_argument(
         "--store",
         metavar="FILE_OR_REDIS_URL",
@@ -274,9 +276,9 @@ def _store_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--redis-prefix",
-        default="scrapy_rep:",
+        default=REDIS_PREFIX,
         metavar="PREFIX",
-        help="REP_REDIS_PREFIX of the crawl (default: scrapy_rep:)",
+        help=f"REP_REDIS_PREFIX of the crawl (default: {REDIS_PREFIX})",
     )
 
 

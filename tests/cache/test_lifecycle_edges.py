@@ -228,7 +228,7 @@ def test_spec_3_1_one_answer_object_for_a_second_from_the_instant_it_is_given(
     refresh_failed: bool, at: float
 ) -> None:
     """A busy origin costs one decision a second (``REUSE``), whatever its state."""
-    origin = lifecycle(busy_retry_initial=2 * DAY, busy_retry_max=2 * DAY)  # no retry due
+    origin = lifecycle(retry_busy_initial=2 * DAY, retry_busy_max=2 * DAY)  # no retry due
     origin.loaded(stored(OK), T0)
     if refresh_failed:
         origin.fetched(BUSY, T0 + DAY, None)

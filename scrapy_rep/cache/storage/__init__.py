@@ -19,6 +19,13 @@ from importlib import import_module
 from typing import Any
 
 from scrapy_rep.cache.policy import OriginRecord
+from scrapy_rep.cache.storage.defaults import (
+    MAX_ORIGINS,
+    REDIS_PREFIX,
+    REDIS_RETRY_INTERVAL,
+    check_max_origins,
+    store_bytes,
+)
 from scrapy_rep.cache.storage.errors import StorageError, StorageUnavailable
 from scrapy_rep.cache.storage.fallback import FallbackStorage
 from scrapy_rep.cache.storage.leases import LOCK_TTL, Sleep
@@ -67,8 +74,8 @@ class StorageOptions:
 
     path: str | os.PathLike[str] | None = None
     redis_url: str | None = None
-    max_origins: int = 10_000
-    prefix: str = "scrapy_rep:"
+    max_origins: int = MAX_ORIGINS
+    prefix: str = REDIS_PREFIX
     clock: Callable[[], float] = time.time
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -78,11 +85,11 @@ async def open_storage(
     *,
     path: str | os.PathLike[str] | None = None,
     redis_url: str | None = None,
-    max_origins: int = 10_000,
-    prefix: str = "scrapy_rep:",
+    max_origins: int = MAX_ORIGINS,
+    prefix: str = REDIS_PREFIX,
     clock: Callable[[], float] = time.time,
-    redis_retry_interval: float = 5.0,
-    max_bytes: int = 32 * 1024 * 1024,
+    redis_retry_interval: float = REDIS_RETRY_INTERVAL,
+    max_bytes: int = store_bytes(),
 ) -> Storage:
     """Open the store named by ``REP_STORAGE``; bad values raise naming the setting.
 
@@ -92,10 +99,10 @@ async def open_storage(
     """
     if not isinstance(kind, str) or not kind:
         raise StorageError(f"REP_STORAGE must be {ACCEPTED}; got {kind!r}")
-    if not isinstance(max_origins, int) or isinstance(max_origins, bool) or max_origins < 1:
-        raise StorageError(
-            f"REP_MEMORY_MAX_ORIGINS must be a positive integer; got {max_origins!r}"
-        )
+    try:
+        check_max_origins(max_origins)
+    except ValueError as exc:
+        raise StorageError(str(exc)) from None
     if kind == "memory":
         return MemoryStorage(max_origins, clock=clock, max_bytes=max_bytes)
     if kind == "sqlite":

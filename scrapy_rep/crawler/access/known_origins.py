@@ -11,6 +11,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 
 from scrapy_rep.cache.lifecycle import LARGEST_SIZE, OriginLifecycle
+from scrapy_rep.cache.storage.defaults import known_bytes
 from scrapy_rep.engine.origin import Origin
 
 __all__ = ["KnownOrigins", "Watch"]
@@ -26,7 +27,7 @@ class KnownOrigins:
     def __init__(
         self,
         limit: int,
-        max_bytes: int = 32 * 1024 * 1024,
+        max_bytes: int = known_bytes(),
         watch: Watch | None = None,
     ) -> None:
         self._limit = limit

@@ -30,6 +30,7 @@ from scrapy_rep.cache.outcome import Access, FetchOutcome
 from scrapy_rep.cache.policy import OriginRecord, PolicyConfig
 from scrapy_rep.cache.standing import IN_OUTAGE
 from scrapy_rep.cache.storage import MAX_WAIT, MemoryStorage, Sleep, Storage
+from scrapy_rep.cache.storage.defaults import MAX_ORIGINS, known_bytes, parsed_bytes
 from scrapy_rep.crawler.access.driver import (
     FETCH,
     HIT,
@@ -94,9 +95,9 @@ class Resolver:
         monotonic: Callable[[], float] = time.monotonic,
         max_wait: float = MAX_WAIT,
         poll: float = 0.05,
-        max_origins: int = 10_000,
-        max_bytes: int = 32 * 1024 * 1024,
-        parsed_max_bytes: int = 64 * 1024 * 1024,
+        max_origins: int = MAX_ORIGINS,
+        max_bytes: int = known_bytes(),
+        parsed_max_bytes: int = parsed_bytes(),
         random: Callable[[], float] = _random.random,
         fetch_for: FetchFor | None = None,
         watch: Watch | None = None,

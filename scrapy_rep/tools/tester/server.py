@@ -51,6 +51,7 @@ from urllib.parse import parse_qs, urlsplit
 from scrapy_rep.cache.policy import PolicyConfig
 from scrapy_rep.cache.storage import StorageError
 from scrapy_rep.cache.storage.errors import UnreadableRecord
+from scrapy_rep.crawler.config.table import MIN_BODY_BYTES, MIN_REDIRECTS
 from scrapy_rep.engine.origin import origin_of, robots_url
 from scrapy_rep.engine.usage import LABELS
 from scrapy_rep.tools.finding import MEANING
@@ -117,8 +118,8 @@ class TesterConfig:
     store: StoreName | None = None
     user_agent: str = DEFAULT_USER_AGENT
     timeout: float = 10.0
-    max_bytes: int = 512_000
-    max_redirects: int = 5
+    max_bytes: int = MIN_BODY_BYTES  # REP_MAX_BODY_BYTES's default
+    max_redirects: int = MIN_REDIRECTS  # REP_FOLLOW_REDIRECTS's default
     policy: PolicyConfig = field(default_factory=PolicyConfig)
     token: str = field(default_factory=lambda: secrets.token_urlsafe(24))
     #: Host names answered beside 127.0.0.1, localhost and the bound address.
