@@ -20,7 +20,7 @@ class FetchKind(str, Enum):
     """RFC 9309 §2.3.1: what a robots.txt fetch means for access."""
 
     SUCCESS = "success"  # 2xx: the rules decide
-    UNAVAILABLE = "unavailable"  # 4xx except 429, too many redirects, loop: full allow
+    UNAVAILABLE = "unavailable"  # 4xx except 429, too many redirects, loop: allow-all
     UNREACHABLE = "unreachable"  # 429, 5xx, network/TLS errors, truncation: see docs/spec.md §2.2
 
 

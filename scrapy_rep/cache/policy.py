@@ -7,11 +7,11 @@ copy to use, so the caller can parse each distinct body once and share it.
 
 An origin goes through these states (the ``OriginRecord`` remembers which):
 
-- fresh: a 2xx or 4xx answer younger than its TTL -> rules / full allow;
+- fresh: a 2xx or 4xx answer younger than its TTL -> rules / allow-all;
 - expired: older than its TTL -> fetch again before deciding (docs/spec.md §3.3);
 - outage: the last fetches were unreachable (docs/spec.md §2.2). For the first
   ``unreachable_disallow`` of the outage the origin is closed; then the last good
-  copy applies (none -> full allow) until ``unreachable_max_age``; after that,
+  copy applies (none -> allow-all) until ``unreachable_max_age``; after that,
   ``long_outage`` decides. Retries go on in the background meanwhile.
 The rules only: ``lifecycle`` walks an origin through them, event by event.
 """
@@ -340,7 +340,7 @@ def decide_settled(record: OriginRecord | None, now: float, config: PolicyConfig
             "dropped until robots.txt answers"
         )
         return Decision(Action.USE, AccessState.CLOSED, reason=reason)
-    reason = f"robots.txt unavailable ({record.reason}): full allow"
+    reason = f"robots.txt unavailable ({record.reason}): allow-all"
     return Decision(Action.USE, AccessState.ALLOW_ALL, reason=reason)
 
 
@@ -438,7 +438,7 @@ def quick_retry_at(
 
 
 def _unavailable_reason(record: OriginRecord) -> str:
-    return f"robots.txt unavailable ({record.reason or _status_reason(record.status)}): full allow"
+    return f"robots.txt unavailable ({record.reason or _status_reason(record.status)}): allow-all"
 
 
 def _status_reason(status: int | None) -> str:

@@ -51,7 +51,7 @@ class PolicyConfig:
     """Every duration of docs/spec.md §2.2 and §3, in seconds.
 
     The defaults are Google's current rule: 12 h closed, then the last good
-    copy until 30 days of outage, then full allow if the site's pages answer
+    copy until 30 days of outage, then allow-all if the site's pages answer
     (else closed). ``PolicyConfig.older_google()`` gives the older edition.
     ``unreachable_disallow=0`` keeps using the cached copy at once (docs/spec.md §3.3).
     """
@@ -62,7 +62,7 @@ class PolicyConfig:
     unreachable_max_age: float = 30 * DAY
     #: After ``unreachable_max_age``: "site" = allow if the site's pages answered
     #: within ``site_reachable_window``, else closed; "cached" = the last good
-    #: copy, or full allow if there is none.
+    #: copy, or allow-all if there is none.
     long_outage: LongOutage = "site"
     site_reachable_window: float = DAY
     #: Cache life of a 2xx/4xx answer without Cache-Control, and its bounds.

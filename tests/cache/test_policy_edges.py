@@ -304,7 +304,7 @@ def test_storage_3_4_a_page_answer_within_the_skew_is_kept_as_written() -> None:
             history((0, outcome(FetchKind.UNAVAILABLE, 404, cache_control="max-age=0")),
                     config=PolicyConfig(cache_min_ttl=0)),
             AccessState.ALLOW_ALL,
-            "robots.txt unavailable (HTTP 404): full allow",
+            "robots.txt unavailable (HTTP 404): allow-all",
         ),
         (  # an unreachable fetch recorded without its outage (another writer's row)
             OriginRecord(FetchKind.UNREACHABLE, 503, "HTTP 503", T0, T0),

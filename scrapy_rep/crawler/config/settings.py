@@ -226,7 +226,7 @@ class Config:
             notes.append(
                 f"REP_FOLLOW_REDIRECTS={max_redirects}: RFC 9309 §2.3.1.2 asks crawlers to "
                 f"follow at least 5 redirect hops for robots.txt; a chain longer than "
-                f"{max_redirects} is treated as no robots.txt (full allow)"
+                f"{max_redirects} is treated as no robots.txt (allow-all)"
             )
         return cls(notes=tuple(notes), **values).validated()
 

@@ -367,7 +367,7 @@ def test_cache_3_1_unavailable_cached_as_full_allow() -> None:
     current = record((T0, unavailable(404)))
     decision = decide(current, T0 + DAY - 1, CONFIG)
     assert_uses(decision, AccessState.ALLOW_ALL)
-    assert decision.reason == "robots.txt unavailable (HTTP 404): full allow"
+    assert decision.reason == "robots.txt unavailable (HTTP 404): allow-all"
     assert decide(current, T0 + DAY, CONFIG).action is Action.FETCH
     short = record((T0, unavailable(410, cache_control="max-age=600")))
     assert decide(short, T0 + 600, CONFIG).action is Action.FETCH
