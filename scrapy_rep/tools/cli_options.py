@@ -144,7 +144,7 @@ def _report(commands: _Commands) -> argparse.ArgumentParser:
         "report",
         help="every origin a crawl's store keeps, with its robots.txt state now",
         description="A line per origin the store keeps (or, with --summary, the counts): "
-        "its state now (rules, allow-all, closed, last-copy, outage-allow), since and until "
+        f"its state now ({', '.join(STATES[:-1])}), since and until "
         "when, its status, size and what else its record says. Streams the store: SQLite "
         "read-only, Redis with SCAN.",
         epilog="exit codes: 0 some origin is reported, 1 none is, 2 usage or store error",

@@ -59,6 +59,7 @@ def same(value: Any) -> Any:
 
 #: (setting, the object that uses it, its field or parameter, the share it takes).
 USES: list[tuple[str, Any, str, Callable[[Any], Any]]] = [
+    ("REP_STORAGE", open_storage, "kind", same),
     ("REP_MEMORY_MAX_ORIGINS", MemoryStorage, "max_origins", same),
     ("REP_MEMORY_MAX_ORIGINS", open_storage, "max_origins", same),
     ("REP_MEMORY_MAX_ORIGINS", StorageOptions, "max_origins", same),
@@ -75,7 +76,7 @@ USES: list[tuple[str, Any, str, Callable[[Any], Any]]] = [
     ("REP_REDIS_PREFIX", StoreName, "redis_prefix", same),
     ("REP_REDIS_RETRY_INTERVAL", open_storage, "redis_retry_interval", same),
     ("REP_REDIS_RETRY_INTERVAL", FallbackStorage, "retry_interval", same),
-    ("REP_MAX_BODY_BYTES", TesterConfig, "max_bytes", same),
+    ("REP_MAX_BODY_BYTES", TesterConfig, "max_body_bytes", same),
     ("REP_FOLLOW_REDIRECTS", TesterConfig, "max_redirects", same),
     ("REP_FOLLOW_REDIRECTS", fetch_live, "max_redirects", same),
 ]

@@ -12,6 +12,7 @@ import asyncio
 import inspect
 import logging
 import os
+import re
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -23,6 +24,7 @@ from scrapy_rep.cache.storage.defaults import (
     MAX_ORIGINS,
     REDIS_PREFIX,
     REDIS_RETRY_INTERVAL,
+    STORAGE_KIND,
     check_max_origins,
     store_bytes,
 )
@@ -58,6 +60,7 @@ __all__ = [
     "forget",
     "open_storage",
     "single_flight",
+    "storage_kind",
 ]
 
 logger = logging.getLogger(__name__)
@@ -65,7 +68,19 @@ logger = logging.getLogger(__name__)
 STORAGE_KINDS = ("memory", "sqlite", "redis")
 #: The longest a process waits for another's fetch before fetching itself.
 MAX_WAIT = 600.0
-ACCEPTED = "'memory', 'sqlite', 'redis' or the dotted path of a Storage class"
+ACCEPTED = (
+    f"'{STORAGE_KIND}' (the default), 'memory', 'redis', "
+    "or the dotted path of a class implementing scrapy_rep.cache.storage.Storage"
+)
+_DOTTED = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)+")
+
+
+def storage_kind(kind: object) -> str:
+    """REP_STORAGE, checked (the one check, for the settings and ``open_storage``):
+    a kind of ``STORAGE_KINDS``, or the dotted path of a class."""
+    if isinstance(kind, str) and (kind in STORAGE_KINDS or _DOTTED.fullmatch(kind)):
+        return kind
+    raise StorageError(f"REP_STORAGE must be {ACCEPTED}; got {kind!r}")
 
 
 @dataclass(frozen=True)
@@ -81,7 +96,7 @@ class StorageOptions:
 
 
 async def open_storage(
-    kind: str = "sqlite",
+    kind: str = STORAGE_KIND,
     *,
     path: str | os.PathLike[str] | None = None,
     redis_url: str | None = None,
@@ -97,8 +112,7 @@ async def open_storage(
     if it does not answer) and is wrapped so that losing it later degrades to
     memory instead of failing the crawl.
     """
-    if not isinstance(kind, str) or not kind:
-        raise StorageError(f"REP_STORAGE must be {ACCEPTED}; got {kind!r}")
+    storage_kind(kind)
     try:
         check_max_origins(max_origins)
     except ValueError as exc:
@@ -110,8 +124,6 @@ async def open_storage(
     if kind == "redis":
         memory = MemoryStorage(max_origins, clock=clock, max_bytes=max_bytes)
         return await _open_redis(redis_url, prefix, memory, clock, redis_retry_interval)
-    if "." not in kind:
-        raise StorageError(f"REP_STORAGE must be {ACCEPTED}; got {kind!r}")
     options = StorageOptions(path, redis_url, max_origins, prefix, clock)
     return await _open_custom(kind, options)
 

@@ -18,12 +18,15 @@ __all__ = [
     "MEMORY_MAX_BYTES",
     "REDIS_PREFIX",
     "REDIS_RETRY_INTERVAL",
+    "STORAGE_KIND",
     "check_max_origins",
     "known_bytes",
     "parsed_bytes",
     "store_bytes",
 ]
 
+#: REP_STORAGE: a SQLite file in the project (REP_STORAGE_PATH).
+STORAGE_KIND: Final = "sqlite"
 #: REP_MEMORY_MAX_ORIGINS: origins kept by the memory store (and Redis's
 #: stand-in) and by the crawl's own memory, least recently used out.
 MAX_ORIGINS: Final = 100_000

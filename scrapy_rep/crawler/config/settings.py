@@ -28,6 +28,7 @@ from scrapy_rep.cache.storage.defaults import (
     MEMORY_MAX_BYTES,
     REDIS_PREFIX,
     REDIS_RETRY_INTERVAL,
+    STORAGE_KIND,
 )
 from scrapy_rep.crawler.config.table import (
     CRAWL_DELAY_MAX,
@@ -113,7 +114,7 @@ class Config:
 
     # --- the cache (docs/spec.md §3) --------------------------------------------------
     #: REP_STORAGE: "sqlite", "memory", "redis" or a dotted Storage class path.
-    storage: str = "sqlite"
+    storage: str = STORAGE_KIND
     #: REP_STORAGE_PATH: the sqlite file; relative paths are inside Scrapy's
     #: project data dir. None -> ``.scrapy/robotstxt.sqlite3``.
     storage_path: str | None = None

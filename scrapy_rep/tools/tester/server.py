@@ -118,7 +118,7 @@ class TesterConfig:
     store: StoreName | None = None
     user_agent: str = DEFAULT_USER_AGENT
     timeout: float = 10.0
-    max_bytes: int = MIN_BODY_BYTES  # REP_MAX_BODY_BYTES's default
+    max_body_bytes: int = MIN_BODY_BYTES  # REP_MAX_BODY_BYTES's default
     max_redirects: int = MIN_REDIRECTS  # REP_FOLLOW_REDIRECTS's default
     policy: PolicyConfig = field(default_factory=PolicyConfig)
     token: str = field(default_factory=lambda: secrets.token_urlsafe(24))
@@ -294,7 +294,7 @@ class TesterHandler(BaseHTTPRequestHandler):
                 robots_url(origin),
                 config.timeout,
                 user_agent=config.user_agent,
-                max_bytes=config.max_bytes,
+                max_bytes=config.max_body_bytes,
                 max_redirects=config.max_redirects,
                 network=config.network,
             )
@@ -308,8 +308,8 @@ class TesterHandler(BaseHTTPRequestHandler):
             "final_url": got.final_url,
             "hops": got.hops,
             "headers": [[key, value] for key, value in got.headers],
-            "body": got.body[: config.max_bytes].decode("utf-8", "replace"),
-            "cut": len(got.body) > config.max_bytes,
+            "body": got.body[: config.max_body_bytes].decode("utf-8", "replace"),
+            "cut": len(got.body) > config.max_body_bytes,
         }
 
     def _store(self) -> StoreName:
