@@ -53,7 +53,7 @@ class PolicyConfig:
     The defaults are Google's current rule: 12 h closed, then the last good
     copy until 30 days of outage, then allow-all if the site's pages answer
     (else closed). ``PolicyConfig.older_google()`` gives the older edition.
-    ``unreachable_disallow=0`` keeps using the cached copy at once (docs/spec.md §3.3).
+    ``unreachable_disallow=0`` goes to the last copy at once (docs/spec.md §3.3).
     """
 
     #: Closed for this long from the start of an outage.

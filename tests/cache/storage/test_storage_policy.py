@@ -293,7 +293,7 @@ def test_google_older_rules_disallow_until_a_retry_succeeds() -> None:
         assert "(the first 30 d of an outage)" in decision.reason
 
 
-def test_google_older_rules_after_30d_cached_copy_or_allow() -> None:
+def test_google_older_rules_after_30d_last_copy_or_allow() -> None:
     config = PolicyConfig.older_google()
     now = T0 + 31 * DAY
     assert_uses(decide(outage(copy=True, config=config), now, config), AccessState.RULES, BODY)
@@ -413,7 +413,7 @@ def test_cache_3_3_early_refresh_failure_keeps_a_copy_still_fresh() -> None:
     assert_uses(decide(failed, T0 + DAY + 12 * HOUR + MINUTE, CONFIG), AccessState.RULES, BODY)
 
 
-def test_cache_3_3_window_zero_keeps_the_cached_copy_at_once() -> None:
+def test_cache_3_3_window_zero_keeps_the_last_copy_at_once() -> None:
     config = PolicyConfig(unreachable_disallow=0)
     fresh = record((T0, success()), config=config)
     refreshed = record_outcome(fresh, failure(503), T0 + DAY, config, random=no_jitter)
