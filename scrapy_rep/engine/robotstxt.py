@@ -1,4 +1,4 @@
-"""A robots.txt body turned into groups, rules, sitemaps and licences (docs/spec.md §4-§7).
+"""A robots.txt body turned into groups, rules and the lines outside them (docs/spec.md §4-§7).
 
 ``RobotsTxt.parse`` never raises on content: a line it cannot read is a line
 it ignores. Each group is compiled into a matcher the first time an agent
@@ -12,7 +12,8 @@ import logging
 import math
 import re
 from array import array
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType
 from typing import Final, NamedTuple
 
 from scrapy_rep.engine import grammar
@@ -21,6 +22,7 @@ from scrapy_rep.engine.compiled_group import CompiledGroup
 from scrapy_rep.engine.lines import ALLOW
 from scrapy_rep.engine.origin import ROBOTS_PATH
 from scrapy_rep.engine.rules import ALLOW_BIT, Rule, rule_of
+from scrapy_rep.engine.site_wide import SITE_WIDE
 from scrapy_rep.engine.url_path import (
     PLAIN_PATH_BYTES,
     PLAIN_WEB_URL,
@@ -108,17 +110,15 @@ class RobotsTxt:
         "_selected",
         "_usage_compiled",
         "_usage_selected",
-        "licenses",
-        "sitemaps",
+        "site_wide",
     )
 
     def __init__(
         self,
         blocks: Sequence[_Block],
         groups: dict[str, tuple[int, ...]],
-        sitemaps: tuple[str, ...],
         google_quirks: bool,
-        licenses: tuple[str, ...] = (),
+        site_wide: Mapping[str, tuple[str, ...]],
         global_usage: tuple[tuple[int, str, str], ...] = (),
     ) -> None:
         self._blocks = tuple(blocks)
@@ -135,10 +135,10 @@ class RobotsTxt:
         # a parsed file's memory is mostly such small fixed costs.
         self._usage_compiled: dict[object, UsageMatcher] | None = None
         self._usage_selected: dict[object, UsageMatcher] | None = None
-        #: Absolute sitemap URLs in file order, de-duplicated (docs/spec.md §7.1).
-        self.sitemaps = sitemaps
-        #: Absolute ``License`` URLs (RSL 1.0), read as sitemaps are (docs/spec.md §7.3).
-        self.licenses = licenses
+        #: The values of the lines outside any group (``site_wide.SITE_WIDE``),
+        #: by key: those each kind can use, in file order, each once (docs/spec.md §7).
+        #: A kind with none has no entry.
+        self.site_wide = site_wide
         #: The Content-Signal lines before any user-agent line, as (line, key,
         #: value): the statement of every group that makes none of its own.
         self._global_usage = global_usage
@@ -156,11 +156,20 @@ class RobotsTxt:
         read = grammar.read_body(body, google_quirks=google_quirks)
         groups = {token: tuple(ids) for token, ids in read.groups.items()}
         blocks = list(map(_stored, read.patterns, read.codes, read.notes))
-        # Most files have no license or global line: nothing made for them.
-        licenses = _absolute_urls(read.licenses, "license") if read.licenses else ()
+        # Most files have no line outside the groups, or no global one: nothing made for them.
+        site_wide = _site_wide_values(read.site_wide) if read.site_wide else _NO_VALUES
         signals = _global_signals(read.orphans) if read.orphans else ()
-        sitemaps = _absolute_urls(read.sitemaps, "sitemap")
-        return cls(blocks, groups, sitemaps, google_quirks, licenses, signals)
+        return cls(blocks, groups, google_quirks, site_wide, signals)
+
+    @property
+    def sitemaps(self) -> tuple[str, ...]:
+        """Absolute sitemap URLs in file order, de-duplicated (docs/spec.md §7.1)."""
+        return self.site_wide.get("sitemap", ())
+
+    @property
+    def licenses(self) -> tuple[str, ...]:
+        """Absolute ``License`` URLs (RSL 1.0), read as sitemaps are (docs/spec.md §7.3)."""
+        return self.site_wide.get("license", ())
 
     # --- questions ---------------------------------------------------------
 
@@ -402,20 +411,28 @@ def _index_html_pattern(pattern: str) -> str | None:
     return pattern[: slash + 1] + "$"
 
 
-_ABSOLUTE_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/?#\s]")  # scheme and host
 _CONTENT_SIGNAL: Final = grammar.Field.CONTENT_SIGNAL.value
+_NO_VALUES: Final[Mapping[str, tuple[str, ...]]] = MappingProxyType({})
 
 
-def _absolute_urls(lines: Sequence[tuple[int, str]], what: str) -> tuple[str, ...]:
-    """The absolute URLs of sitemap or license lines, in file order, each once
-    (docs/spec.md §7.1, §7.3); the others are skipped with a debug line."""
-    urls: dict[str, None] = {}
-    for _, url in lines:
-        if _ABSOLUTE_URL.match(url):
-            urls[url] = None
-        else:
-            logger.debug("Skipping %s %r: not an absolute URL", what, url)
-    return tuple(urls)
+def _site_wide_values(
+    lines: Mapping[str, Sequence[tuple[int, str]]],
+) -> Mapping[str, tuple[str, ...]]:
+    """The values each kind of line outside the groups can use (its
+    ``SiteWide.value``), in file order, each once (docs/spec.md §7.1, §7.3);
+    the others are skipped with a debug line."""
+    found: dict[str, tuple[str, ...]] = {}
+    for key, kind in SITE_WIDE.items():
+        kept: dict[str, None] = {}
+        for _, value in lines.get(key, ()):
+            usable = kind.value(value)
+            if usable is not None:
+                kept[usable] = None
+            else:
+                logger.debug("Skipping %s %r: not %s", key, value, kind.wants)
+        if kept:
+            found[key] = tuple(kept)
+    return found or _NO_VALUES
 
 
 def _global_signals(
