@@ -227,8 +227,9 @@ class Reporter:
         said = key in self._pace_said or not logs(_INFO)
         if not said and say_pace(self._crawler, origin, robots, tuple(self._tokens())):
             _first(self._pace_said, key)
+        outside = robots.site_wide
         for kind in SITE_WIDE.values():
-            values = robots.site_wide.get(kind.key)
+            values = outside.get(kind.key)
             if values and kind.handed and _first(self._handed_of(kind.key), key):
                 await self._hand_over(kind, values, robots_url(origin))
 
@@ -367,15 +368,13 @@ def effect(access: Access) -> str:
     if access.state is AccessState.CLOSED or access.robots is None:
         return "every request dropped"
     robots = access.robots
-    outside = "".join(
-        f", {plural(len(robots.site_wide.get(key, ())), kind.noun)}"
+    outside = robots.site_wide
+    counts = "".join(
+        f", {plural(len(outside.get(key, ())), kind.noun)}"
         for key, kind in SITE_WIDE.items()
-        if kind.said_when_none or key in robots.site_wide
+        if kind.said_when_none or key in outside
     )
-    return (
-        f"{plural(robots.rule_count, 'rule')} for {plural(len(robots.agents), 'agent')}"
-        f"{outside}"
-    )
+    return f"{plural(robots.rule_count, 'rule')} for {plural(len(robots.agents), 'agent')}{counts}"
 
 
 def asked_pace(delay: float | None, rate: float | None) -> str:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from array import array
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from enum import Enum
 from types import MappingProxyType
 from typing import Final, NamedTuple
@@ -323,7 +323,7 @@ def read_body(body: bytes | str, *, google_quirks: bool = False) -> Body:
     16,663 bytes, ``* foo`` as ``*``). Never raises on content."""
     reader = _Reader(google_quirks)
     lines = split_lines(body_text(body))
-    reader.read(_as_documented(lines) if google_quirks else lines)
+    reader.read(_google_reading(lines) if google_quirks else map(_LINE.match, lines))
     reader.close_block()
     return Body(
         patterns=reader.block_patterns,
@@ -338,21 +338,27 @@ def read_body(body: bytes | str, *, google_quirks: bool = False) -> Body:
     )
 
 
-def _as_documented(lines: list[str]) -> list[str]:
+#: A line as the one loop takes it: ``[1]`` its key, ``[2]`` its value; a
+#: regex match of the documented syntax (``_LINE``), or Google's reading.
+_Read = re.Match[str] | tuple[str, str, str] | None
+_KEY_OF: Final[dict[Field, str]] = {field: field.value for field in Field}
+
+
+def _google_reading(lines: list[str]) -> list[_Read]:
     """Google's reading of each line (``read_line`` of the line cut at 16,663
-    bytes), written back in the documented syntax: its field's key, a colon
-    and its value, or nothing for a line no reader takes. The one loop then
-    reads both ways alike."""
-    written = []
+    bytes) in the shape of a match of the documented syntax: the key of its
+    field (or its own, outside any group) and its value; None for a line no
+    reader takes. The one loop then reads both ways alike."""
+    read: list[_Read] = []
     for line in lines:
         found = read_line(cut_line(line)) if line else None
         if found is None or found.field in _IGNORED:
-            written.append("")
+            read.append(None)
         elif found.field is _F.SITE_WIDE:
-            written.append(f"{found.key}:{found.value}")
+            read.append(("", found.key, found.value))
         else:
-            written.append(f"{found.field.value}:{found.value}")
-    return written
+            read.append(("", _KEY_OF[found.field], found.value))
+    return read
 
 
 class _Reader:
@@ -376,14 +382,13 @@ class _Reader:
         self.noted = False  # a note came after them: the next agent line starts a run
         self.reading_agents = False
 
-    def read(self, lines: list[str]) -> None:
-        """The documented syntax (Google's reading comes written in it:
-        ``_as_documented``), one branch per kind of line. Rule lines are most
-        of a file, so they are handled inline."""
+    def read(self, lines: Iterable[_Read]) -> None:
+        """Each line's key and value (``_Read``), one branch per kind of line.
+        Rule lines are most of a file, so they are handled inline."""
         kind_of = _KINDS.get
         allow, disallow = _ALLOW, _DISALLOW
         user_agent, notes, site_wide = _USER_AGENT, _NOTE_FIELDS, SITE_WIDE
-        for number, match in enumerate(map(_LINE.match, lines), 1):
+        for number, match in enumerate(lines, 1):
             if match is None:
                 continue
             raw_key = match[1]

@@ -13,7 +13,6 @@ import math
 import re
 from array import array
 from collections.abc import Mapping, Sequence
-from types import MappingProxyType
 from typing import Final, NamedTuple
 
 from scrapy_rep.engine import grammar
@@ -106,11 +105,11 @@ class RobotsTxt:
         "_global_usage",
         "_groups",
         "_origin",
+        "_outside",
         "_quirks",
         "_selected",
         "_usage_compiled",
         "_usage_selected",
-        "site_wide",
     )
 
     def __init__(
@@ -118,7 +117,7 @@ class RobotsTxt:
         blocks: Sequence[_Block],
         groups: dict[str, tuple[int, ...]],
         google_quirks: bool,
-        site_wide: Mapping[str, tuple[str, ...]],
+        outside: tuple[tuple[str, tuple[str, ...]], ...],
         global_usage: tuple[tuple[int, str, str], ...] = (),
     ) -> None:
         self._blocks = tuple(blocks)
@@ -135,10 +134,9 @@ class RobotsTxt:
         # a parsed file's memory is mostly such small fixed costs.
         self._usage_compiled: dict[object, UsageMatcher] | None = None
         self._usage_selected: dict[object, UsageMatcher] | None = None
-        #: The values of the lines outside any group (``site_wide.SITE_WIDE``),
-        #: by key: those each kind can use, in file order, each once (docs/spec.md §7).
-        #: A kind with none has no entry.
-        self.site_wide = site_wide
+        #: (key, values) of each kind of line outside any group that has some
+        #: (``site_wide``): pairs in a tuple weigh half a dict, in every parsed file.
+        self._outside = outside
         #: The Content-Signal lines before any user-agent line, as (line, key,
         #: value): the statement of every group that makes none of its own.
         self._global_usage = global_usage
@@ -156,20 +154,33 @@ class RobotsTxt:
         read = grammar.read_body(body, google_quirks=google_quirks)
         groups = {token: tuple(ids) for token, ids in read.groups.items()}
         blocks = list(map(_stored, read.patterns, read.codes, read.notes))
-        # Most files have no line outside the groups, or no global one: nothing made for them.
-        site_wide = _site_wide_values(read.site_wide) if read.site_wide else _NO_VALUES
+        # A file with no line outside the groups, or no global line, makes nothing for them.
+        outside = _site_wide_values(read.site_wide) if read.site_wide else ()
         signals = _global_signals(read.orphans) if read.orphans else ()
-        return cls(blocks, groups, google_quirks, site_wide, signals)
+        return cls(blocks, groups, google_quirks, outside=outside, global_usage=signals)
+
+    @property
+    def site_wide(self) -> Mapping[str, tuple[str, ...]]:
+        """The values of the lines outside any group (``site_wide.SITE_WIDE``),
+        by key: those each kind can use, in file order, each once (docs/spec.md
+        §7). A kind with none has no entry."""
+        return dict(self._outside)
+
+    def _values(self, key: str) -> tuple[str, ...]:
+        for kind, values in self._outside:
+            if kind == key:
+                return values
+        return ()
 
     @property
     def sitemaps(self) -> tuple[str, ...]:
         """Absolute sitemap URLs in file order, de-duplicated (docs/spec.md §7.1)."""
-        return self.site_wide.get("sitemap", ())
+        return self._values("sitemap")
 
     @property
     def licenses(self) -> tuple[str, ...]:
         """Absolute ``License`` URLs (RSL 1.0), read as sitemaps are (docs/spec.md §7.3)."""
-        return self.site_wide.get("license", ())
+        return self._values("license")
 
     # --- questions ---------------------------------------------------------
 
@@ -412,27 +423,29 @@ def _index_html_pattern(pattern: str) -> str | None:
 
 
 _CONTENT_SIGNAL: Final = grammar.Field.CONTENT_SIGNAL.value
-_NO_VALUES: Final[Mapping[str, tuple[str, ...]]] = MappingProxyType({})
 
 
 def _site_wide_values(
     lines: Mapping[str, Sequence[tuple[int, str]]],
-) -> Mapping[str, tuple[str, ...]]:
+) -> tuple[tuple[str, tuple[str, ...]], ...]:
     """The values each kind of line outside the groups can use (its
     ``SiteWide.value``), in file order, each once (docs/spec.md §7.1, §7.3);
     the others are skipped with a debug line."""
-    found: dict[str, tuple[str, ...]] = {}
-    for key, kind in SITE_WIDE.items():
+    found: list[tuple[str, tuple[str, ...]]] = []
+    for key, written in lines.items():
+        kind = SITE_WIDE.get(key)
+        if kind is None:  # taken out of the table since the body was read
+            continue
         kept: dict[str, None] = {}
-        for _, value in lines.get(key, ()):
+        for _, value in written:
             usable = kind.value(value)
             if usable is not None:
                 kept[usable] = None
             else:
                 logger.debug("Skipping %s %r: not %s", key, value, kind.wants)
         if kept:
-            found[key] = tuple(kept)
-    return found or _NO_VALUES
+            found.append((key, tuple(kept)))
+    return tuple(found)
 
 
 def _global_signals(

@@ -398,6 +398,7 @@ def _user_agent(number: int, value: str) -> Iterator[Finding]:
 def report(source: str, body: bytes, findings: list[Finding], status: int | None) -> dict[str, Any]:
     """The ``--json`` object (schema in the module docstring)."""
     robots = RobotsTxt.parse(body)
+    outside = robots.site_wide
     return {
         "source": source,
         "status": status,
@@ -410,7 +411,7 @@ def report(source: str, body: bytes, findings: list[Finding], status: int | None
             "truncated": len(body) > MAX_BODY_BYTES,
             "agents": list(robots.agents),
             "rules": robots.rule_count,
-            **{kind.values: len(robots.site_wide.get(key, ())) for key, kind in SITE_WIDE.items()},
+            **{kind.values: len(outside.get(key, ())) for key, kind in SITE_WIDE.items()},
         },
     }
 

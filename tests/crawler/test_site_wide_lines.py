@@ -150,7 +150,9 @@ class ExampleSpider(RecordingSpider):
 
     name = "example"
 
-    def robotstxt_examples(self, examples: tuple[str, ...], robotstxt_url: str) -> Iterator[Request]:
+    def robotstxt_examples(
+        self, examples: tuple[str, ...], robotstxt_url: str
+    ) -> Iterator[Request]:
         self.example_calls = [*getattr(self, "example_calls", []), (examples, robotstxt_url)]
         for url in examples:
             yield Request(url, callback=self.parse, dont_filter=True)

@@ -9,10 +9,13 @@ Signals Policy's comment block, then the lines, then the groups.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from scrapy_rep import RobotsTxt
 from scrapy_rep.engine.grammar import Field, field_of_key, read_body
+from scrapy_rep.engine.site_wide import SITE_WIDE
 from scrapy_rep.engine.usage import ALLOWED, DENIED, LABELS, UNSTATED, Preferences
 
 NEWS = """\
@@ -232,3 +235,12 @@ def test_rsl_license_in_the_grammar() -> None:
     read = read_body(NEWS)
     assert list(read.licenses) == [(7, "https://www.example-news.com/license.xml")]
     assert read_body("User-agent: *\nDisallow: /\n").licenses == ()
+
+
+def test_scrapy_every_kind_of_line_outside_groups_has_its_row_in_the_spec() -> None:
+    """docs/spec.md §7 lists each kind of ``SITE_WIDE``: its key, signal and lint code."""
+    spec = (Path(__file__).resolve().parents[2] / "docs" / "spec.md").read_text()
+    rows = {line.split("|")[1].strip(" `"): line for line in spec.splitlines() if line[:3] == "| `"}
+    for key, kind in SITE_WIDE.items():
+        assert key in rows, key
+        assert f"`{kind.values}_found`" in rows[key] and f"`{kind.lint}`" in rows[key], key
