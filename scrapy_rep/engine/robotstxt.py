@@ -8,7 +8,6 @@ asks about, and each asked-for group is compiled exactly once.
 
 from __future__ import annotations
 
-import logging
 import math
 import re
 from array import array
@@ -21,7 +20,7 @@ from scrapy_rep.engine.compiled_group import CompiledGroup
 from scrapy_rep.engine.lines import ALLOW
 from scrapy_rep.engine.origin import ROBOTS_PATH
 from scrapy_rep.engine.rules import ALLOW_BIT, Rule, rule_of
-from scrapy_rep.engine.site_wide import SITE_WIDE
+from scrapy_rep.engine.site_wide import kept_values
 from scrapy_rep.engine.url_path import (
     PLAIN_PATH_BYTES,
     PLAIN_WEB_URL,
@@ -42,8 +41,6 @@ __all__ = [
     "Verdict",
     "group_rules",
 ]
-
-logger = logging.getLogger(__name__)
 
 UserAgent = str | Sequence[str]
 
@@ -155,7 +152,7 @@ class RobotsTxt:
         groups = {token: tuple(ids) for token, ids in read.groups.items()}
         blocks = list(map(_stored, read.patterns, read.codes, read.notes))
         # A file with no line outside the groups, or no global line, makes nothing for them.
-        outside = _site_wide_values(read.site_wide) if read.site_wide else ()
+        outside = kept_values(read.site_wide) if read.site_wide else ()
         signals = _global_signals(read.orphans) if read.orphans else ()
         return cls(blocks, groups, google_quirks, outside=outside, global_usage=signals)
 
@@ -423,29 +420,6 @@ def _index_html_pattern(pattern: str) -> str | None:
 
 
 _CONTENT_SIGNAL: Final = grammar.Field.CONTENT_SIGNAL.value
-
-
-def _site_wide_values(
-    lines: Mapping[str, Sequence[tuple[int, str]]],
-) -> tuple[tuple[str, tuple[str, ...]], ...]:
-    """The values each kind of line outside the groups can use (its
-    ``SiteWide.value``), in file order, each once (docs/spec.md §7.1, §7.3);
-    the others are skipped with a debug line."""
-    found: list[tuple[str, tuple[str, ...]]] = []
-    for key, written in lines.items():
-        kind = SITE_WIDE.get(key)
-        if kind is None:  # taken out of the table since the body was read
-            continue
-        kept: dict[str, None] = {}
-        for _, value in written:
-            usable = kind.value(value)
-            if usable is not None:
-                kept[usable] = None
-            else:
-                logger.debug("Skipping %s %r: not %s", key, value, kind.wants)
-        if kept:
-            found.append((key, tuple(kept)))
-    return tuple(found)
 
 
 def _global_signals(

@@ -5,7 +5,7 @@ gathered from the whole file, wherever it stands, in file order, each value
 once, and handed to the spider once per origin per crawl. Each kind is one
 entry of ``SITE_WIDE``, and every reader takes it from there alone: the
 grammar files its lines (``grammar.Body.site_wide``), ``RobotsTxt.site_wide``
-keeps the values it can use, the crawl hands them over (``crawler/reporting.py``:
+keeps the values it can use (``kept_values``), the crawl hands them over (``crawler/reporting.py``:
 a signal from ``scrapy_rep.signals.found`` and the spider's optional method)
 and lint reports the values it skips (``tools/lint.py``).
 
@@ -17,11 +17,14 @@ means is the usage rules' business (docs/usage-preferences.md, "Global lines").
 
 from __future__ import annotations
 
+import logging
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import Final, NamedTuple
 
-__all__ = ["SITE_WIDE", "SiteWide", "absolute_url"]
+__all__ = ["SITE_WIDE", "SiteWide", "absolute_url", "kept_values"]
+
+logger = logging.getLogger(__name__)
 
 _ABSOLUTE_URL: Final = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/?#\s]")  # scheme and host
 
@@ -64,3 +67,27 @@ SITE_WIDE: Final[dict[str, SiteWide]] = {
         "write the full URL (RSL 1.0), e.g. 'License: https://example.com/license.xml'",
     ),
 }  # fmt: skip
+
+
+def kept_values(
+    lines: Mapping[str, Sequence[tuple[int, str]]],
+) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """(key, values) of each kind of the (line, value) pairs read
+    (``grammar.Body.site_wide``) that keeps some: the values its ``value``
+    keeps, in file order, each once (docs/spec.md §7.1, §7.3); the others are
+    skipped with a debug line."""
+    found: list[tuple[str, tuple[str, ...]]] = []
+    for key, written in lines.items():
+        kind = SITE_WIDE.get(key)
+        if kind is None:  # taken out of the table since the body was read
+            continue
+        kept: dict[str, None] = {}
+        for _, value in written:
+            usable = kind.value(value)
+            if usable is not None:
+                kept[usable] = None
+            else:
+                logger.debug("Skipping %s %r: not %s", key, value, kind.wants)
+        if kept:
+            found.append((key, tuple(kept)))
+    return tuple(found)

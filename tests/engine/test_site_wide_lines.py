@@ -225,7 +225,7 @@ def test_rsl_license_line_does_not_split_a_group() -> None:
 
 
 def test_rsl_license_relative_logged(caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level("DEBUG", logger="scrapy_rep.engine.robotstxt")
+    caplog.set_level("DEBUG", logger="scrapy_rep.engine.site_wide")
     RobotsTxt.parse("License: /license.xml\n")
     assert "Skipping license '/license.xml': not an absolute URL" in caplog.text
 
