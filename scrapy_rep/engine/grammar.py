@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from array import array
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from enum import Enum
 from types import MappingProxyType
 from typing import Final, NamedTuple
@@ -80,6 +80,7 @@ _F = Field
 # Members bound once: ``Field.ALLOW`` costs a lookup through the enum's
 # metaclass each time, far more than a global, on every line.
 _USER_AGENT, _ALLOW, _DISALLOW = _F.USER_AGENT, _F.ALLOW, _F.DISALLOW
+_OUTSIDE = _F.SITE_WIDE
 #: Every key a line may start with. Google's library matches the ``prefix``
 #: keys by prefix and accepts the misspellings marked ``typo`` (none for
 #: allow); the documented rule (docs/spec.md §4.5) accepts neither.
@@ -344,21 +345,20 @@ _Read = re.Match[str] | tuple[str, str, str] | None
 _KEY_OF: Final[dict[Field, str]] = {field: field.value for field in Field}
 
 
-def _google_reading(lines: list[str]) -> list[_Read]:
+def _google_reading(lines: list[str]) -> Iterator[_Read]:
     """Google's reading of each line (``read_line`` of the line cut at 16,663
     bytes) in the shape of a match of the documented syntax: the key of its
     field (or its own, outside any group) and its value; None for a line no
-    reader takes. The one loop then reads both ways alike."""
-    read: list[_Read] = []
+    reader takes. The one loop then reads both ways alike. One at a time: a
+    list of them all would keep every tuple alive for the collector to walk."""
     for line in lines:
         found = read_line(cut_line(line)) if line else None
         if found is None or found.field in _IGNORED:
-            read.append(None)
-        elif found.field is _F.SITE_WIDE:
-            read.append(("", found.key, found.value))
+            yield None
+        elif found.field is _OUTSIDE:
+            yield ("", found.key, found.value)
         else:
-            read.append(("", _KEY_OF[found.field], found.value))
-    return read
+            yield ("", _KEY_OF[found.field], found.value)
 
 
 class _Reader:
