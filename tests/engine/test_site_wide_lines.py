@@ -244,3 +244,15 @@ def test_scrapy_every_kind_of_line_outside_groups_has_its_row_in_the_spec() -> N
     for key, kind in SITE_WIDE.items():
         assert key in rows, key
         assert f"`{kind.values}_found`" in rows[key] and f"`{kind.lint}`" in rows[key], key
+
+
+def test_scrapy_site_wide_values_by_kind() -> None:
+    """``RobotsTxt.site_wide``: each kind with usable values, its values; the
+    properties read it."""
+    robots = RobotsTxt.parse(NEWS + "Sitemap: /relative.xml\n")
+    assert robots.site_wide == {
+        "license": ("https://www.example-news.com/license.xml",),
+        "sitemap": ("https://www.example-news.com/sitemap.xml",),
+    }
+    assert robots.sitemaps == robots.site_wide["sitemap"]
+    assert RobotsTxt.parse("License: /relative.xml\nUser-agent: *\n").site_wide == {}
