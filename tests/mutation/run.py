@@ -229,7 +229,8 @@ class Room:
 #: The rooms, by name (the path under ``scrapy_rep/``).
 ROOMS: dict[str, Room] = {
     "engine/robotstxt.py": Room(
-        "scrapy_rep/engine/robotstxt.py", (*ENGINE_TESTS, "tests/engine/test_usage.py")
+        "scrapy_rep/engine/robotstxt.py",
+        (*ENGINE_TESTS, "tests/engine/test_usage.py", "tests/engine/test_site_wide_lines.py"),
     ),
     "engine/compiled_group.py": Room(
         "scrapy_rep/engine/compiled_group.py",
