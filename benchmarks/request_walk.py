@@ -4,9 +4,11 @@ A request is followed from the first scrapy_rep code that sees it (the spider
 middleware's early check, as the add-on wires it) until the downloader
 middleware's ``process_request`` lets it through or drops it. Under
 ``sys.setprofile``, every Python frame of a ``scrapy_rep`` module that is
-entered, resumed or returned to is noted by its module (its room); a stay is
-a run of consecutive notes in one room. Fewer stays for the same work means
-fewer back-and-forths between modules (docs/benchmarks.md, "A request's walk").
+entered, resumed or returned to is noted by its module (its room), but for
+code generated at run time (a dataclass's ``__init__``: a value being made,
+not a step of the walk); a stay is a run of consecutive notes in one room.
+Fewer stays for the same work means fewer back-and-forths between modules
+(docs/benchmarks.md, "A request's walk").
 
 Three requests, in one real crawl (the add-on, the memory store) against a
 server on 127.0.0.1:
@@ -16,15 +18,19 @@ server on 127.0.0.1:
 - outage: a new origin whose robots.txt answers 503, nobody waiting for a
   quick retry (``REP_UNREACHABLE_WAIT = 0``): closed, the request dropped.
 
-    .venv/bin/python benchmarks/request_walk.py [--rooms]
+    .venv/bin/python benchmarks/request_walk.py [--rooms] [--runs 5]
 
-Counts, not times: they are the same from run to run on any machine (a run
-prints each scenario's stays and rooms, and with ``--rooms`` the stays per room).
+Counts, not times, alike on any machine: each request's stays, rooms, and
+its stays in the lifecycle and the policy (with ``--rooms`` in every room),
+the median of ``--runs`` crawls, as the robots.txt answer may land a step
+sooner or later.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import subprocess
 import sys
 import threading
 from collections import Counter
@@ -94,7 +100,8 @@ class Walk:
 
     def _note(self, frame: FrameType) -> None:
         module = frame.f_globals.get("__name__", "")
-        if module.startswith(PACKAGE):
+        # Code a module wrote, not code generated for it (a dataclass's __init__).
+        if module.startswith(PACKAGE) and frame.f_code.co_filename.endswith(".py"):
             room = module[len(PACKAGE) :].replace(".", "/")
             if not self.rooms or self.rooms[-1] != room:
                 self.rooms.append(room)
@@ -180,22 +187,8 @@ def serve(handler: type[Site]) -> tuple[ThreadingHTTPServer, str]:
     return server, f"http://127.0.0.1:{server.server_address[1]}"
 
 
-def report(walks: dict[str, list[str]], rooms: bool) -> None:
-    print("request   stays  rooms  lifecycle  policy")
-    for name, walk in walks.items():
-        stays = Counter(walk)
-        print(
-            f"{name:<9} {len(walk):>5}  {len(stays):>5}  {stays['cache/lifecycle']:>9}"
-            f"  {stays['cache/policy']:>6}"
-        )
-        if rooms:
-            print("    " + ", ".join(f"{room} {n}" for room, n in stays.most_common()))
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    parser.add_argument("--rooms", action="store_true", help="the stays in each room too")
-    args = parser.parse_args()
+def walk_once() -> dict[str, list[str]]:
+    """One crawl of the three requests: each one's rooms, in order."""
     _patch()
     up_server, up = serve(Site)
     down_server, down = serve(Down)
@@ -217,7 +210,35 @@ def main() -> None:
     sys.setprofile(None)
     up_server.shutdown()
     down_server.shutdown()
-    report(WALK.walks, args.rooms)
+    return WALK.walks
+
+
+def report(runs: list[dict[str, list[str]]], rooms: bool) -> None:
+    """Each request's run of median length (the answer may land a step sooner or later)."""
+    print(f"request   stays  rooms  lifecycle  policy    (the median of {len(runs)} crawls)")
+    for name in runs[0]:
+        walk = sorted((run[name] for run in runs), key=len)[len(runs) // 2]
+        stays = Counter(walk)
+        print(
+            f"{name:<9} {len(walk):>5}  {len(stays):>5}  {stays['cache/lifecycle']:>9}"
+            f"  {stays['cache/policy']:>6}"
+        )
+        if rooms:
+            print("    " + ", ".join(f"{room} {n}" for room, n in stays.most_common()))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    parser.add_argument("--rooms", action="store_true", help="the stays in each room too")
+    parser.add_argument("--runs", type=int, default=5, help="crawls, one process each")
+    parser.add_argument("--once", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.once:  # one crawl (a reactor runs once per process): its walks as JSON
+        print(json.dumps(walk_once()))
+        return
+    me = [sys.executable, str(Path(__file__).resolve()), "--once"]
+    runs = [json.loads(subprocess.check_output(me, text=True)) for _ in range(args.runs)]
+    report(runs, args.rooms)
 
 
 if __name__ == "__main__":
