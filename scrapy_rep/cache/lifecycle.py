@@ -65,8 +65,7 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-#: Seconds an answer is reused for the same record: the policy's windows are
-#: hours long, and a busy origin sees many requests a second.
+#: Seconds an answer is reused for the same record: the policy's windows are hours.
 REUSE: Final = 1.0
 #: The most robots.txt bytes one lifecycle can hold (``size``).
 LARGEST_SIZE: Final = MAX_BODY_BYTES
@@ -76,7 +75,7 @@ class Phase(Enum):
     """Where an origin's lifecycle is (not a record's standing, ``cache/standing.py``)."""
 
     COLD = "cold"  # nothing known yet: the store not read, or a flight that failed
-    FETCHING = "fetching"  # requests wait for a flight (docs/spec.md §8.3)
+    FETCHING = "fetching"  # requests wait for a flight's first fetch (docs/spec.md §8.3)
     FRESH = "fresh"  # a record that applies as it is (docs/spec.md §3.1)
     EXPIRED = "expired"  # a record the next request fetches again first (docs/spec.md §3.3)
     OUTAGE = "outage"  # robots.txt unreachable: closed, the kept copy or allow (§2.2)
@@ -105,8 +104,7 @@ class Event(Enum):
 
 @dataclass(frozen=True, slots=True)
 class Transition:
-    """One row of ``TRANSITIONS``: in ``phase``, ``event`` ``when`` it holds
-    leads to ``then``, handing back effects of these kinds, in this order."""
+    """In ``phase``, ``event`` (``when`` so) leads to ``then``, with effects of these kinds."""
 
     phase: Phase
     event: Event
@@ -133,7 +131,7 @@ TRANSITIONS: Final = (
     Transition(_P.FETCHING, _E.ASKED, "another request", _P.FETCHING, (FetchNow,), "§3.5"),
     Transition(_P.FETCHING, _E.FETCHED, "2xx", _P.FRESH, _FETCHED, "§2, §3.1"),
     Transition(_P.FETCHING, _E.FETCHED, "4xx", _P.FRESH, _FETCHED, "§2"),
-    Transition(_P.FETCHING, _E.FETCHED, "5xx, a quick retry", _P.FETCHING, _RETRY_SOON, "§2.2"),
+    Transition(_P.FETCHING, _E.FETCHED, "5xx, a quick retry", _P.OUTAGE, _RETRY_SOON, "§2.2"),
     Transition(_P.FETCHING, _E.FETCHED, "5xx, the wait spent", _P.OUTAGE, _FETCHED, "§2.2"),
     Transition(_P.FETCHING, _E.SHARED, "a fresh record", _P.FRESH, _ANSWER, "§3.5"),
     Transition(_P.FETCHING, _E.SHARED, "no-store", _P.FETCHING, (FetchNow,), "§3.2, §3.5"),
@@ -147,9 +145,11 @@ TRANSITIONS: Final = (
     Transition(_P.EXPIRED, _E.FLIGHT, "ask", _P.FETCHING, (FetchNow,), "§3.3"),
     Transition(_P.EXPIRED, _E.FLIGHT, "fetch", _P.FETCHING, (FetchNow,), "§3.3"),
     Transition(_P.OUTAGE, _E.ASKED, "closed, settled", _P.OUTAGE, (Use,), "§2.2"),
+    Transition(_P.OUTAGE, _E.ASKED, "a quick retry under way", _P.OUTAGE, _ANSWER, "§2.2"),
     Transition(_P.OUTAGE, _E.ASKED, "12 hours in, a copy", _P.OUTAGE, _ANSWER, "§2.2, §3.3"),
     Transition(_P.OUTAGE, _E.ASKED, "12 hours in, no copy", _P.FETCHING, (FetchNow,), "§2.2"),
     Transition(_P.OUTAGE, _E.FLIGHT, "retry", _P.OUTAGE, (FetchNow,), "§2.2"),
+    Transition(_P.OUTAGE, _E.FETCHED, "a quick retry's 2xx", _P.FRESH, _FETCHED, "§2.2"),
     Transition(_P.OUTAGE, _E.FETCHED, "2xx, nobody waits", _P.FRESH, _FETCHED, "§2.2"),
     Transition(_P.OUTAGE, _E.FETCHED, "5xx, nobody waits", _P.OUTAGE, _FETCHED, "§2.2"),
     Transition(_P.OUTAGE, _E.SITE_ANSWERED, "first", _P.OUTAGE, (Save,), "§2.2, §2.3"),
@@ -208,6 +208,7 @@ class OriginLifecycle:
         "_told",
         "_unannounced",
         "_until",
+        "_waiting",
         "access",
         "outcome",
         "outcome_record",
@@ -224,10 +225,11 @@ class OriginLifecycle:
         self._last: Use | None = None
         self._told: Effects = NOTHING
         self._from = self._until = 0.0
-        #: Requests wait for a flight (``Phase.FETCHING``): one more is told
-        #: to join it without asking the policy, and its first failure may be
-        #: retried quickly. Not for a background retry, which nobody waits for.
-        self._fetching = False
+        #: Requests wait for a flight's first fetch (``Phase.FETCHING``): one
+        #: more joins it without asking the policy. Until the flight settles,
+        #: they may wait for quick retries too (``_waiting``), while a new
+        #: request meets the outage. A background retry nobody waits for.
+        self._fetching = self._waiting = False
         #: The last fetch this process made (or saw) and its record: replayed
         #: to a spider asking for robots.txt itself.
         self.outcome: FetchOutcome | None = None
@@ -240,15 +242,14 @@ class OriginLifecycle:
     # --- events: each hands back a tuple of effects ------------------------------------
 
     def asked(self, now: float) -> Effects:
-        """A request wants the access at ``now`` (docs/spec.md §2.2, §3.3):
-        an answer, or ``FetchNow`` (the requests wait for a flight)."""
+        """A request wants the access at ``now`` (docs/spec.md §2.2, §3.3): answer or fetch."""
         if self._last is not None and self._from <= now < self._until:
             return self._told
         if self._fetching:
             return _FETCH
         decision = decide(self.record, now, self._rules.config)
         if decision.action is Action.FETCH:
-            self._fetching = True
+            self._fetching = self._waiting = True
             return _FETCH
         return self._answer(decision, now)
 
@@ -256,7 +257,7 @@ class OriginLifecycle:
         """A flight starts on an origin held already (docs/spec.md §3.5)."""
         if start is Start.ASK:
             return self.asked(now)
-        self._fetching = start is Start.FETCH
+        self._fetching = self._waiting = start is Start.FETCH
         return _FETCH
 
     def loaded(self, record: OriginRecord | None, now: float) -> Effects:
@@ -264,7 +265,7 @@ class OriginLifecycle:
         self.record = self._trusted(record, now)
         self._last = None
         decision = decide(self.record, now, self._rules.config)
-        self._fetching = decision.action is Action.FETCH
+        self._fetching = self._waiting = decision.action is Action.FETCH
         if self._fetching:
             return _FETCH
         return self._answer(decision, now)
@@ -286,12 +287,9 @@ class OriginLifecycle:
     def shared(self, record: OriginRecord | None, now: float, budget: WaitBudget | None) -> Effects:
         """Another process fetched for this one (docs/spec.md §3.5)."""
         trusted = self._trusted(record, now)
-        if trusted is None:
-            return _FETCH_HERE
         decision = decide(trusted, now, self._rules.config)
-        if decision.action is Action.FETCH:
-            # Not shareable (a no-store body is not stored): fetch it here.
-            return _FETCH_HERE
+        if trusted is None or decision.action is Action.FETCH:
+            return _FETCH_HERE  # not shareable (a no-store body is not stored): fetch here
         self._adopt(trusted, None)
         return self._after_fetch(now, budget, decision)
 
@@ -307,7 +305,6 @@ class OriginLifecycle:
             return NOTHING
         record = record_outcome(known, outcome, now, self._rules.config, random=self._rules.random)
         self._adopt(record, outcome)
-        self._fetching = False  # no flight is under way (the resolver checks)
         return (Save(record, retention(record, now, self._rules.config)),)
 
     def site_answered(self, now: float) -> Effects:
@@ -321,8 +318,7 @@ class OriginLifecycle:
     # --- what it knows ---------------------------------------------------------------
 
     def known(self, now: float) -> Use | None:
-        """The answer at ``now`` if it needs nothing first: no fetch, no new
-        access to announce (an answer that must not wait; None: ``asked``)."""
+        """The answer at ``now`` if it needs no fetch nor announcement first (else None)."""
         last = self._last
         if last is not None and self._from <= now < self._until:
             return last
@@ -395,7 +391,7 @@ class OriginLifecycle:
         quick retries, while the origin would be closed (docs/spec.md §2.2)."""
         record = self.record
         closed = decision.state is AccessState.CLOSED
-        if closed and budget is not None and self._fetching and record is not None:
+        if closed and budget is not None and self._waiting and record is not None:
             at = quick_retry_at(record, budget.since, now, self._rules.config)
             if at is not None and at - now <= budget.left:
                 return (WaitUntil(at), FETCH_NOW)
@@ -406,7 +402,7 @@ class OriginLifecycle:
         already wants fetched again (a TTL of 0, a no-store body) applies as
         it is, this once (``settled``), and is not kept for the next requests."""
         outcomes, self._fetches = self._fetches, ()
-        self._fetching = False
+        self._fetching = self._waiting = False
         if decision.action is Action.USE:
             return self._answer(decision, now, outcomes)
         return self._answer(settled(self.record, decision), None, outcomes)
@@ -454,7 +450,7 @@ class OriginLifecycle:
 
     def _adopt(self, record: OriginRecord, outcome: FetchOutcome | None) -> None:
         """A new record: the next answer settles (and announces) again."""
-        self.record = record
+        self.record, self._fetching = record, False
         self.access = self._key = self._last = None
         if outcome is not None:
             self.outcome, self.outcome_record = outcome, record

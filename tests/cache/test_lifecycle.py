@@ -330,6 +330,7 @@ def test_spec_3_1_a_busy_origin_gets_one_answer_object_until_its_record_expires(
     lifecycle, _ = run(Row("docs/spec.md §3.1", [("load", stored(OK), 0)], []))
     first = lifecycle.asked(T0 + 10)
     assert said(first) == ["use rules"] and lifecycle.asked(T0 + 10.5) is first
+    assert lifecycle.asked(T0 + 11) is not first  # a second later: asked again
     assert lifecycle.asked(T0 + DAY - 0.25) is not first  # a new second: asked again
     assert lifecycle.asked(T0 + DAY) == (FETCH_NOW,)  # expired on the dot, not a second later
 

@@ -126,6 +126,49 @@ def test_spec_2_2_a_quick_retry_exactly_as_far_as_the_wait_left_is_waited_for(
         assert announced(effects).access.state is AccessState.CLOSED
 
 
+def test_spec_3_5_requests_joining_a_flight_do_not_ask_the_policy(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """While requests wait for a flight's first fetch, one more joins it at
+    once (docs/spec.md §3.5); once that fetch failed, a new one meets the
+    outage as it stands, not the quick retry (docs/spec.md §2.2)."""
+    asked: list[float] = []
+    real = policy.decide
+
+    def decide(record: OriginRecord | None, now: float, config: PolicyConfig) -> policy.Decision:
+        asked.append(now)
+        return real(record, now, config)
+
+    monkeypatch.setattr(lifecycle_module, "decide", decide)
+    origin = lifecycle()
+    assert origin.loaded(None, T0) == FETCHING and asked == [T0]
+    assert origin.asked(T0 + 0.5) == FETCHING and origin.known(T0 + 0.5) is None
+    assert asked == [T0]
+    assert WaitUntil(T0 + 3) in origin.fetched(BUSY, T0 + 1, WaitBudget(T0, 10.0))
+    assert announced(origin.asked(T0 + 1.5)).access.state is AccessState.CLOSED
+
+
+def test_spec_3_1_an_answer_that_must_not_wait_is_the_one_held() -> None:
+    """``known`` (an answer that must not wait) gives the answer kept for its
+    second, the same access after it, and none once a fetch must come first."""
+    origin = lifecycle()
+    origin.loaded(stored(OK), T0)
+    use = used(origin.asked(T0 + 1))
+    assert origin.known(T0 + 1) is use and origin.known(T0 + 1.5) is use
+    later = origin.known(T0 + 1 + REUSE)
+    assert later is not None and later is not use and later.access is use.access
+    assert origin.known(T0 + DAY) is None  # expired: a fetch first
+
+
+def test_spec_2_2_a_page_answering_in_an_outage_drops_the_answer_kept_not_the_access() -> None:
+    origin = lifecycle()
+    origin.loaded(None, T0)
+    closed = used(origin.fetched(BUSY, T0, None))
+    assert origin.site_answered(T0 + 0.5)  # the mark, to save
+    known = origin.known(T0 + 0.6)
+    assert known is not None and known is not closed and known.access is closed.access
+
+
 # --- docs/spec.md §3.4: what a spider asking for robots.txt is given -------------------------
 
 

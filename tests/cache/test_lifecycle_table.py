@@ -82,6 +82,13 @@ def closed() -> OriginLifecycle:
     return origin
 
 
+def retrying_soon() -> OriginLifecycle:
+    """A first 503 that requests wait a quick retry for, at T0 + 2."""
+    origin = fetching()
+    origin.fetched(BUSY, T0, WAIT)
+    return origin
+
+
 def retrying() -> OriginLifecycle:
     origin = closed()
     origin.flight(Start.RETRY, T0 + 3)
@@ -147,6 +154,7 @@ WALKS: dict[tuple[Phase, Event, str], Walk] = {
     (Phase.EXPIRED, Event.FLIGHT, "ask"): lambda: (fresh(), T0 + DAY, (Start.ASK,)),
     (Phase.EXPIRED, Event.FLIGHT, "fetch"): lambda: (fresh(), T0 + DAY, (Start.FETCH,)),
     (Phase.OUTAGE, Event.ASKED, "closed, settled"): lambda: (closed(), T0 + 0.5, ()),
+    (Phase.OUTAGE, Event.ASKED, "a quick retry under way"): lambda: (retrying_soon(), T0 + 1, ()),
     (Phase.OUTAGE, Event.ASKED, "12 hours in, a copy"): lambda: (
         fresh_then(DOWN, T0 + DAY + 1),
         T0 + DAY + 13 * HOUR,
@@ -154,6 +162,11 @@ WALKS: dict[tuple[Phase, Event, str], Walk] = {
     ),
     (Phase.OUTAGE, Event.ASKED, "12 hours in, no copy"): lambda: (closed(), T0 + 12 * HOUR, ()),
     (Phase.OUTAGE, Event.FLIGHT, "retry"): lambda: (closed(), T0 + 3, (Start.RETRY,)),
+    (Phase.OUTAGE, Event.FETCHED, "a quick retry's 2xx"): lambda: (
+        retrying_soon(),
+        T0 + 2,
+        (answer(FetchKind.SUCCESS, 200, 2), WaitBudget(T0, 8.0)),
+    ),
     (Phase.OUTAGE, Event.FETCHED, "2xx, nobody waits"): lambda: (
         retrying(),
         T0 + 3,
