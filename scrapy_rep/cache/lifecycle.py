@@ -262,7 +262,7 @@ class OriginLifecycle:
 
     def loaded(self, record: OriginRecord | None, now: float) -> Effects:
         """The store's record, read at the start of a flight."""
-        self.record = self._trusted(record, now)
+        self.record = _trusted(record, now, self._rules)
         self._last = None
         decision = decide(self.record, now, self._rules.config)
         self._fetching = self._waiting = decision.action is Action.FETCH
@@ -286,7 +286,7 @@ class OriginLifecycle:
 
     def shared(self, record: OriginRecord | None, now: float, budget: WaitBudget | None) -> Effects:
         """Another process fetched for this one (docs/spec.md §3.5)."""
-        trusted = self._trusted(record, now)
+        trusted = _trusted(record, now, self._rules)
         decision = decide(trusted, now, self._rules.config)
         if trusted is None or decision.action is Action.FETCH:
             return _FETCH_HERE  # not shareable (a no-store body is not stored): fetch here
@@ -369,14 +369,9 @@ class OriginLifecycle:
 
     @property
     def size(self) -> int:
-        """Bytes of robots.txt this lifecycle keeps alive (one object once).
-
-        Bodies only (REP_MEMORY_MAX_BYTES's unit): the objects around them are
-        bounded by the origin count. Counting them here too (a kilobyte each,
-        once) capped a broad crawl's live origins near 30,000 whatever the
-        setting, and a breadth-first crawl past that evicted every answer
-        just before its origin's next request (docs/benchmarks.md, "At scale").
-        """
+        """Bytes of robots.txt kept alive (one object once): bodies only, as the
+        objects around them are bounded by the origin count; counting those
+        too capped a broad crawl near 30,000 origins (docs/benchmarks.md, "At scale")."""
         body = self.record.good_body if self.record is not None else None
         size = len(body) if body else 0
         kept = self.outcome.body if self.outcome is not None else None
@@ -415,7 +410,7 @@ class OriginLifecycle:
         ``now`` is None."""
         new = not self._holds(decision)
         if new:
-            self._key, self.access = _key(decision), self._access_of(decision)
+            self._key, self.access = _key(decision), _access_of(decision, self._rules)
             self._last = None
         use = self._use(decision, now)
         if not new and not outcomes:
@@ -441,13 +436,6 @@ class OriginLifecycle:
     def _holds(self, decision: Decision) -> bool:
         return self.access is not None and self._key == _key(decision)
 
-    def _access_of(self, decision: Decision) -> Access:
-        try:
-            return decision.access(self._rules.parse)
-        except Exception as exc:  # the engine promises not to raise; be safe anyway
-            logger.exception("Parsing a robots.txt failed (%s)", decision.reason)
-            return Access(AccessState.ALLOW_ALL, None, f"robots.txt unparsable ({exc!r})")
-
     def _adopt(self, record: OriginRecord, outcome: FetchOutcome | None) -> None:
         """A new record: the next answer settles (and announces) again."""
         self.record, self._fetching = record, False
@@ -456,19 +444,28 @@ class OriginLifecycle:
             self.outcome, self.outcome_record = outcome, record
             self._unannounced = outcome
 
-    def _trusted(self, record: OriginRecord | None, now: float) -> OriginRecord | None:
-        """A stored record, its expiry capped by the policy; one from the future is absent."""
-        if record is None:
-            return None
-        trusted = loaded_record(record, now, self._rules.config)
-        if trusted is None and not self._rules.warned_future:
-            self._rules.warned_future = True
-            logger.warning(
-                "The robots.txt cache holds a record fetched in the future (%s); "
-                "records like it are ignored and fetched again",
-                record.reason,
-            )
-        return trusted
+
+def _access_of(decision: Decision, rules: LifecycleRules) -> Access:
+    try:
+        return decision.access(rules.parse)
+    except Exception as exc:  # the engine promises not to raise; be safe anyway
+        logger.exception("Parsing a robots.txt failed (%s)", decision.reason)
+        return Access(AccessState.ALLOW_ALL, None, f"robots.txt unparsable ({exc!r})")
+
+
+def _trusted(record: OriginRecord | None, now: float, rules: LifecycleRules) -> OriginRecord | None:
+    """A stored record, its expiry capped by the policy; one from the future is absent."""
+    if record is None:
+        return None
+    trusted = loaded_record(record, now, rules.config)
+    if trusted is None and not rules.warned_future:
+        rules.warned_future = True
+        logger.warning(
+            "The robots.txt cache holds a record fetched in the future (%s); "
+            "records like it are ignored and fetched again",
+            record.reason,
+        )
+    return trusted
 
 
 def _recorded(
