@@ -241,7 +241,12 @@ ROOMS: dict[str, Room] = {
     "cache/policy.py": Room("scrapy_rep/cache/policy.py", CACHE_TESTS),
     "cache/lifecycle.py": Room(
         "scrapy_rep/cache/lifecycle.py",
-        ("tests/cache/test_lifecycle.py", "tests/cache/test_lifecycle_edges.py", *CACHE_TESTS),
+        (
+            "tests/cache/test_lifecycle.py",
+            "tests/cache/test_lifecycle_edges.py",
+            "tests/cache/test_lifecycle_table.py",
+            *CACHE_TESTS,
+        ),
     ),
     "cache/pace.py": Room("scrapy_rep/cache/pace.py", PACE_TESTS),
     "tools/tester/server.py": Room("scrapy_rep/tools/tester/server.py", TESTER_TESTS),
