@@ -108,6 +108,12 @@ def _json(data: Any, status: int = 200) -> web.Response:
     return _answer(json.dumps(data, ensure_ascii=True).encode("ascii"), "application/json", status)
 
 
+async def _sent(request: web.Request, response: web.StreamResponse) -> None:
+    """The whole answer handed to the connection (aiohttp then has it sent)."""
+    await response.prepare(request)
+    await response.write_eof()
+
+
 class Routes:
     """The Tester's routes for one run: its config, names, port and workers."""
 
@@ -121,7 +127,18 @@ class Routes:
 
     @web.middleware
     async def guarded(self, request: web.Request, handler: Handler) -> web.StreamResponse:
-        """The Host check before anything; every refusal as JSON; the headers."""
+        """The Host check before anything; the answer, sent within its deadline."""
+        response = await self._answered(request, handler)
+        try:
+            await asyncio.wait_for(_sent(request, response), self.config.limits.request_timeout)
+        except asyncio.TimeoutError:  # a client that does not read holds nothing for long
+            if request.transport is not None:
+                request.transport.abort()
+            raise ConnectionResetError("the answer was not read in time") from None
+        return response
+
+    async def _answered(self, request: web.Request, handler: Handler) -> web.StreamResponse:
+        """The route's answer; every refusal as JSON; a bug as 500, its text unsaid."""
         try:
             given = request.headers.getall("Host", [])
             if len(given) != 1 or not request.raw_path.startswith("/"):  # no proxy form

@@ -10,6 +10,7 @@ own parameters (``Limits``), made small here; nothing sleeps.
 
 from __future__ import annotations
 
+import json
 import os
 import select
 import socket
@@ -370,3 +371,32 @@ def test_connections_at_once_are_bounded(start_tester: Callable[..., Running]) -
     deadline = time.monotonic() + PATIENCE  # the held threads see their clients go
     while status_of(get(port, "/", f"127.0.0.1:{port}")) != 200:
         assert time.monotonic() < deadline, "never served again"
+
+
+def test_a_client_that_does_not_read_its_answer_is_let_go(
+    start_tester: Callable[..., Running],
+) -> None:
+    """An answer far larger than the sockets' buffers (10,000 rows, each
+    naming its 600-byte URL: about 14 MB), asked for by a client that never
+    reads: once the answer's deadline passes, the Tester drops the connection
+    and its place is free (here the only place), instead of holding it, and
+    the answer in memory, for as long as the client likes."""
+    from scrapy_rep.tools.tester.guard import Limits
+
+    tester = start_tester(limits=Limits(request_timeout=1.0, max_connections=1))
+    port = tester.server.server_address[1]
+    data = {
+        "robots": "User-agent: *\nDisallow: /a\n",
+        "urls": [f"/p{n:03}" + "x" * 600 for n in range(100)],
+        "agents": [f"bot{n}" for n in range(100)],
+    }
+    body = json.dumps(data).encode()
+    with socket.socket() as reader:
+        reader.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # before connecting
+        reader.settimeout(PATIENCE)
+        reader.connect(("127.0.0.1", port))
+        reader.sendall(post_head(tester, f"Content-Length: {len(body)}") + body)
+        deadline = time.monotonic() + PATIENCE * 3
+        while (answer := status_of(get(port, "/", f"127.0.0.1:{port}"))) == 503:
+            assert time.monotonic() < deadline, "a client that does not read kept its place"
+        assert answer == 200
