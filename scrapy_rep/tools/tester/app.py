@@ -101,7 +101,8 @@ def _static(name: str) -> bytes:
 
 
 def _answer(body: bytes, content_type: str, status: int = 200) -> web.Response:
-    return web.Response(body=body, status=status, headers={**_HEADERS, "Content-Type": content_type})
+    headers = {**_HEADERS, "Content-Type": content_type}
+    return web.Response(body=body, status=status, headers=headers)
 
 
 def _json(data: Any, status: int = 200) -> web.Response:

@@ -16,6 +16,7 @@ the bound on connections open at once (503 past it), and ``serve()``, what
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ipaddress
 import logging
 import socket
@@ -109,7 +110,7 @@ class TesterServer:
         self._lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stop: asyncio.Event | None = None
-        self._stopping = False
+        self._started = self._stopping = False
         self._stopped = threading.Event()
 
     @property
@@ -119,19 +120,17 @@ class TesterServer:
         return f"http://{shown}:{port}/"
 
     def serve_forever(self, poll_interval: float = 0.5) -> None:
-        """Serve until ``shutdown`` or Ctrl+C (raised again once stopped).
-        ``poll_interval`` is ``socketserver``'s, unused: the loop wakes when told."""
+        """Serve on a new event loop until ``shutdown``; in a thread with no
+        loop running (``serve`` gives it one). ``poll_interval`` is
+        ``socketserver``'s, unused: the loop wakes when told."""
+        with self._lock:
+            if self._stopping:
+                return
+            self._started = True
         loop = asyncio.new_event_loop()
-        task = loop.create_task(self._serving())
         try:
-            loop.run_until_complete(task)
-        finally:  # Ctrl+C lands here mid-loop: the task stops its site and connections
-            if not task.done():
-                task.cancel()
-                try:
-                    loop.run_until_complete(task)
-                except BaseException:  # the cancellation itself, or Ctrl+C again
-                    pass
+            loop.run_until_complete(self._serving())
+        finally:
             loop.close()
             self._stopped.set()
 
@@ -179,12 +178,11 @@ class TesterServer:
         """Stop ``serve_forever`` (from another thread) and wait until it has."""
         with self._lock:
             self._stopping = True
-            loop, stop = self._loop, self._stop
+            started, loop, stop = self._started, self._loop, self._stop
         if loop is not None and stop is not None:
-            try:
+            with contextlib.suppress(RuntimeError):  # its loop has closed already
                 loop.call_soon_threadsafe(stop.set)
-            except RuntimeError:  # its loop has closed already
-                pass
+        if started:
             self._stopped.wait()
 
     def server_close(self) -> None:
@@ -242,10 +240,16 @@ def serve(config: TesterConfig, host: str = "127.0.0.1", port: int = 8765) -> in
             file=sys.stderr,
         )
     print(f"robots.txt tester: {server.url} (Ctrl+C to stop)", flush=True)
+    # Its loop in a thread of its own: this thread may have one already (an
+    # installed reactor's), and Ctrl+C lands here, where the wait is.
+    serving = threading.Thread(target=server.serve_forever, name="tester", daemon=True)
+    serving.start()
     try:
-        server.serve_forever()
+        while serving.is_alive():
+            serving.join(0.5)
     except KeyboardInterrupt:
         pass
     finally:
+        server.shutdown()
         server.server_close()
     return 0

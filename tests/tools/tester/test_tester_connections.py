@@ -26,7 +26,7 @@ from scrapy_rep.tools.tester.guard import Limits
 from scrapy_rep.tools.tester.server import make_server
 
 from .conftest import Running
-from .test_tester_security import PATIENCE, exchange, get, status_of
+from .test_tester_security import PATIENCE, get, status_of
 
 
 def connect(port: int) -> closing[socket.socket]:

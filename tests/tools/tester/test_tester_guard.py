@@ -164,7 +164,7 @@ def test_trailer_fields_count_with_the_headers(
     headers = [f"X-H{n}: 1" for n in range(200)]
     many_headers = exchange(port, post_head(tester, *headers, "Content-Length: 2") + b"{}")
     statuses = [status_of(exchange(port, head + trailers(n))) for n in (31, 100, 200)]
-    assert statuses + [status_of(many_headers)] == [200, 200, 400, 400]
+    assert [*statuses, status_of(many_headers)] == [200, 200, 400, 400]
 
 
 # --- the Host header ---------------------------------------------------------------------
