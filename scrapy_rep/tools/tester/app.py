@@ -44,7 +44,6 @@ from typing import Any, Final
 from urllib.parse import parse_qs
 
 from aiohttp import web
-from aiohttp.web_protocol import RequestPayloadError
 
 from scrapy_rep.tools.tester import calls
 from scrapy_rep.tools.tester.calls import TesterConfig, json_object
@@ -81,7 +80,8 @@ _HEADERS: Final = {
     "Referrer-Policy": "no-referrer",
     "Cache-Control": "no-store",
 }
-#: A GET call's answer from the query; a POST call's from the JSON body.
+#: A GET call's answer from the query; a POST call's from the JSON body. Each
+#: is looked up in ``calls`` when it runs (a test may count or break one).
 _GETS: Final[dict[str, Callable[[TesterConfig, Any], dict[str, Any]]]] = {
     "/api/live": lambda config, query: calls.live(config, query),
     "/api/stored": lambda config, query: calls.stored(config, query),
@@ -206,7 +206,7 @@ class Routes:
             raise Refused(408, "the request took too long to arrive") from None
         except web.HTTPRequestEntityTooLarge:
             raise Refused(413, f"at most {limits.max_body} bytes") from None
-        except RequestPayloadError as exc:
+        except web.RequestPayloadError as exc:
             raise Refused(400, f"a badly framed body: {exc}") from None
 
 
