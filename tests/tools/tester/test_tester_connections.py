@@ -10,14 +10,18 @@ from __future__ import annotations
 
 import http.client
 import json
+import os
 import resource
 import selectors
 import socket
 import struct
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable
 from contextlib import ExitStack, closing
+from pathlib import Path
 
 import pytest
 
@@ -26,7 +30,7 @@ from scrapy_rep.tools.tester.guard import Limits
 from scrapy_rep.tools.tester.server import make_server
 
 from .conftest import Running
-from .test_tester_security import PATIENCE, get, status_of
+from .test_tester_security import PATIENCE, ROOT, get, status_of
 
 
 def connect(port: int) -> closing[socket.socket]:
@@ -251,3 +255,36 @@ def test_a_request_is_answered_while_a_thousand_idle_connections_are_open(
         ("/b", "allowed"),
     ]
     assert open_after == IDLE
+
+
+def test_the_bound_fits_the_open_files_limit(tmp_path: Path) -> None:
+    """``scrapy-rep tester`` under an open-files limit of 256 (hard: 512)
+    raises its own to 512 and holds 512 - 128 = 384 connections at once (the
+    rest of its descriptors are kept for its own files): it says so, and
+    the 385th is told 503 rather than refused by the kernel."""
+
+    def limited() -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (256, 512))
+
+    process = subprocess.Popen(
+        [sys.executable, "-m", "scrapy_rep.tools.cli", "tester", "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        preexec_fn=limited,
+    )
+    try:
+        assert process.stdout is not None
+        port = int(process.stdout.readline().rsplit(":", 1)[1].split("/")[0])
+        with ExitStack() as held:
+            for _ in range(384):
+                held.enter_context(connect(port))
+            with connect(port) as turned:
+                status = status_of(read_to_the_end(turned))
+    finally:
+        process.terminate()
+        _, err = process.communicate(timeout=PATIENCE)
+    assert status == 503
+    assert "note: at most 384 connections at once, not 2048" in err
