@@ -349,6 +349,13 @@ def test_scrapy_robots_serve_takes_the_projects_settings(scrapy_serve: Callable[
     assert config["store"].endswith(os.path.join(".scrapy", "robotstxt.sqlite3"))
 
 
+def test_scrapy_robots_serve_in_a_reactorless_project(scrapy_serve: Callable[..., dict]) -> None:
+    """The Tester runs its own event loop in a thread of its own: a project
+    without Twisted's reactor (Scrapy's reactorless mode) serves it alike."""
+    config = scrapy_serve("-s", "TWISTED_REACTOR_ENABLED=False")
+    assert config["agents"] == ["examplebot"]
+
+
 @pytest.fixture
 def scrapy_serve(command_path: str, tmp_path: Path) -> Callable[..., dict]:
     import shutil
