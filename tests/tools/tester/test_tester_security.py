@@ -356,7 +356,8 @@ def idle_connections(port: int, count: int) -> Iterator[list[socket.socket]]:
 
 def test_connections_at_once_are_bounded(start_tester: Callable[..., Running]) -> None:
     """Half-open connections hold at most ``max_connections`` places; the
-    rest are told 503 at once; and the Tester serves again once they go."""
+    rest are told 503 at once; the Tester serves again once they go, and
+    the bound holds as before (each place given back once)."""
     from scrapy_rep.tools.tester.guard import Limits
 
     tester = start_tester(limits=Limits(request_timeout=PATIENCE * 3, max_connections=4))
@@ -368,9 +369,11 @@ def test_connections_at_once_are_bounded(start_tester: Callable[..., Running]) -
         assert [sock.fileno() > 0 for sock in held] == [True] * 4
     assert [status_of(answer) for answer in answers] == [503] * 6
     assert during <= 4
-    deadline = time.monotonic() + PATIENCE  # the held threads see their clients go
+    deadline = time.monotonic() + PATIENCE  # the Tester sees the held ones go
     while status_of(get(port, "/", f"127.0.0.1:{port}")) != 200:
         assert time.monotonic() < deadline, "never served again"
+    with idle_connections(port, 4), idle_connections(port, 1) as [again]:
+        assert status_of(read_all(again)) == 503
 
 
 def test_a_client_that_does_not_read_its_answer_is_let_go(
