@@ -140,7 +140,6 @@ class TesterServer:
         limits = self.config.limits
         runner = web.AppRunner(
             app,
-            handle_signals=False,
             access_log=None,
             logger=_WIRE,
             shutdown_timeout=_STOPPING,

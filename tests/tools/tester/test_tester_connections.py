@@ -115,13 +115,20 @@ def test_a_connection_reset_by_its_client_gives_its_place_back(
 
 def test_closing_the_tester_does_not_wait_for_an_idle_connection() -> None:
     """Ctrl+C (``server_close``) with a browser's idle connection open: the
-    Tester closes at once, not when that connection's deadline passes."""
+    Tester closes at once, not when that connection's deadline passes; it
+    ends that connection, and its worker threads go (it may be one server
+    of many in a process, as in these tests)."""
     server = make_server(tester_server.TesterConfig(limits=Limits(request_timeout=PATIENCE * 3)))
     serving = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
     serving.start()
     port = server.server_address[1]
-    with connect(port):
+    headers = {"X-Tester-Token": server.config.token, "Content-Type": "application/json"}
+    with connect(port) as idle:
         assert status_of(get(port, "/", f"127.0.0.1:{port}")) == 200  # the idle one is taken
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=PATIENCE)
+        connection.request("POST", "/api/test", b'{"robots": ""}', headers)  # a worker's answer
+        assert connection.getresponse().status == 200
+        connection.close()
 
         def close() -> None:
             server.shutdown()
@@ -131,9 +138,14 @@ def test_closing_the_tester_does_not_wait_for_an_idle_connection() -> None:
         closer.start()
         closer.join(PATIENCE)
         closed_at_once = not closer.is_alive()
+        ended = read_to_the_end(idle)
     closer.join(PATIENCE * 3)
     serving.join(PATIENCE)
     assert closed_at_once
+    assert ended == b""  # ended by the Tester: the read did not wait for PATIENCE
+    deadline = time.monotonic() + PATIENCE
+    while any(thread.name.startswith("tester") for thread in threading.enumerate()):
+        assert time.monotonic() < deadline, "the Tester's worker threads outlived it"
 
 
 def test_a_burst_of_connections_is_taken_at_once_not_after_syn_retries() -> None:
