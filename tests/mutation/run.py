@@ -88,9 +88,9 @@ CACHE_TESTS = (
 PACE_TESTS = ("tests/cache/test_pace_edges.py", "tests/cache/storage/test_storage_pace.py")
 _API = "tests/tools/tester/test_tester_api.py::"
 _SECURITY = "tests/tools/tester/test_tester_security.py::"
-#: The Tester's server and its request guard: a real server on 127.0.0.1 driven
-#: over HTTP and raw sockets. Not the browser tests (slow), nor those that start
-#: the Tester in another process (which never imports the mutant).
+#: The Tester's server (server, app, calls) and its request guard: a real server
+#: on 127.0.0.1 driven over HTTP and raw sockets. Not the browser tests (slow),
+#: nor those that start the Tester in another process (which never imports the mutant).
 TESTER_TESTS = (
     "tests/tools/tester/test_tester_guard.py",
     "tests/tools/tester/test_tester_server.py",
@@ -250,6 +250,8 @@ ROOMS: dict[str, Room] = {
     ),
     "cache/pace.py": Room("scrapy_rep/cache/pace.py", PACE_TESTS),
     "tools/tester/server.py": Room("scrapy_rep/tools/tester/server.py", TESTER_TESTS),
+    "tools/tester/app.py": Room("scrapy_rep/tools/tester/app.py", TESTER_TESTS),
+    "tools/tester/calls.py": Room("scrapy_rep/tools/tester/calls.py", TESTER_TESTS),
     "tools/tester/guard.py": Room("scrapy_rep/tools/tester/guard.py", TESTER_TESTS),
     # the shell
     "cache/storage/redis/urls.py": Room("scrapy_rep/cache/storage/redis/urls.py", REDIS_URL_TESTS),
