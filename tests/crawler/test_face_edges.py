@@ -10,7 +10,6 @@ held at the server (``Gate``) where a test needs requests waiting for it.
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import AsyncIterator
 from contextlib import ExitStack
 from pathlib import Path
@@ -27,7 +26,6 @@ from scrapy_rep.crawler.middleware import RobotsTxtMiddleware
 
 from .conftest import SETTINGS, ArrivingSpider, RecordingSpider, crawl, spider_of, stats
 from .servers import Redirect, Reply, SiteServer
-from .test_early import SlowFirstSpider
 from .test_stops import Gate, _closing
 
 PAGES = 4
@@ -218,33 +216,6 @@ async def test_spec_3_4_origins_held_are_bounded_by_a_quarter_of_the_memory_budg
         crawler = await crawl([site.url("/a") for site in sites], {"REP_MEMORY_MAX_BYTES": MEMORY})
     assert len(spider_of(crawler).got) == 12
     assert stats(crawler)["robotstxt/now/known"] == (MEMORY // 4) // len(body) == 10
-
-
-@deferred_f_from_coro_f
-async def test_scrapy_robots_txt_fetched_early_again_once_the_one_ahead_was_asked_for() -> None:
-    """docs/decisions.md, "Robots-aware scheduling": with room for one answer
-    ahead of its requests (REP_MEMORY_MAX_ORIGINS = 2), a robots.txt fetched
-    early counts as ahead only until its request comes; then the next origin's
-    is fetched early too, while its page waits in the scheduler behind a slow
-    one, and that page finds its verdict known (a hit, not a wait)."""
-
-    def slow_page(host: str) -> Reply:
-        time.sleep(1.0)
-        return Reply(200, b"slow")
-
-    rules = Reply(200, b"User-agent: *\nDisallow: /private\n")
-    with (
-        SiteServer({"/robots.txt": rules, "/slow": slow_page}) as busy,
-        SiteServer({"/robots.txt": rules}) as other,
-    ):
-        settings = {**SETTINGS, "CONCURRENT_REQUESTS": 1, "REP_MEMORY_MAX_ORIGINS": 2}
-        crawler = get_crawler(SlowFirstSpider, settings)
-        await crawler.crawl_async(urls=[busy.url("/slow"), other.url("/page")])
-        other_hits = other.paths()
-    assert spider_of(crawler).got == [busy.url("/slow"), other.url("/page")]
-    assert other_hits == ["/robots.txt", "/page"]
-    assert stats(crawler).get("robotstxt/cache/miss", 0) <= 1  # the busy origin's, if any
-    assert stats(crawler)["robotstxt/cache/hit"] >= 1
 
 
 @deferred_f_from_coro_f

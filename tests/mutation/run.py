@@ -170,10 +170,12 @@ MIDDLEWARE_TESTS = (
     _EXTRAS + "test_crawl_delay.py::test_scrapy_crawl_delay_slows_its_origin_and_no_other",
 )
 #: The spider middleware: requests dropped before the scheduler (their
-#: errbacks' outputs), robots.txt fetched early, page rules, usage.
+#: errbacks' outputs, those Scrapy's offsite filter lets through), robots.txt
+#: fetched early, page rules, usage.
 SPIDER_MIDDLEWARE_TESTS = (
     "tests/crawler/test_early.py",
     "tests/crawler/test_early_errbacks.py",
+    "tests/crawler/test_early_offsite.py",
     "tests/cache/test_arrivals.py",
     "tests/crawler/test_page_directives.py",
     "tests/crawler/test_usage.py",
