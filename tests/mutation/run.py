@@ -187,6 +187,7 @@ RESOLVER_TESTS = (
     "tests/cache/test_cache_resolver.py",
     "tests/crawler/test_resolver.py",
     "tests/cache/test_arrivals.py",
+    "tests/cache/test_arrivals_resolved.py",
     "tests/cache/test_cache_crawls.py",
     "tests/cache/test_cache_spider_robots.py",
     "tests/crawler/test_face_edges.py",
