@@ -181,20 +181,30 @@ async def test_scrapy_tokens_source_names_the_setting_they_come_from(
 
 
 @deferred_f_from_coro_f
-async def test_scrapy_robots_txt_redirected_to_another_origins_answers_for_it_too() -> None:
+async def test_scrapy_robots_txt_redirected_to_another_origins_answers_for_it_too(
+    tmp_path: Path,
+) -> None:
     """docs/decisions.md: a robots.txt that redirects to another origin's own
     /robots.txt (http to https, say) answers for that origin too: that
-    origin's requests that come later meet its rules without a fetch."""
+    origin's requests that come later meet its rules without a fetch (cache
+    hits), and so does a crawl that comes after, from the store."""
     rules = b"User-agent: *\nDisallow: /private\n"
+    store = {"REP_STORAGE": "sqlite", "REP_STORAGE_PATH": str(tmp_path / "robots.sqlite3")}
     with SiteServer({"/robots.txt": Reply(200, rules)}) as target, SiteServer() as site:
         site.routes["/robots.txt"] = Redirect(target.url("/robots.txt", "localhost"))
         later = [target.url("/open", "localhost"), target.url("/private/x", "localhost")]
-        crawler = await crawl([site.url("/a")], {}, ArrivingSpider, waves=[later])
+        crawler = await crawl([site.url("/a")], store, ArrivingSpider, waves=[later])
+        again = await crawl([later[1]], store)
+        asked = target.count("/robots.txt")
     spider = spider_of(crawler)
     assert site.paths() == ["/robots.txt", "/a"]
     assert target.paths() == ["/robots.txt", "/open"]  # asked once, for both origins
     assert sorted(spider.got) == [site.url("/a"), target.url("/open", "localhost")]
     assert isinstance(spider.dropped[later[1]], ForbiddenByRobotsTxt)
+    assert stats(crawler)["robotstxt/cache/hit"] == 2  # the other origin's two requests
+    assert isinstance(spider_of(again).dropped[later[1]], ForbiddenByRobotsTxt)
+    assert stats(again).get("robotstxt/request_count", 0) == 0
+    assert asked == 1  # the store had it
 
 
 #: REP_MEMORY_MAX_BYTES at its floor (16 MiB): a quarter of it for the copies
