@@ -231,11 +231,14 @@ async def test_spec_3_4_origins_held_are_bounded_by_a_quarter_of_the_memory_budg
 @deferred_f_from_coro_f
 async def test_scrapy_spiders_own_robots_txt_goes_to_the_site_when_it_is_unreachable() -> None:
     """docs/decisions.md: the robots.txt URL itself is always allowed. Its
-    origin unreachable (503), the spider's own request for it is not dropped:
-    with no answer to replay, it goes to the site, and the spider sees the 503."""
+    origin known to be unreachable (503: a page is dropped), the spider's own
+    request for it that comes next is not dropped, not even before the
+    scheduler: with no answer to replay, it goes to the site, and the spider
+    sees the 503."""
     with SiteServer({"/robots.txt": Reply(503)}) as site:
-        crawler = await crawl([site.url("/robots.txt")])
+        robots = site.url("/robots.txt")
+        crawler = await crawl([site.url("/p")], {}, ArrivingSpider, waves=[[robots]])
     spider = spider_of(crawler)
-    assert spider.dropped == {}
+    assert list(spider.dropped) == [site.url("/p")]
     assert site.paths() == ["/robots.txt", "/robots.txt"]  # the middleware's, the spider's
-    assert list(spider.failed) == [site.url("/robots.txt")]  # HTTP 503, Scrapy's own error
+    assert list(spider.failed) == [robots]  # HTTP 503, Scrapy's own error
