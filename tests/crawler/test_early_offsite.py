@@ -69,9 +69,13 @@ async def test_scrapy_without_the_offsite_filter_every_request_is_checked_early(
     scheduler, those off the spider's domains included."""
     settings = {"DOWNLOADER_MIDDLEWARES": {OFFSITE: None}}
     with SiteServer({"/robots.txt": ROBOTS}) as site:
-        first, later = site.url("/open", "localhost"), site.url("/private/x", "localhost")
+        # filtered requests (no dont_filter): with the filter on, both would be dropped
+        first, later = (
+            Request(site.url(path, "localhost"), meta={"filtered": True})
+            for path in ("/open", "/private/x")
+        )
         crawler = await crawl([first], settings, OnSiteSpider, waves=[[later]])
     spider = spider_of(crawler)
-    assert spider.got == [first]
-    assert isinstance(spider.dropped[later], ForbiddenByRobotsTxt)
+    assert spider.got == [first.url]
+    assert isinstance(spider.dropped[later.url], ForbiddenByRobotsTxt)
     assert stats(crawler)["robotstxt/dropped_early"] == 1
