@@ -11,6 +11,7 @@ plain generator and an async generator.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
@@ -22,6 +23,7 @@ from scrapy.utils.defer import deferred_f_from_coro_f
 from scrapy.utils.test import get_crawler
 from twisted.python.failure import Failure
 
+from scrapy_rep import signals as rep_signals
 from scrapy_rep.crawler.errors import ForbiddenByRobotsTxt
 
 from .conftest import SETTINGS, RecordingSpider, stats
@@ -43,12 +45,24 @@ class ErrbackSpider(RecordingSpider):
         base = self.urls[0]
         assert isinstance(base, str)
         self.base = base
+        resolved = asyncio.Event()
+        self.crawler.signals.connect(
+            lambda **_: resolved.set(), rep_signals.robotstxt_resolved, weak=False
+        )
         yield Request(base + "/sync", callback=self.parse_sync)
         yield Request(base + "/async", callback=self.parse_async)
+        await asyncio.wait_for(resolved.wait(), 10)
+        # among the start requests: what the errback gives goes the start's way
+        yield Request(base + "/private/start", errback=self.none)
+        yield Request(base + "/private/start-listed", errback=self.from_start)
 
     def _seen(self, name: str, failure: Failure) -> None:
         assert isinstance(failure.value, ForbiddenByRobotsTxt)
         self.failures.append((name, failure.request.url))  # type: ignore[attr-defined]
+
+    def from_start(self, failure: Failure) -> list[Request]:
+        self._seen("from_start", failure)
+        return [self._page("/from/start")]
 
     def _page(self, path: str) -> Request:
         return Request(self.base + path, callback=self.parse)
@@ -138,6 +152,7 @@ async def test_scrapy_errbacks_of_requests_dropped_early_give_what_takes_their_p
         "/from/listed",
         "/from/many",
         "/from/one",
+        "/from/start",
         "/open/async",
         "/open/sync",
     ]
@@ -156,11 +171,13 @@ async def test_scrapy_errbacks_of_requests_dropped_early_give_what_takes_their_p
             ("listed", "/private/listed"),
             ("quiet", "/private/quiet"),
             ("breaks", "/private/breaks"),
+            ("none", "/private/start"),
+            ("from_start", "/private/start-listed"),
         ]
     )
     counts = stats(crawler)
-    assert counts["robotstxt/forbidden"] == 10
-    assert counts["robotstxt/dropped_early"] == 10  # none reached the scheduler
+    assert counts["robotstxt/forbidden"] == 12
+    assert counts["robotstxt/dropped_early"] == 12  # none reached the scheduler
     for path in ("/private/fails", "/private/breaks"):
         assert f"The errback of <GET {site.url(path)}> failed" in caplog.text
     assert counts["finish_reason"] == "finished"
