@@ -234,11 +234,13 @@ async def test_scrapy_spiders_own_robots_txt_goes_to_the_site_when_it_is_unreach
     origin known to be unreachable (503: a page is dropped), the spider's own
     request for it that comes next is not dropped, not even before the
     scheduler: with no answer to replay, it goes to the site, and the spider
-    sees the 503."""
+    sees the 503. A URL with a query is not the robots.txt URL (docs/spec.md
+    §1.2): dropped before the scheduler like any page of the origin."""
     with SiteServer({"/robots.txt": Reply(503)}) as site:
-        robots = site.url("/robots.txt")
-        crawler = await crawl([site.url("/p")], {}, ArrivingSpider, waves=[[robots]])
+        robots, queried = site.url("/robots.txt"), site.url("/robots.txt?x=1")
+        crawler = await crawl([site.url("/p")], {}, ArrivingSpider, waves=[[robots, queried]])
     spider = spider_of(crawler)
-    assert list(spider.dropped) == [site.url("/p")]
+    assert sorted(spider.dropped) == [site.url("/p"), queried]
+    assert stats(crawler)["robotstxt/dropped_early"] == 1
     assert site.paths() == ["/robots.txt", "/robots.txt"]  # the middleware's, the spider's
     assert list(spider.failed) == [robots]  # HTTP 503, Scrapy's own error
