@@ -193,6 +193,7 @@ RESOLVER_TESTS = (
     "tests/cache/test_cache_spider_robots.py",
     "tests/cache/test_spider_robots_learned.py",
     "tests/crawler/test_face_edges.py",
+    "tests/crawler/test_proxies.py",
     "tests/crawler/test_early.py",
     "tests/crawler/test_fail_closed.py",
     "tests/crawler/test_origins.py",
