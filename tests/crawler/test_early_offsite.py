@@ -10,10 +10,11 @@ Real crawls through the add-on against a server on 127.0.0.1, asked for as
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import pytest
 from scrapy import Request
+from scrapy.downloadermiddlewares.offsite import OffsiteMiddleware
 from scrapy.utils.defer import deferred_f_from_coro_f
 
 from scrapy_rep.crawler.errors import ForbiddenByRobotsTxt
@@ -79,3 +80,31 @@ async def test_scrapy_without_the_offsite_filter_every_request_is_checked_early(
     assert spider.got == [first.url]
     assert isinstance(spider.dropped[later.url], ForbiddenByRobotsTxt)
     assert stats(crawler)["robotstxt/dropped_early"] == 1
+
+
+class OwnOffsite(OffsiteMiddleware):
+    """A project's own offsite filter: it keeps the crawl on 127.0.0.1 whatever
+    the spider's allowed_domains say."""
+
+    def should_follow(self, request: Request, spider: Any) -> bool:
+        return "//127.0.0.1:" in request.url
+
+
+class AnySiteSpider(OnSiteSpider):
+    name = "anysite"
+    allowed_domains: ClassVar[list[str]] = []
+
+
+@deferred_f_from_coro_f
+async def test_scrapy_no_robots_txt_for_an_origin_a_projects_own_offsite_filter_drops() -> None:
+    """A subclass of Scrapy's offsite filter decides on its own, even for a
+    spider without allowed_domains: the origin it drops is none of the
+    add-on's business, so its robots.txt is not fetched early either."""
+    settings = {"DOWNLOADER_MIDDLEWARES": {OFFSITE: None, f"{__name__}.OwnOffsite": 50}}
+    with SiteServer({"/robots.txt": ROBOTS}) as site:
+        kept = Request(site.url("/a"), meta={"filtered": True})
+        dropped = Request(site.url("/b", "localhost"), meta={"filtered": True})
+        crawler = await crawl([kept, dropped], settings, AnySiteSpider)
+        hosts = [hit.host for hit in site.hits if hit.path == "/robots.txt"]
+    assert spider_of(crawler).got == [kept.url]
+    assert hosts == [f"127.0.0.1:{site.port}"]
