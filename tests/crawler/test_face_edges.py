@@ -244,24 +244,3 @@ async def test_scrapy_spiders_own_robots_txt_goes_to_the_site_when_it_is_unreach
     assert stats(crawler)["robotstxt/dropped_early"] == 1
     assert site.paths() == ["/robots.txt", "/robots.txt"]  # the middleware's, the spider's
     assert list(spider.failed) == [robots]  # HTTP 503, Scrapy's own error
-
-
-@deferred_f_from_coro_f
-async def test_scrapy_origins_held_are_let_go_least_recently_asked_first() -> None:
-    """docs/storage.md, "Memory": with room for two origins
-    (REP_MEMORY_MAX_ORIGINS), the one let go for a third is the one asked
-    least recently, not the one fetched first: an origin asked again stays
-    held, and its next request needs no fetch."""
-    rules = Reply(200, b"User-agent: *\nDisallow: /private\n")
-    with ExitStack() as stack:
-        a, b, c = (stack.enter_context(SiteServer({"/robots.txt": rules})) for _ in range(3))
-        waves = [[a.url("/2")], [c.url("/1")], [a.url("/3")]]
-        crawler = await crawl(
-            [a.url("/1"), b.url("/1")],
-            {"REP_MEMORY_MAX_ORIGINS": 2},
-            ArrivingSpider,
-            waves=waves,
-        )
-    assert len(spider_of(crawler).got) == 5
-    assert a.paths() == ["/robots.txt", "/1", "/2", "/3"]  # asked again: held
-    assert b.paths() == ["/robots.txt", "/1"]
