@@ -152,28 +152,54 @@ TURNS_TESTS = (
     _EXTRAS + "test_pace_gaps.py::"
     "test_crawl_delay_holds_from_the_first_page_when_turns_wait_for_a_place",
 )
-#: The face: what a crawl sees of the downloader middleware.
+#: The face: what a crawl sees of the downloader middleware, requests that
+#: come over the crawl (an outage's retry started before the scheduler) first;
+#: its one crawl-delay test (6 s) last.
 MIDDLEWARE_TESTS = (
-    "tests/crawler/test_middleware.py",
     "tests/crawler/test_early.py",
+    "tests/cache/test_arrivals.py",
+    "tests/crawler/test_face_edges.py",
+    "tests/cache/test_spider_robots_learned.py",
+    "tests/crawler/test_middleware.py",
+    "tests/crawler/test_origins.py",
+    "tests/cache/test_cache_spider_robots.py",
     "tests/crawler/test_fail_closed.py",
+    "tests/crawler/test_usage.py",
     "tests/crawler/test_status.py",
     "tests/crawler/test_stops.py",
+    "tests/cache/test_cache_crawls.py",
+    _EXTRAS + "test_crawl_delay.py::test_scrapy_crawl_delay_slows_its_origin_and_no_other",
 )
-#: The spider middleware: requests dropped before the scheduler, page rules, usage.
+#: The spider middleware: requests dropped before the scheduler (their
+#: errbacks' outputs, those Scrapy's offsite filter lets through), robots.txt
+#: fetched early, page rules, usage.
 SPIDER_MIDDLEWARE_TESTS = (
     "tests/crawler/test_early.py",
+    "tests/crawler/test_early_errbacks.py",
+    "tests/crawler/test_early_offsite.py",
+    "tests/cache/test_arrivals.py",
     "tests/crawler/test_page_directives.py",
     "tests/crawler/test_usage.py",
     "tests/crawler/test_startup.py",
 )
-#: How a request's origin is resolved: the fetch it waits for, shared or not.
+#: How a request's origin is resolved: the fetch it waits for, shared or not,
+#: the resolver on its own first, then the crawls that go through it.
 RESOLVER_TESTS = (
+    "tests/cache/test_cache_resolver.py",
     "tests/crawler/test_resolver.py",
+    "tests/cache/test_arrivals.py",
+    "tests/cache/test_arrivals_resolved.py",
+    "tests/cache/test_cache_crawls.py",
+    "tests/cache/test_cache_spider_robots.py",
+    "tests/cache/test_spider_robots_learned.py",
+    "tests/crawler/test_face_edges.py",
+    "tests/crawler/test_proxies.py",
     "tests/crawler/test_early.py",
     "tests/crawler/test_fail_closed.py",
     "tests/crawler/test_origins.py",
     "tests/crawler/test_middleware.py",
+    "tests/cache/test_forget_watch.py",
+    "tests/crawler/test_gauges.py",
 )
 #: ``scrapy-rep report``: its rows, filters and sorts, then the command.
 REPORT_TESTS = ("tests/tools/cli/test_cli_report.py",)
