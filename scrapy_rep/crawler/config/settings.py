@@ -9,8 +9,8 @@ crawl at start-up with a ``SettingError`` naming the setting, the value and
 what is accepted, instead of surfacing as odd behaviour hours later.
 
 Which settings there are, their defaults in words and their parsers is the
-schema, ``settings_table.SETTINGS`` (the settings reference is generated
-from it); how a value is parsed is ``setting_values``.
+schema, ``table.SETTINGS`` (the settings reference is generated
+from it); how a value is parsed is ``values``.
 """
 
 from __future__ import annotations

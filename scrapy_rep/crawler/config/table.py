@@ -5,7 +5,7 @@ settings through it, and the settings reference (docs/settings.md) is
 generated from it by ``docs/_ext/rep_settings.py``, so what is documented is
 what is read. To add a setting: a field of ``Config`` with its default, and
 one entry here (name, accepted values, what it does, the field and its
-parser from ``setting_values``).
+parser from ``values``).
 """
 
 from __future__ import annotations

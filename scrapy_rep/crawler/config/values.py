@@ -4,7 +4,7 @@ Each parser takes what a project wrote (a Scrapy setting, a spider attribute,
 a command-line string) and returns the parsed value or raises ``Rejected``
 with the values it accepts; ``read_setting`` turns that into a
 ``SettingError`` naming the setting. The schema (which setting, which
-parser, which default) is ``settings_table``; ``settings`` reads it.
+parser, which default) is ``table``; ``settings`` reads it.
 """
 
 from __future__ import annotations
