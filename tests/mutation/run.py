@@ -291,13 +291,16 @@ ROOMS: dict[str, Room] = {
     ),
     "crawler/access/resolver.py": Room("scrapy_rep/crawler/access/resolver.py", RESOLVER_TESTS),
     "crawler/page/page_rules.py": Room(
-        "scrapy_rep/crawler/page/page_rules.py", ("tests/crawler/test_page_directives.py",)
+        "scrapy_rep/crawler/page/page_rules.py",
+        ("tests/crawler/test_page_directives.py", "tests/crawler/test_page_nofollow.py"),
     ),
     "crawler/page/usage_check.py": Room(
-        "scrapy_rep/crawler/page/usage_check.py", ("tests/crawler/test_usage.py",)
+        "scrapy_rep/crawler/page/usage_check.py",
+        ("tests/crawler/test_usage.py", "tests/crawler/test_usage_responses.py"),
     ),
     "crawler/page/sitemaps.py": Room(
-        "scrapy_rep/crawler/page/sitemaps.py", (_EXTRAS + "test_sitemaps.py",)
+        "scrapy_rep/crawler/page/sitemaps.py",
+        (_EXTRAS + "test_sitemaps.py", _EXTRAS + "test_sitemaps_notes.py"),
     ),
 }
 
