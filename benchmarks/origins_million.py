@@ -189,7 +189,7 @@ async def run(store: str, origins: int, window: int, lookups: int, directory: st
 
 
 async def sqlite_figures(path: Path, origins: int, lookups: int) -> None:
-    from scrapy_rep.cache.storage.sqlite import SqliteStorage
+    from scrapy_rep.cache.storage.sqlite.store import SqliteStorage
 
     size = sum(
         Path(f"{path}{suffix}").stat().st_size

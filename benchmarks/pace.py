@@ -54,7 +54,7 @@ from many_hosts import ManyHosts  # noqa: E402
 from pace_harness import run_workers  # noqa: E402
 from pace_worker import REDIS_KEY  # noqa: E402
 
-from scrapy_rep.cache.storage.redis import RedisStorage  # noqa: E402
+from scrapy_rep.cache.storage.redis.store import RedisStorage  # noqa: E402
 from scrapy_rep.crawler.pace.turns import MARGIN  # noqa: E402
 
 

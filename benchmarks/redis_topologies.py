@@ -35,7 +35,7 @@ from redis_topologies import PASSWORD, LocalCluster, LocalSentinels  # noqa: E40
 
 from scrapy_rep.cache.outcome import FetchKind  # noqa: E402
 from scrapy_rep.cache.policy import OriginRecord  # noqa: E402
-from scrapy_rep.cache.storage.redis import RedisStorage  # noqa: E402
+from scrapy_rep.cache.storage.redis.store import RedisStorage  # noqa: E402
 
 ORIGINS = 500
 BODY = b"User-agent: *\nDisallow: /private/\n" + b"# padding to a typical size\n" * 70

@@ -87,7 +87,7 @@ def fill_sqlite(path: Path, count: int, now: float) -> None:
     """The table of ``SqliteStorage`` (created by opening one), then the rows."""
     import asyncio
 
-    from scrapy_rep.cache.storage.sqlite import SqliteStorage
+    from scrapy_rep.cache.storage.sqlite.store import SqliteStorage
 
     async def create() -> None:
         await (await SqliteStorage.open(path)).close()

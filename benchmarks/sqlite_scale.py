@@ -40,8 +40,8 @@ sys.path.insert(0, str(ROOT))
 
 from scrapy_rep.cache.outcome import FetchKind, FetchOutcome  # noqa: E402
 from scrapy_rep.cache.policy import PolicyConfig, record_outcome, retention  # noqa: E402
-from scrapy_rep.cache.storage import sqlite as sqlite_module  # noqa: E402
-from scrapy_rep.cache.storage.sqlite import SqliteStorage  # noqa: E402
+from scrapy_rep.cache.storage.sqlite import store as sqlite_module  # noqa: E402
+from scrapy_rep.cache.storage.sqlite.store import SqliteStorage  # noqa: E402
 
 CORPUS = ROOT.parent / "shared" / "corpus" / "robots"
 NOW = 1_700_000_000.0
@@ -163,7 +163,7 @@ def startup(path: Path) -> float:
     code = (
         "import asyncio, sys, time\n"
         f"sys.path.insert(0, {str(ROOT)!r})\n"
-        "from scrapy_rep.cache.storage.sqlite import SqliteStorage\n"
+        "from scrapy_rep.cache.storage.sqlite.store import SqliteStorage\n"
         "async def main():\n"
         "    started = time.perf_counter()\n"
         f"    storage = await SqliteStorage.open({str(path)!r})\n"

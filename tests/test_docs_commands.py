@@ -36,6 +36,6 @@ def test_demo_page_says_the_demo_runs_from_the_wheel() -> None:
     assert "needs the `example_project/` folder of a clone" not in page
     assert "`scrapy-rep demo` needs no clone" in page
     pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
-    assert '"example_project/rep_example" = "scrapy_rep/tools/demo_project/rep_example"' in (
+    assert '"example_project/rep_example" = "scrapy_rep/tools/demo/demo_project/rep_example"' in (
         pyproject
     )

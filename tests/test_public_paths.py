@@ -49,3 +49,25 @@ def test_scrapy_public_name_is_importable(name: str) -> None:
 def test_scrapy_unknown_public_name_is_an_attribute_error() -> None:
     with pytest.raises(AttributeError, match="no attribute 'Nothing'"):
         scrapy_rep.Nothing  # noqa: B018
+
+
+#: A backend's class by the dotted path it had when its store was one module
+#: (``REP_STORAGE`` takes a class's dotted path): the packages keep them.
+OLD_BACKEND_PATHS = {
+    "scrapy_rep.cache.storage.sqlite.SqliteStorage": "SqliteStorage",  # moves:keep
+    "scrapy_rep.cache.storage.redis.RedisStorage": "RedisStorage",  # moves:keep
+    "scrapy_rep.cache.storage.memory.MemoryStorage": "MemoryStorage",
+}
+
+
+@pytest.mark.parametrize("path", sorted(OLD_BACKEND_PATHS))
+def test_scrapy_storage_class_paths_of_before_the_packages_load(path: str) -> None:
+    loaded = load_object(path)
+    assert isinstance(loaded, type) and loaded.__name__ == OLD_BACKEND_PATHS[path]
+
+
+def test_scrapy_storage_package_without_the_name_is_an_attribute_error() -> None:
+    import scrapy_rep.cache.storage.sqlite as sqlite_package  # moves:keep
+
+    with pytest.raises(AttributeError, match="no attribute 'Nothing'"):
+        sqlite_package.Nothing  # noqa: B018

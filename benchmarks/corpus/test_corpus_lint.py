@@ -8,7 +8,7 @@ from pathlib import Path
 from cli_schema import assert_lint_schema
 from test_cli_lint import PAD, codes, only
 
-from scrapy_rep.tools.lint import format_text, lint, report
+from scrapy_rep.tools.lint.lines import format_text, lint, report
 
 
 def test_lint_corpus_every_file(corpus: Path) -> None:

@@ -1,6 +1,6 @@
 """One origin's robots.txt lifecycle, as a sans-I/O state machine (docs/spec.md §2.2, §3).
 
-The driver (``crawler/resolver.py``) does the I/O: it loads and saves
+The driver (``crawler/access/driver.py``) does the I/O: it loads and saves
 records, fetches, sleeps and announces. It tells the machine each event
 once, with the time it happened:
 

@@ -1,6 +1,6 @@
 """Every duration and choice of docs/spec.md §2.2 and §3, in one frozen value.
 
-Read from the settings once (``crawler/settings.py``); the policy and the
+Read from the settings once (``crawler/config/settings.py``); the policy and the
 lifecycle take it as an argument.
 """
 

@@ -1,7 +1,7 @@
 """What each line of a robots.txt says, and the blocks the lines make (docs/spec.md §4, §5).
 
 Every reader of a body reads it here: the parser (``robotstxt.py``) turns the
-blocks into a ``RobotsTxt``, lint (``tools/lint.py``, ``tools/lint_usage.py``)
+blocks into a ``RobotsTxt``, lint (``tools/lint/lines.py``, ``tools/lint/usage.py``)
 checks the same blocks, so a line cannot mean one thing to a crawler and
 another to the webmaster's check. As in Google's library, the fields are one
 enum and the keys one table; unlike it, the blocks are data rather than

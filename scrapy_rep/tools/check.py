@@ -14,8 +14,8 @@ from scrapy_rep.engine.grammar import rule_text
 from scrapy_rep.engine.robotstxt import NO_GROUP, ROBOTS_TXT, ROBOTS_TXT_TEXT, RobotsTxt, Rule
 from scrapy_rep.engine.rules import UNDECIDED, UNDECIDED_TEXT
 from scrapy_rep.engine.usage import Preferences
-from scrapy_rep.tools.finding import printable
-from scrapy_rep.tools.robots_source import Source
+from scrapy_rep.tools.fetch.source import Source
+from scrapy_rep.tools.lint.finding import printable
 
 __all__ = [
     "Checked",

@@ -29,7 +29,7 @@ from crawler.servers import Behaviour, Hang, Reply, SiteServer
 from reactor_choice import REACTOR_ENV, chosen_reactor
 from redis import Redis
 
-from scrapy_rep.cache.storage.presence import Presence
+from scrapy_rep.cache.storage.sqlite.presence import Presence
 
 from .conftest import ROOT, WORKER, RedisServer
 

@@ -13,7 +13,7 @@ from scrapy.utils.defer import deferred_f_from_coro_f
 from scrapy_rep.cache.outcome import Access, AccessState, FetchKind, FetchOutcome
 from scrapy_rep.cache.policy import HOUR, OriginRecord, PolicyConfig
 from scrapy_rep.cache.storage import MemoryStorage
-from scrapy_rep.cache.storage.sqlite import SqliteStorage
+from scrapy_rep.cache.storage.sqlite.store import SqliteStorage
 from scrapy_rep.crawler.access.resolver import Resolver
 from scrapy_rep.engine.origin import Origin, robots_url
 

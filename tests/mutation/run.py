@@ -279,9 +279,9 @@ ROOMS: dict[str, Room] = {
     "tools/tester/server.py": Room("scrapy_rep/tools/tester/server.py", TESTER_TESTS),
     "tools/tester/guard.py": Room("scrapy_rep/tools/tester/guard.py", TESTER_TESTS),
     # the shell
-    "cache/storage/redis_urls.py": Room("scrapy_rep/cache/storage/redis_urls.py", REDIS_URL_TESTS),
-    "tools/report.py": Room("scrapy_rep/tools/report.py", REPORT_TESTS),
-    "tools/store_view.py": Room("scrapy_rep/tools/store_view.py", STORE_COMMAND_TESTS),
+    "cache/storage/redis/urls.py": Room("scrapy_rep/cache/storage/redis/urls.py", REDIS_URL_TESTS),
+    "tools/report/rows.py": Room("scrapy_rep/tools/report/rows.py", REPORT_TESTS),
+    "tools/store/view.py": Room("scrapy_rep/tools/store/view.py", STORE_COMMAND_TESTS),
     "tools/tester/answers.py": Room("scrapy_rep/tools/tester/answers.py", ANSWERS_TESTS),
     "tools/tester/report_api.py": Room("scrapy_rep/tools/tester/report_api.py", REPORT_API_TESTS),
     "crawler/pace/turns.py": Room("scrapy_rep/crawler/pace/turns.py", TURNS_TESTS, alone=True),

@@ -4,6 +4,17 @@
 ``kind`` is ``"memory"``, ``"sqlite"`` (the default), ``"redis"`` or the
 dotted path of a class implementing ``Storage``. Backends import their
 clients lazily, so ``redis`` is only needed when it is chosen.
+
+What is here: the factory (this module); what every backend shares
+(``protocol``, the interface; ``errors``; ``leases``, fetch locks as leases;
+``forgotten``, the forget log; ``parsed``, one parse per distinct body;
+``scanned``, a record as a scan reads it); the backends, ``memory`` (one
+module), ``sqlite/`` and ``redis/`` (a package each, their ``__init__``
+says what is in it); and ``fallback``, the in-process stand-in for a
+shared store that went away. A backend imports the shared modules only,
+never another backend; ``fallback`` imports ``memory`` and reaches its
+primary through ``protocol``; only the factory imports them all
+(tests/test_layers.py).
 """
 
 from __future__ import annotations
@@ -109,7 +120,7 @@ async def open_storage(
 
 
 async def _open_sqlite(path: str | os.PathLike[str] | None, clock: Callable[[], float]) -> Storage:
-    from scrapy_rep.cache.storage.sqlite import SqliteStorage
+    from scrapy_rep.cache.storage.sqlite.store import SqliteStorage
 
     if not path:
         raise StorageError("REP_STORAGE = 'sqlite' needs a file: set REP_STORAGE_PATH")
@@ -129,7 +140,7 @@ async def _open_redis(
     if not url:
         raise StorageError("REP_STORAGE = 'redis' needs REP_REDIS_URL (or REDIS_URL)")
     try:
-        from scrapy_rep.cache.storage.redis import RedisStorage
+        from scrapy_rep.cache.storage.redis.store import RedisStorage
     except ImportError as exc:
         raise StorageError(
             f"REP_STORAGE = 'redis' needs the redis package ({exc}): "

@@ -3,8 +3,9 @@
 ``forget`` deletes an origin's record; a crawl already running still holds
 its own copy in memory. So each store that forgets also appends the origin's
 key to a short log, and every crawl sharing the store reads the log's new
-entries once per ``REP_FORGET_POLL_INTERVAL`` (``crawler/forget_watch``) and
-drops those origins: one read per interval, whatever the number of origins.
+entries once per ``REP_FORGET_POLL_INTERVAL``
+(``crawler/access/forget_watch.py``) and drops those origins: one read per
+interval, whatever the number of origins.
 A reader keeps an opaque cursor (the store's own: a row id, a stream id) and
 asks for what came after it; ``None`` asks where the log ends now.
 """

@@ -1,5 +1,5 @@
-"""A record as a scan of a whole store reads it (``sqlite_once.scan_records``,
-``redis_scan.scan_records``): for ``scrapy-rep report``, docs/cli.md."""
+"""A record as a scan of a whole store reads it (``sqlite.once.scan_records``,
+``redis.scan.scan_records``): for ``scrapy-rep report``, docs/cli.md."""
 
 from __future__ import annotations
 

@@ -17,7 +17,7 @@ from importlib import import_module
 from typing import Any, Final, TypeVar
 
 from scrapy_rep.cache.storage import STORAGE_KINDS
-from scrapy_rep.cache.storage.redis_urls import ACCEPTED_FORMS, parse_redis_url, safe_url
+from scrapy_rep.cache.storage.redis.urls import ACCEPTED_FORMS, parse_redis_url, safe_url
 from scrapy_rep.engine.agents import agent_tokens, is_user_agent_string, product_token
 from scrapy_rep.engine.usage import LABELS
 
@@ -153,7 +153,7 @@ def to_path(value: object) -> str:
 
 
 def to_redis_url(value: object) -> str:
-    """One server, Sentinel or Cluster (``redis_urls``): checked now, at start-up."""
+    """One server, Sentinel or Cluster (``redis.urls``): checked now, at start-up."""
     if not isinstance(value, str):
         raise Rejected(ACCEPTED_FORMS)
     try:

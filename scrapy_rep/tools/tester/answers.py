@@ -19,9 +19,9 @@ from scrapy_rep.engine.lines import body_text, split_lines
 from scrapy_rep.engine.robotstxt import RobotsTxt
 from scrapy_rep.engine.url_path import match_path
 from scrapy_rep.tools.check import check_urls
-from scrapy_rep.tools.finding import ERROR, counted, line_severities
-from scrapy_rep.tools.lint import lint, printable
-from scrapy_rep.tools.robots_source import Source
+from scrapy_rep.tools.fetch.source import Source
+from scrapy_rep.tools.lint.finding import ERROR, counted, line_severities
+from scrapy_rep.tools.lint.lines import lint, printable
 
 __all__ = ["as_tested", "diff_lines", "line_note", "line_report", "verdicts"]
 
@@ -111,7 +111,7 @@ def _usage(usage: Any, purposes: Sequence[str]) -> dict[str, Any]:
 
 def line_report(text: str) -> dict[str, Any]:
     """Each line with lint's findings on it and its severity, the worst of
-    them (``finding.line_severities``: the Tester has no classes of its own),
+    them (``lint.finding.line_severities``: the Tester has no classes of its own),
     lint's counts, and the site's licence URLs (RSL 1.0, docs/spec.md §7.3),
     as the crawl reads them. An empty text is not linted: nothing typed yet is not
     a file without groups."""

@@ -13,7 +13,7 @@ from scrapy.settings import BaseSettings
 
 from scrapy_rep.crawler.config.settings import Config
 from scrapy_rep.engine.agents import agent_tokens
-from scrapy_rep.tools.project_store import store_of
+from scrapy_rep.tools.store.project import store_of
 from scrapy_rep.tools.tester.server import TesterConfig
 
 __all__ = ["tester_config"]

@@ -21,7 +21,8 @@ from typing import Any, Final
 from scrapy_rep.cache.policy import PolicyConfig
 from scrapy_rep.cache.storage import StorageError
 from scrapy_rep.cache.storage.forgotten import FORGOTTEN_BATCH
-from scrapy_rep.tools.report import (
+from scrapy_rep.tools.report.output import COLUMNS, DEEP_COLUMNS
+from scrapy_rep.tools.report.rows import (
     FLAGS,
     SORTS,
     STATES,
@@ -31,9 +32,8 @@ from scrapy_rep.tools.report import (
     report_rows,
     sorted_rows,
 )
-from scrapy_rep.tools.report_output import COLUMNS, DEEP_COLUMNS
-from scrapy_rep.tools.store_scan import scan_store
-from scrapy_rep.tools.store_view import StoreName, forget_origins
+from scrapy_rep.tools.store.scan import scan_store
+from scrapy_rep.tools.store.view import StoreName, forget_origins
 from scrapy_rep.tools.tester.guard import Refused
 
 __all__ = ["MAX_REFETCH", "forget_filtered", "report_answer"]

@@ -14,12 +14,12 @@ writes text, never markup.
 API (JSON in and out; header ``X-Tester-Token`` on every call):
 
 - ``GET /api/config`` -> the crawlers, purposes, store, the severities'
-  meanings (``finding.MEANING``) and the longest link (``LINK_LIMIT``)
+  meanings (``lint.finding.MEANING``) and the longest link (``LINK_LIMIT``)
 - ``POST /api/test`` ``{robots, urls, agents, purposes, compare, access,
   access_reason}`` -> ``{rows, lines, errors, warnings, summary, linted,
   diff}``, at most ``MAX_ROWS`` URLs x agents (413 beyond); each line ``{n,
   text, severity, findings}``, its severity the worst of lint's findings on
-  it (``finding.line_severities``)
+  it (``lint.finding.line_severities``)
 - ``GET /api/live?url=U`` -> the live fetch of U's origin's robots.txt
   (``url``): kind, status, message, headers, body, final_url, hops
 - ``GET /api/stored?url=U`` -> what the store keeps for U's origin
@@ -53,15 +53,15 @@ from scrapy_rep.cache.storage import StorageError
 from scrapy_rep.cache.storage.errors import UnreadableRecord
 from scrapy_rep.engine.origin import origin_of, robots_url
 from scrapy_rep.engine.usage import LABELS
-from scrapy_rep.tools.finding import MEANING
-from scrapy_rep.tools.live_fetch import (
+from scrapy_rep.tools.fetch.live import (
     DEFAULT_USER_AGENT,
     FetchRefused,
     Network,
     fetch_live,
     is_web_url,
 )
-from scrapy_rep.tools.store_view import StoreName, describe, forget_origin, read_origin
+from scrapy_rep.tools.lint.finding import MEANING
+from scrapy_rep.tools.store.view import StoreName, describe, forget_origin, read_origin
 from scrapy_rep.tools.tester.answers import diff_lines, line_report, verdicts
 from scrapy_rep.tools.tester.guard import (
     DeadlineReader,
@@ -124,7 +124,7 @@ class TesterConfig:
     #: Host names answered beside 127.0.0.1, localhost and the bound address.
     allowed_hosts: tuple[str, ...] = ()
     limits: Limits = field(default_factory=Limits)
-    #: How live fetches resolve names and connect (``fetch_guard``; tests give their own).
+    #: How live fetches resolve names and connect (``fetch.guard``; tests give their own).
     network: Network = field(default_factory=Network)
 
 
@@ -280,7 +280,7 @@ class TesterHandler(BaseHTTPRequestHandler):
     def _live(self, url: str) -> dict[str, Any]:
         """The robots.txt of ``url``'s origin, never ``url`` itself: a link
         naming an internal page must not make the Tester send that GET; nor
-        may a redirect (``fetch_guard``: /robots.txt paths only, and no
+        may a redirect (``fetch.guard``: /robots.txt paths only, and no
         internal address unless the origin asked for is one)."""
         config = self.server.config
         if not is_web_url(url):

@@ -16,7 +16,7 @@ from local_redis import free_port as free_port
 from redis_topologies import LocalCluster
 from start_barrier import BARRIER_ENV, release_together
 
-from scrapy_rep.cache.storage.sqlite import SqliteStorage
+from scrapy_rep.cache.storage.sqlite.store import SqliteStorage
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[2]

@@ -15,10 +15,10 @@ from storage_helpers import FakeClock, another_process
 
 from scrapy_rep.cache.outcome import FetchKind
 from scrapy_rep.cache.policy import OriginRecord
-from scrapy_rep.cache.storage import sqlite_alone as backend
-from scrapy_rep.cache.storage.key_filter import KeyFilter
-from scrapy_rep.cache.storage.presence import Presence
-from scrapy_rep.cache.storage.sqlite import SqliteStorage
+from scrapy_rep.cache.storage.sqlite import alone as backend
+from scrapy_rep.cache.storage.sqlite.key_filter import KeyFilter
+from scrapy_rep.cache.storage.sqlite.presence import Presence
+from scrapy_rep.cache.storage.sqlite.store import SqliteStorage
 
 KEY = "https://a.example:443"
 TTL = 15.0

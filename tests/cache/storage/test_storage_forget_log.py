@@ -24,7 +24,7 @@ from scrapy_rep.cache.storage import (
     open_storage,
 )
 from scrapy_rep.cache.storage.forgotten import FORGOTTEN_BATCH, FORGOTTEN_KEEP
-from scrapy_rep.cache.storage.redis import RedisStorage
+from scrapy_rep.cache.storage.redis.store import RedisStorage
 
 A, B, C = "https://a.example", "https://b.example", "http://c.example:8080"
 

@@ -30,8 +30,8 @@ from scrapy_rep.cache.outcome import FetchKind
 from scrapy_rep.cache.policy import OriginRecord
 from scrapy_rep.cache.storage import LOCK_TTL, open_storage, single_flight
 from scrapy_rep.cache.storage.leases import holder_gone, new_token
-from scrapy_rep.cache.storage.redis import RedisStorage
-from scrapy_rep.cache.storage.sqlite import SqliteStorage
+from scrapy_rep.cache.storage.redis.store import RedisStorage
+from scrapy_rep.cache.storage.sqlite.store import SqliteStorage
 
 KEY = "https://new.example:443"
 LOCK_KEY = f"t:lock:{KEY}"

@@ -23,8 +23,8 @@ from scrapy_rep.cache import pace
 from scrapy_rep.cache.storage import MemoryStorage, open_storage
 from scrapy_rep.cache.storage.fallback import FallbackStorage
 from scrapy_rep.cache.storage.protocol import Pacing
-from scrapy_rep.cache.storage.redis import RedisStorage
-from scrapy_rep.cache.storage.sqlite import SqliteStorage
+from scrapy_rep.cache.storage.redis.store import RedisStorage
+from scrapy_rep.cache.storage.sqlite.store import SqliteStorage
 
 NOW = 1_700_000_000.0
 AHEAD = 3600.0

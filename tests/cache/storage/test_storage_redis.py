@@ -15,7 +15,7 @@ from scrapy_rep.cache.outcome import AccessState, FetchKind
 from scrapy_rep.cache.policy import OriginRecord, PolicyConfig, decide
 from scrapy_rep.cache.storage import StorageUnavailable, open_storage
 from scrapy_rep.cache.storage.fallback import ROLL_CALL_EVERY, SEEN_WITHIN, FallbackStorage
-from scrapy_rep.cache.storage.redis import RedisStorage, safe_url
+from scrapy_rep.cache.storage.redis.store import RedisStorage, safe_url
 
 BODY = b"User-agent: *\nDisallow: /private\n"
 T0 = 1_700_000_000.0

@@ -25,7 +25,7 @@ from scrapy_rep.cache.storage import (
     StorageUnavailable,
     open_storage,
 )
-from scrapy_rep.cache.storage.redis import RedisStorage
+from scrapy_rep.cache.storage.redis.store import RedisStorage
 
 ORIGIN = "https://a.example"
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from scrapy_rep.cache.storage.redis_urls import RedisAddress, parse_redis_url, safe_url
+from scrapy_rep.cache.storage.redis.urls import RedisAddress, parse_redis_url, safe_url
 from scrapy_rep.crawler.config.settings import Config
 from scrapy_rep.crawler.config.values import SettingError
 

@@ -20,12 +20,12 @@ from redis_topologies import PASSWORD, LocalCluster, LocalSentinels
 
 from scrapy_rep.cache.outcome import FetchKind
 from scrapy_rep.cache.policy import OriginRecord
-from scrapy_rep.cache.storage.redis import RedisStorage
-from scrapy_rep.cache.storage.redis_scan import scan_records as scan_redis
-from scrapy_rep.cache.storage.sqlite import SqliteStorage
-from scrapy_rep.cache.storage.sqlite_once import scan_records as scan_sqlite
-from scrapy_rep.tools.store_scan import scan_store
-from scrapy_rep.tools.store_view import StoreName
+from scrapy_rep.cache.storage.redis.scan import scan_records as scan_redis
+from scrapy_rep.cache.storage.redis.store import RedisStorage
+from scrapy_rep.cache.storage.sqlite.once import scan_records as scan_sqlite
+from scrapy_rep.cache.storage.sqlite.store import SqliteStorage
+from scrapy_rep.tools.store.scan import scan_store
+from scrapy_rep.tools.store.view import StoreName
 
 NOW = time.time()
 DAY = 86_400.0

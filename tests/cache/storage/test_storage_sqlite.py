@@ -15,8 +15,8 @@ from storage_helpers import FakeClock, another_process, run_workers
 from scrapy_rep.cache.outcome import FetchKind
 from scrapy_rep.cache.policy import OriginRecord, PolicyConfig, decide, record_outcome
 from scrapy_rep.cache.storage import open_storage
-from scrapy_rep.cache.storage.sqlite import SqliteStorage
-from scrapy_rep.cache.storage.sqlite_connection import SqliteConnection
+from scrapy_rep.cache.storage.sqlite.connection import SqliteConnection
+from scrapy_rep.cache.storage.sqlite.store import SqliteStorage
 
 BODY = b"User-agent: *\nDisallow: /private\n"
 
@@ -109,7 +109,7 @@ async def test_storage_sqlite_checkpoints_in_the_thread(
 ) -> None:
     """A checkpoint syncs the disk: SQLite's automatic one would run on the
     loop, in the commit that crosses its threshold; the thread runs ours."""
-    from scrapy_rep.cache.storage import sqlite_connection as backend
+    from scrapy_rep.cache.storage.sqlite import connection as backend
 
     monkeypatch.setattr(backend, "CHECKPOINT_EVERY", 10)
     path = tmp_path / "robots.sqlite3"
@@ -297,7 +297,7 @@ async def test_storage_sqlite_open_does_not_retry_other_errors(
 @pytest.fixture
 def small_sweeps(monkeypatch: pytest.MonkeyPatch) -> None:
     """A sweep every 10 puts, looking at 20 keys (1,000 and 2,000 in a crawl)."""
-    from scrapy_rep.cache.storage import sqlite_writes as backend
+    from scrapy_rep.cache.storage.sqlite import writes as backend
 
     monkeypatch.setattr(backend, "_PURGE_EVERY", 10)
     monkeypatch.setattr(backend, "_PURGE_BATCH", 20)
@@ -332,7 +332,7 @@ async def test_storage_sqlite_sweeps_go_round_the_table_without_an_expiry_index(
     # An index on expiry cost every put a second B-tree to write (a tenth of
     # the store's time). Without it, each sweep looks at the next keys in
     # order and starts over at the end, so every expired row is reached.
-    from scrapy_rep.cache.storage import sqlite_statements as backend
+    from scrapy_rep.cache.storage.sqlite import statements as backend
 
     path = tmp_path / "robots.sqlite3"
     with sqlite3.connect(path) as db:  # a file from a version that had the index

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from scrapy.utils.defer import deferred_f_from_coro_f
 
-from scrapy_rep.cache.storage.worker import Worker, WouldBlock
+from scrapy_rep.cache.storage.sqlite.worker import Worker, WouldBlock
 
 
 @deferred_f_from_coro_f

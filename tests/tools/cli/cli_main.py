@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from scrapy_rep.tools.cli import main
+from scrapy_rep.tools.cli.console import main
 
 
 def run_main(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:

@@ -1,14 +1,14 @@
 """Plain assertions that ``--json`` output has the documented shape.
 
-The schemas are written in the docstrings of ``scrapy_rep.tools.cli`` (check) and
-``scrapy_rep.tools.lint`` (lint); these functions are those schemas as code.
+The schemas are written in the docstrings of ``scrapy_rep.tools.cli.console`` (check) and
+``scrapy_rep.tools.lint.lines`` (lint); these functions are those schemas as code.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from scrapy_rep.tools.lint import SEVERITIES
+from scrapy_rep.tools.lint.lines import SEVERITIES
 
 CHECK_REASONS = {"rule", "no-rule", "no-group", "robots-txt", "unavailable"}
 

@@ -17,7 +17,7 @@ import pytest
 from cli_main import robots_file, run_main
 from cli_schema import assert_check_schema
 
-from scrapy_rep.tools.cli import DEFAULT_AGENT
+from scrapy_rep.tools.cli.console import DEFAULT_AGENT
 
 ROBOTS = b"""\
 User-agent: *
@@ -286,7 +286,7 @@ def test_cli_check_imports_no_scrapy(run_cli: Any) -> None:
         [
             sys.executable,
             "-c",
-            "import sys, scrapy_rep.tools.cli; "
+            "import sys, scrapy_rep.tools.cli.console; "
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('scrapy', 'twisted')))",
         ],
         capture_output=True,

@@ -1,10 +1,10 @@
-"""``scrapy-rep demo`` hands its arguments to scrapy_rep.tools.demo."""
+"""``scrapy-rep demo`` hands its arguments to scrapy_rep.tools.demo.run."""
 
 from __future__ import annotations
 
 import pytest
 
-from scrapy_rep.tools.cli import main
+from scrapy_rep.tools.cli.console import main
 
 
 def test_scrapy_cli_demo_help_is_the_demo_help(capsys: pytest.CaptureFixture[str]) -> None:

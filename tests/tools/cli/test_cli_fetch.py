@@ -14,7 +14,7 @@ from cli_main import run_main
 from cli_schema import assert_check_schema, assert_lint_schema
 from cli_server import Answer, Site
 
-from scrapy_rep.tools.live_fetch import MAX_REDIRECTS
+from scrapy_rep.tools.fetch.live import MAX_REDIRECTS
 
 RULES = b"User-agent: *\nDisallow: /private\n"
 #: What ``check`` says of its token outside a Scrapy project (where these tests run).

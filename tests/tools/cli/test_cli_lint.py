@@ -17,7 +17,7 @@ import pytest
 from cli_main import run_main
 from cli_schema import assert_lint_schema
 
-from scrapy_rep.tools.lint import SEVERITIES, Finding, lint
+from scrapy_rep.tools.lint.lines import SEVERITIES, Finding, lint
 
 PAD = 512_000  # docs/spec.md §4.3
 
@@ -126,7 +126,7 @@ CASES: dict[str, tuple[bytes, list[tuple[int, str]]]] = {
         [(5, "star-rules-not-inherited")],
     ),
     "no-groups": (b"# nothing here yet\n", [(1, "no-groups")]),
-    "usage-lines": (  # scrapy_rep.tools.lint_usage
+    "usage-lines": (  # scrapy_rep.tools.lint.usage
         b"Content-Usage: train-ai=n\nUser-agent: *\nContent-Usage: Train-AI=n\n"
         b"Content-Usage: /a/ train-ai=n, tdm=y\nContent-Signal: search=yes, ai-train=false\n"
         b"Content-Signal: ai-train=maybe\nContent-Signal: /b/ ai-train=no\nDisallow: /x\n",
@@ -256,7 +256,7 @@ def _agent_name(number: int) -> str:
 def _lint_steps(monkeypatch: pytest.MonkeyPatch, body: bytes) -> int:
     """How many times lint files a rule under its set of URLs or measures one."""
     calls = [0]
-    from scrapy_rep.tools import lint_groups as module
+    from scrapy_rep.tools.lint import groups as module
 
     def counting(original: Any) -> Any:
         def wrapper(pattern: str) -> Any:

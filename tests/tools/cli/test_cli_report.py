@@ -26,9 +26,9 @@ import pytest
 
 from scrapy_rep.cache.outcome import FetchKind, FetchOutcome
 from scrapy_rep.cache.policy import DAY, HOUR, OriginRecord, PolicyConfig, record_outcome
-from scrapy_rep.cache.storage.sqlite import SqliteStorage
-from scrapy_rep.tools.cli import main
-from scrapy_rep.tools.report import Filters, Summary, deep_reader, report_rows, sorted_rows
+from scrapy_rep.cache.storage.sqlite.store import SqliteStorage
+from scrapy_rep.tools.cli.console import main
+from scrapy_rep.tools.report.rows import Filters, Summary, deep_reader, report_rows, sorted_rows
 
 NOW = time.time()
 POLICY = PolicyConfig()
@@ -352,7 +352,7 @@ def test_report_command_filters_sort_limit_and_exit_codes(
 def test_report_command_reads_a_redis_store(
     capsys: pytest.CaptureFixture[str], redis_server: Any
 ) -> None:
-    from scrapy_rep.cache.storage.redis import RedisStorage
+    from scrapy_rep.cache.storage.redis.store import RedisStorage
 
     async def fill() -> None:
         storage = await RedisStorage.open(redis_server.url)
@@ -436,7 +436,7 @@ def test_report_host_matches_host_port_and_url_forms(pattern: str, expected: set
 
 
 def test_report_host_with_an_ipv6_address_and_its_port() -> None:
-    from scrapy_rep.tools.report import host_matches
+    from scrapy_rep.tools.report.rows import host_matches
 
     assert host_matches("[::1]", "http://[::1]:8080")
     assert host_matches("[::1]:8080", "http://[::1]:8080")
@@ -465,7 +465,7 @@ def test_report_host_that_matches_nothing_says_so(
 def test_expired_has_one_meaning_in_cache_show_and_the_report() -> None:
     """An origin in an outage is not "expired" (its state is the outage's),
     in ``cache show`` as in the report (docs/cli.md)."""
-    from scrapy_rep.tools.store_view import describe
+    from scrapy_rep.tools.store.view import describe
 
     for key, item in RECORDS.items():
         (row,) = [r for r in rows() if r["origin"] == key]
@@ -476,7 +476,7 @@ def test_expired_has_one_meaning_in_cache_show_and_the_report() -> None:
 
 
 def test_report_deep_and_cache_show_give_the_pace_the_group_asks() -> None:
-    from scrapy_rep.tools.store_view import describe
+    from scrapy_rep.tools.store.view import describe
 
     paced = (
         b"User-agent: mybot\nCrawl-delay: 2\nRequest-rate: 1/5s\n\nUser-agent: *\nCrawl-delay: 9\n"
@@ -495,7 +495,7 @@ def test_report_deep_and_cache_show_give_the_pace_the_group_asks() -> None:
 def test_report_notes_count_lint_findings_in_the_right_number() -> None:
     import io
 
-    from scrapy_rep.tools.report_output import write_text
+    from scrapy_rep.tools.report.output import write_text
 
     (row,) = [r for r in rows(deep=True) if r["origin"] == "https://linted.example"]
     out = io.StringIO()
@@ -538,7 +538,7 @@ def test_report_deep_reads_each_distinct_file_once_within_a_bounded_memo(
     """docs/cli.md: a file many origins serve is read once; the memo of files
     read is bounded (10,000; 2 here), so a store of many distinct files
     does not keep them all."""
-    import scrapy_rep.tools.report as report_module
+    import scrapy_rep.tools.report.rows as report_module
 
     linted: list[bytes] = []
     real_lint = report_module.lint

@@ -11,7 +11,7 @@ import pytest
 from cli_main import robots_file, run_main
 from cli_schema import assert_check_schema, assert_lint_schema
 
-from scrapy_rep.tools.lint import lint
+from scrapy_rep.tools.lint.lines import lint
 
 ROBOTS = b"""\
 # As a condition of accessing this website, you agree to abide by the

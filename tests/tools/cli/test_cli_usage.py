@@ -9,8 +9,8 @@ import pytest
 from cli_main import robots_file, run_main
 from cli_schema import assert_check_schema
 
-from scrapy_rep.tools.cli import main
-from scrapy_rep.tools.lint import lint
+from scrapy_rep.tools.cli.console import main
+from scrapy_rep.tools.lint.lines import lint
 
 ROBOTS = b"""\
 User-agent: *

@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 from scrapy_rep import RobotsTxt
 from scrapy_rep.engine.grammar import USAGE
 from scrapy_rep.engine.rules import rule_of
-from scrapy_rep.tools import lint_groups
-from scrapy_rep.tools.lint import lint
+from scrapy_rep.tools.lint import groups as lint_groups
+from scrapy_rep.tools.lint.lines import lint
 
 TOKENS = ["mybot", "otherbot", "*", "MyBot", "Googlebot/2.1", "360Spider", "* foo"]
 

@@ -21,7 +21,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[3]
 PROJECT = ROOT / "example_project"
-ENTRY_POINT = "robots = scrapy_rep.tools.commands:RobotsCommand"
+ENTRY_POINT = "robots = scrapy_rep.tools.cli.scrapy_robots:RobotsCommand"
 
 Run = Callable[..., subprocess.CompletedProcess[str]]
 

@@ -244,7 +244,7 @@ def test_scrapy_command_is_listed_and_light_to_import(scrapy: Run) -> None:
             sys.executable,
             "-c",
             "import sys, scrapy.cmdline; before = set(sys.modules);"
-            "import scrapy_rep.tools.commands;"
+            "import scrapy_rep.tools.cli.scrapy_robots;"
             "print(sorted(set(sys.modules) - before))",
         ],
         env={"PYTHONPATH": str(ROOT)},
@@ -253,14 +253,14 @@ def test_scrapy_command_is_listed_and_light_to_import(scrapy: Run) -> None:
         check=True,
     )
     assert "scrapy_rep.crawler.middleware" not in probe.stdout
-    assert "scrapy_rep.tools.commands" in probe.stdout
+    assert "scrapy_rep.tools.cli.scrapy_robots" in probe.stdout
 
 
 def test_scrapy_command_entry_point_declared_in_pyproject() -> None:
     """What pip installs is what these tests register when the project is not installed."""
     assert ENTRY_POINT in declared_entry_points(), (
         'pyproject.toml needs [project.entry-points."scrapy.commands"] '
-        'robots = "scrapy_rep.tools.commands:RobotsCommand"'
+        'robots = "scrapy_rep.tools.cli.scrapy_robots:RobotsCommand"'
     )
 
 
@@ -272,7 +272,7 @@ async def test_scrapy_robots_failure_other_than_a_drop_is_an_error(
     from scrapy.utils.test import get_crawler
 
     from scrapy_rep.crawler.middleware import RobotsTxtMiddleware
-    from scrapy_rep.tools.commands import EXIT_ERROR, Probe, _probe_spider
+    from scrapy_rep.tools.cli.scrapy_robots import EXIT_ERROR, Probe, _probe_spider
 
     async def broken(*_: object, **__: object) -> None:
         raise RuntimeError("the store exploded")

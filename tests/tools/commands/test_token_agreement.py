@@ -16,7 +16,7 @@ import pytest
 from crawler.servers import Reply, SiteServer
 from scrapy.settings import Settings
 
-from scrapy_rep.tools.cli import main
+from scrapy_rep.tools.cli.console import main
 from scrapy_rep.tools.tester import project
 
 from .conftest import Run, run_module
@@ -181,8 +181,8 @@ def test_scrapy_5_7_tester_and_report_in_a_startproject_use_its_tokens_and_store
     assert row["forbids_all"] is True  # the shop group forbids everything, as the crawl found
     assert "reads each file as shop (this project's tokens" in report.stderr
     code = (
-        "from scrapy_rep.tools.cli import tester_config_of\n"
-        "from scrapy_rep.tools.cli_options import parsers\n"
+        "from scrapy_rep.tools.cli.console import tester_config_of\n"
+        "from scrapy_rep.tools.cli.options import parsers\n"
         "args = parsers()[1]['tester'].parse_args([])\n"
         "config, said = tester_config_of(args)\n"
         "print(config.agents, config.store.where if config.store else None)\n"
@@ -214,7 +214,7 @@ def test_spec_2_2_scrapy_robots_leaves_a_due_retry_to_the_crawl(
     """A diagnostic reads the store: with a retry due (the clock 2 h on), it
     answers from the outage record, fetches nothing and changes nothing;
     ``--refetch`` fetches and records."""
-    from scrapy_rep.cache.storage.sqlite_once import read_record
+    from scrapy_rep.cache.storage.sqlite.once import read_record
 
     run = _runner(command_path)
     with SiteServer({"/robots.txt": Reply(503, b"down")}) as site:

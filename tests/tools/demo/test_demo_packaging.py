@@ -1,6 +1,6 @@
 """The demo ships with the package, and nothing else pulls it in.
 
-The wheel carries the example project as ``scrapy_rep/tools/demo_project``
+The wheel carries the example project as ``scrapy_rep/tools/demo/demo_project``
 (pyproject.toml's force-include); a clone uses its ``example_project/``.
 A crawl that only uses the middleware or the add-on never imports the demo,
 its local servers or the example spiders.
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from scrapy_rep.tools import demo
+from scrapy_rep.tools.demo import run as demo
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -24,7 +24,7 @@ import json, sys
 import scrapy_rep
 from scrapy_rep import Addon, RobotsTxtMiddleware, RobotsTxtSpiderMiddleware
 import scrapy_rep.crawler.middleware, scrapy_rep.crawler.addon
-import scrapy_rep.tools.commands  # `scrapy robots`, loaded by every scrapy command
+import scrapy_rep.tools.cli.scrapy_robots  # `scrapy robots`, loaded by every scrapy command
 print(json.dumps(sorted(m for m in sys.modules if "demo" in m or m.startswith("rep_example"))))
 """
 
@@ -38,11 +38,16 @@ def test_scrapy_importing_the_middleware_never_imports_the_demo() -> None:
 
 def test_scrapy_demo_import_is_seen_by_the_check() -> None:
     # The check above can fail: importing the demo shows up in the same list.
-    code = IMPORTS.replace("import scrapy_rep\n", "import scrapy_rep.tools.demo\n")
+    code = IMPORTS.replace("import scrapy_rep\n", "import scrapy_rep.tools.demo.run\n")
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
     )
-    assert json.loads(done.stdout) == ["scrapy_rep.tools.demo"]
+    assert json.loads(done.stdout) == [
+        "scrapy_rep.tools.demo",
+        "scrapy_rep.tools.demo.record",
+        "scrapy_rep.tools.demo.run",
+        "scrapy_rep.tools.demo.sites",
+    ]
 
 
 def test_scrapy_demo_project_from_a_clone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

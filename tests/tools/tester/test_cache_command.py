@@ -27,8 +27,8 @@ from local_redis import RedisServer
 from scrapy_rep.cache.outcome import FetchKind
 from scrapy_rep.cache.policy import OriginRecord
 from scrapy_rep.cache.storage import MemoryStorage, StorageError, forget, open_storage
-from scrapy_rep.tools.cli import main
-from scrapy_rep.tools.store_view import StoreName, describe, read_origin
+from scrapy_rep.tools.cli.console import main
+from scrapy_rep.tools.store.view import StoreName, describe, read_origin
 
 T = TypeVar("T")
 ROBOTS = b"User-agent: *\nDisallow: /private\n"
@@ -266,7 +266,7 @@ def test_cache_show_says_what_closed_means_and_until_when(
 ) -> None:
     """An origin's state in words a user reads without the docs: closed is
     "every request dropped", with its end."""
-    from scrapy_rep.cache.storage.sqlite import SqliteStorage
+    from scrapy_rep.cache.storage.sqlite.store import SqliteStorage
 
     now = time.time()
     closed = record(

@@ -21,9 +21,9 @@ from local_redis import RedisServer
 
 from scrapy_rep.cache.outcome import FetchKind
 from scrapy_rep.cache.policy import HOUR, OriginRecord
-from scrapy_rep.cache.storage.sqlite import SqliteStorage
-from scrapy_rep.tools.cli import main
-from scrapy_rep.tools.store_view import StoreName, describe, read_origin
+from scrapy_rep.cache.storage.sqlite.store import SqliteStorage
+from scrapy_rep.tools.cli.console import main
+from scrapy_rep.tools.store.view import StoreName, describe, read_origin
 
 PACED = b"User-agent: *\nCrawl-delay: 5\nRequest-rate: 1/20s\n"
 ORIGIN = "https://shop.example"

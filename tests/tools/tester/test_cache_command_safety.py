@@ -25,8 +25,8 @@ import pytest
 from scrapy_rep.cache.outcome import FetchKind
 from scrapy_rep.cache.policy import OriginRecord
 from scrapy_rep.cache.storage import open_storage
-from scrapy_rep.tools.cli import main
-from scrapy_rep.tools.store_view import StoreName
+from scrapy_rep.tools.cli.console import main
+from scrapy_rep.tools.store.view import StoreName
 
 from .conftest import Running
 

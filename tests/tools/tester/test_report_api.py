@@ -25,8 +25,8 @@ from local_redis import RedisServer
 from scrapy_rep.cache.outcome import FetchKind, FetchOutcome
 from scrapy_rep.cache.policy import DAY, HOUR, OriginRecord, PolicyConfig, record_outcome
 from scrapy_rep.cache.storage import open_storage
-from scrapy_rep.tools.report_output import COLUMNS, DEEP_COLUMNS
-from scrapy_rep.tools.store_view import StoreName, read_origin
+from scrapy_rep.tools.report.output import COLUMNS, DEEP_COLUMNS
+from scrapy_rep.tools.store.view import StoreName, read_origin
 
 from .conftest import Running
 

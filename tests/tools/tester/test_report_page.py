@@ -30,8 +30,8 @@ from local_redis import free_port
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
-from scrapy_rep.tools.cli import main
-from scrapy_rep.tools.store_view import StoreName, read_origin
+from scrapy_rep.tools.cli.console import main
+from scrapy_rep.tools.store.view import StoreName, read_origin
 from scrapy_rep.tools.tester import report_api
 
 from .conftest import Running, narrow, screenshot

@@ -28,10 +28,10 @@ import redis
 
 from scrapy_rep.cache.outcome import FetchKind, FetchOutcome
 from scrapy_rep.cache.policy import DAY, HOUR, OriginRecord, PolicyConfig, record_outcome
-from scrapy_rep.cache.storage.sqlite import SqliteStorage
-from scrapy_rep.cache.storage.sqlite_once import SCAN_BATCH
-from scrapy_rep.tools.cli import main
-from scrapy_rep.tools.store_view import StoreName
+from scrapy_rep.cache.storage.sqlite.once import SCAN_BATCH
+from scrapy_rep.cache.storage.sqlite.store import SqliteStorage
+from scrapy_rep.tools.cli.console import main
+from scrapy_rep.tools.store.view import StoreName
 
 NOW = time.time()
 
@@ -200,7 +200,7 @@ OTHER_TYPES = {
 
 
 def redis_store(url: str) -> None:
-    from scrapy_rep.cache.storage.redis import RedisStorage
+    from scrapy_rep.cache.storage.redis.store import RedisStorage
 
     async def fill() -> None:
         storage = await RedisStorage.open(url)
@@ -351,7 +351,7 @@ def test_the_report_page_names_unreadable_records_and_says_why_a_store_fails(
 
 # --- a poisoned store: output turned against its reader ------------------------------
 
-#: What a terminal, an editor or a spreadsheet acts on (``finding._CONTROL``).
+#: What a terminal, an editor or a spreadsheet acts on (``lint.finding._CONTROL``).
 ACTED_ON = re.compile(
     "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]"
 )

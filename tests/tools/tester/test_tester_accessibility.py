@@ -20,7 +20,7 @@ from axe_selenium_python import Axe
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
-from scrapy_rep.tools.store_view import StoreName
+from scrapy_rep.tools.store.view import StoreName
 
 from .conftest import Running, narrow, wait_ready
 from .test_tester_browser import SHARED_ROBOTS
@@ -81,7 +81,7 @@ def _report_store(path: Path) -> StoreName:
 
     from scrapy_rep.cache.outcome import FetchKind, FetchOutcome
     from scrapy_rep.cache.policy import PolicyConfig, record_outcome
-    from scrapy_rep.cache.storage.sqlite import SqliteStorage
+    from scrapy_rep.cache.storage.sqlite.store import SqliteStorage
 
     now, config, hour = time.time(), PolicyConfig(), 3600.0
     ok = FetchOutcome(

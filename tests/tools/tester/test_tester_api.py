@@ -17,9 +17,9 @@ from crawler.servers import Huge, Redirect, Reply, SiteServer
 
 from scrapy_rep.engine.lines import split_lines
 from scrapy_rep.tools.check import check_urls
-from scrapy_rep.tools.lint import format_text, lint, report
-from scrapy_rep.tools.robots_source import Source
-from scrapy_rep.tools.store_view import StoreName, read_origin
+from scrapy_rep.tools.fetch.source import Source
+from scrapy_rep.tools.lint.lines import format_text, lint, report
+from scrapy_rep.tools.store.view import StoreName, read_origin
 from scrapy_rep.tools.tester.server import LINK_LIMIT
 
 from .conftest import Running
@@ -301,7 +301,7 @@ def test_importing_the_middleware_never_imports_the_tester() -> None:
     """Issue 27 §10: a crawl (and every ``scrapy`` call) stays as light as before."""
     code = (
         "import sys, scrapy_rep, scrapy_rep.crawler.middleware, scrapy_rep.crawler.addon, "
-        "scrapy_rep.tools.commands, scrapy_rep.tools.cli\n"
+        "scrapy_rep.tools.cli.scrapy_robots, scrapy_rep.tools.cli.console\n"
         "print(sorted(m for m in sys.modules if m.startswith('scrapy_rep.tools.tester')))"
     )
     done = subprocess.run(

@@ -26,7 +26,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
 from scrapy_rep.engine.robotstxt import RobotsTxt
-from scrapy_rep.tools.store_view import StoreName, read_origin
+from scrapy_rep.tools.store.view import StoreName, read_origin
 
 from .conftest import Running, lit, rows, screenshot, wait_ready
 

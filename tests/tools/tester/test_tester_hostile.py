@@ -4,7 +4,7 @@ Real Testers and sites on 127.0.0.1 and 127.0.0.2; the page in Chromium.
 
 Every test server is on loopback, and a Tester asked for a loopback origin
 may reach loopback (testing a local site stays possible). To play a public
-site, a test gives the Tester a ``Network`` (the seam of ``fetch_guard``)
+site, a test gives the Tester a ``Network`` (the seam of ``fetch.guard``)
 in which ``public.test`` resolves to a global address, and connections to
 that address go to a server on 127.0.0.1: the guard sees what it would see
 for a public site, and the answer is a real server's.
@@ -20,7 +20,7 @@ import pytest
 from crawler.servers import Redirect, Reply, SiteServer
 from selenium.webdriver.support.ui import WebDriverWait
 
-from scrapy_rep.tools.fetch_guard import Network, is_internal
+from scrapy_rep.tools.fetch.guard import Network, is_internal
 from scrapy_rep.tools.tester import server as tester_server
 from scrapy_rep.tools.tester.server import MAX_ROWS
 

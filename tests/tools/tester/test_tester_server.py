@@ -30,8 +30,8 @@ from crawler.servers import Huge, Redirect, Reply, SiteServer
 from scrapy.settings import Settings
 
 from scrapy_rep.crawler.config.settings import Config
-from scrapy_rep.tools import cli
-from scrapy_rep.tools.store_view import StoreName
+from scrapy_rep.tools.cli import console as cli
+from scrapy_rep.tools.store.view import StoreName
 from scrapy_rep.tools.tester import server as tester_server
 from scrapy_rep.tools.tester.guard import Limits
 from scrapy_rep.tools.tester.server import LINK_LIMIT, serve

@@ -23,8 +23,8 @@ from selenium.webdriver.support.ui import WebDriverWait
 
 from scrapy_rep.cache.outcome import FetchKind
 from scrapy_rep.cache.policy import OriginRecord
-from scrapy_rep.cache.storage.sqlite import SqliteStorage
-from scrapy_rep.tools.store_view import StoreName
+from scrapy_rep.cache.storage.sqlite.store import SqliteStorage
+from scrapy_rep.tools.store.view import StoreName
 from scrapy_rep.tools.tester.answers import as_tested, line_report, verdicts
 
 from .conftest import Running, wait_ready
