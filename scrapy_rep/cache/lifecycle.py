@@ -73,7 +73,7 @@ __all__ = [
     "Use",
     "WaitUntil",
     "Waiting",
-    "shared_parser",
+    "shared_parsed_bodies",
 ]
 
 logger = logging.getLogger(__name__)
@@ -94,7 +94,7 @@ class Use:
 
     access: Access
     stale: bool = False  # the rules come from an expired copy (stats: stale_used)
-    #: In an outage: the state it gives (stats: unreachable/<state>).
+    #: In an outage: the state it gives (stats: requests_in_outage/<state>).
     outage: AccessState | None = None
     #: A background refetch is due: start it; requests do not wait for it.
     retry: bool = False
@@ -153,7 +153,7 @@ class Waiting(NamedTuple):
 _PARSERS: dict[bool, ParsedBodies] = {}
 
 
-def shared_parser(google_quirks: bool = False) -> ParsedBodies:
+def shared_parsed_bodies(google_quirks: bool = False) -> ParsedBodies:
     """The process-wide parse cache: one ``RobotsTxt`` per distinct body.
 
     Shared by every origin, spider and crawler of the process, so a body that

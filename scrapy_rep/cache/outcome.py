@@ -20,7 +20,7 @@ class FetchKind(str, Enum):
     """RFC 9309 §2.3.1: what a robots.txt fetch means for access."""
 
     SUCCESS = "success"  # 2xx: the rules decide
-    UNAVAILABLE = "unavailable"  # 4xx except 429, too many redirects, loop: full allow
+    UNAVAILABLE = "unavailable"  # 4xx except 429, too many redirects, loop: allow-all
     UNREACHABLE = "unreachable"  # 429, 5xx, network/TLS errors, truncation: see docs/spec.md §2.2
 
 
@@ -81,7 +81,7 @@ class AccessState(str, Enum):
     """How an origin's requests are answered: by the rules, all allowed, or all dropped."""
 
     RULES = "rules"  # the parsed rules decide
-    ALLOW_ALL = "allow"  # no robots.txt applies
+    ALLOW_ALL = "allow-all"  # no robots.txt applies
     CLOSED = "closed"  # every request dropped: an outage (docs/spec.md §2.2)
 
 

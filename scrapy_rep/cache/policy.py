@@ -7,11 +7,11 @@ copy to use, so the caller can parse each distinct body once and share it.
 
 An origin goes through these states (the ``OriginRecord`` remembers which):
 
-- fresh: a 2xx or 4xx answer younger than its TTL -> rules / full allow;
+- fresh: a 2xx or 4xx answer younger than its TTL -> rules / allow-all;
 - expired: older than its TTL -> fetch again before deciding (docs/spec.md §3.3);
 - outage: the last fetches were unreachable (docs/spec.md §2.2). For the first
   ``unreachable_disallow`` of the outage the origin is closed; then the last good
-  copy applies (none -> full allow) until ``unreachable_max_age``; after that,
+  copy applies (none -> allow-all) until ``unreachable_max_age``; after that,
   ``long_outage`` decides. Retries go on in the background meanwhile.
 The rules only: ``lifecycle`` walks an origin through them, event by event.
 """
@@ -75,11 +75,11 @@ def loaded_record(record: OriginRecord, now: float, config: PolicyConfig) -> Ori
         return None
     if record.site_reachable_at is not None and record.site_reachable_at > now + CLOCK_SKEW:
         return None
-    longest = record.fetched_at + config.max_ttl
+    longest = record.fetched_at + config.cache_max_ttl
     if record.expires_at > longest:
         record = replace(record, expires_at=longest)
     retry = record.next_retry_at
-    back_off = max(config.retry_max, config.busy_retry_max, config.retry_after_max)
+    back_off = max(config.retry_max, config.retry_busy_max, config.retry_after_max)
     latest = record.fetched_at + back_off
     if retry is not None and retry > latest:
         record = replace(record, next_retry_at=latest)
@@ -138,7 +138,7 @@ def record_outcome(
         "Cache-Control",
         outcome.cache_control,
         lambda: freshness(outcome.cache_control, config),
-        lambda: (min(max(config.default_ttl, config.min_ttl), config.max_ttl), False),
+        lambda: (min(max(config.cache_ttl, config.cache_min_ttl), config.cache_max_ttl), False),
     )
     success = outcome.kind is FetchKind.SUCCESS
     return OriginRecord(
@@ -212,7 +212,7 @@ def _read_header(
 
 def _backoff(status: int | None, failures: int, config: PolicyConfig, draw: float) -> float:
     if status in (429, 503):
-        initial, cap = config.busy_retry_initial, config.busy_retry_max
+        initial, cap = config.retry_busy_initial, config.retry_busy_max
     else:
         initial, cap = config.retry_initial, config.retry_max
     exponent = min(failures - 1, 64)  # 2**64 * anything is past every cap
@@ -245,20 +245,20 @@ def freshness(cache_control: str | None, config: PolicyConfig) -> tuple[float, b
 
     ``s-maxage`` wins over ``max-age`` (this cache is shared); ``no-cache``
     and ``no-store`` mean the shortest life allowed. The result is clamped to
-    ``[min_ttl, max_ttl]``.
+    ``[cache_min_ttl, cache_max_ttl]``.
     """
     directives = _cache_directives(cache_control)
     no_store = "no-store" in directives
-    ttl = config.default_ttl
+    ttl = config.cache_ttl
     if no_store or "no-cache" in directives:
-        ttl = config.min_ttl
+        ttl = config.cache_min_ttl
     else:
         for name in ("s-maxage", "max-age"):
             seconds = _delta_seconds(directives.get(name))
             if seconds is not None:
                 ttl = seconds
                 break
-    return min(max(ttl, config.min_ttl), config.max_ttl), no_store
+    return min(max(ttl, config.cache_min_ttl), config.cache_max_ttl), no_store
 
 
 def _cache_directives(header: str | None) -> dict[str, str | None]:
@@ -300,7 +300,7 @@ def note_site_answer(
 
 def retention(record: OriginRecord, now: float, config: PolicyConfig) -> float:
     """How long storage should keep ``record`` (its ``ttl_seconds``)."""
-    return max(config.keep_records, record.expires_at - now, 1.0)
+    return max(config.cache_keep, record.expires_at - now, 1.0)
 
 
 # --- deciding ---------------------------------------------------------------
@@ -340,7 +340,7 @@ def decide_settled(record: OriginRecord | None, now: float, config: PolicyConfig
             "dropped until robots.txt answers"
         )
         return Decision(Action.USE, AccessState.CLOSED, reason=reason)
-    reason = f"robots.txt unavailable ({record.reason}): full allow"
+    reason = f"robots.txt unavailable ({record.reason}): allow-all"
     return Decision(Action.USE, AccessState.ALLOW_ALL, reason=reason)
 
 
@@ -438,7 +438,7 @@ def quick_retry_at(
 
 
 def _unavailable_reason(record: OriginRecord) -> str:
-    return f"robots.txt unavailable ({record.reason or _status_reason(record.status)}): full allow"
+    return f"robots.txt unavailable ({record.reason or _status_reason(record.status)}): allow-all"
 
 
 def _status_reason(status: int | None) -> str:

@@ -1,22 +1,49 @@
 """Every duration and choice of docs/spec.md §2.2 and §3, in one frozen value.
 
-Read from the settings once (``crawler/config/settings.py``); the policy and the
-lifecycle take it as an argument.
+Read from the settings once (``crawler/config/settings.py``); the policy and
+the lifecycle take it as an argument. Each field is named as the ``Config``
+field its setting fills (``REP_CACHE_TTL``: ``cache_ttl``), and its default
+here is the setting's.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
-__all__ = ["DAY", "HOUR", "LONG_OUTAGE_VALUES", "LongOutage", "PolicyConfig"]
+__all__ = [
+    "DAY",
+    "HOUR",
+    "LONG_OUTAGE_VALUES",
+    "ORDERED",
+    "LongOutage",
+    "PolicyConfig",
+    "out_of_order",
+]
 
 HOUR = 3600.0
 DAY = 24 * HOUR
 
 LongOutage = Literal["site", "cached"]
 LONG_OUTAGE_VALUES: tuple[LongOutage, ...] = ("site", "cached")
+#: Bounds that come in pairs: the first may not exceed the second.
+ORDERED: Final = (
+    ("cache_min_ttl", "cache_max_ttl"),
+    ("retry_after_min", "retry_after_max"),
+    ("retry_initial", "retry_max"),
+    ("retry_busy_initial", "retry_busy_max"),
+)
+
+
+def out_of_order(values: Mapping[str, Any]) -> tuple[str, str] | None:
+    """The first pair of ``ORDERED`` whose low bound exceeds its high one: the
+    one check of them, for ``PolicyConfig`` and for the settings (``Config``)."""
+    for low, high in ORDERED:
+        if values[low] > values[high]:
+            return low, high
+    return None
 
 
 @dataclass(frozen=True)
@@ -24,9 +51,9 @@ class PolicyConfig:
     """Every duration of docs/spec.md §2.2 and §3, in seconds.
 
     The defaults are Google's current rule: 12 h closed, then the last good
-    copy until 30 days of outage, then full allow if the site's pages answer
+    copy until 30 days of outage, then allow-all if the site's pages answer
     (else closed). ``PolicyConfig.older_google()`` gives the older edition.
-    ``unreachable_disallow=0`` keeps using the cached copy at once (docs/spec.md §3.3).
+    ``unreachable_disallow=0`` goes to the last copy at once (docs/spec.md §3.3).
     """
 
     #: Closed for this long from the start of an outage.
@@ -35,20 +62,20 @@ class PolicyConfig:
     unreachable_max_age: float = 30 * DAY
     #: After ``unreachable_max_age``: "site" = allow if the site's pages answered
     #: within ``site_reachable_window``, else closed; "cached" = the last good
-    #: copy, or full allow if there is none.
+    #: copy, or allow-all if there is none.
     long_outage: LongOutage = "site"
     site_reachable_window: float = DAY
     #: Cache life of a 2xx/4xx answer without Cache-Control, and its bounds.
-    default_ttl: float = DAY
-    min_ttl: float = 60.0
-    max_ttl: float = DAY
+    cache_ttl: float = DAY
+    cache_min_ttl: float = 60.0
+    cache_max_ttl: float = DAY
     #: Back-off between retries of an unreachable robots.txt: starts at
     #: ``retry_initial``, multiplied by ``retry_factor`` per failure, capped.
     retry_initial: float = 5.0
     retry_max: float = HOUR
     #: The same for 503 and 429, which say "come back soon".
-    busy_retry_initial: float = 2.0
-    busy_retry_max: float = 600.0
+    retry_busy_initial: float = 2.0
+    retry_busy_max: float = 600.0
     retry_factor: float = 2.0
     #: Each delay is shortened by up to this fraction, at random.
     retry_jitter: float = 0.25
@@ -60,7 +87,7 @@ class PolicyConfig:
     unreachable_wait: float = 10.0
     #: How long a record is kept in storage after its last update (the last
     #: good copy must outlive an outage).
-    keep_records: float = 31 * DAY
+    cache_keep: float = 31 * DAY
 
     def __post_init__(self) -> None:
         for item in fields(self):
@@ -72,13 +99,10 @@ class PolicyConfig:
                 f"PolicyConfig.long_outage must be one of {LONG_OUTAGE_VALUES}, "
                 f"got {self.long_outage!r}"
             )
-        if self.min_ttl > self.max_ttl:
-            raise ValueError(f"min_ttl ({self.min_ttl}) exceeds max_ttl ({self.max_ttl})")
-        if self.retry_after_min > self.retry_after_max:
-            raise ValueError(
-                f"retry_after_min ({self.retry_after_min}) exceeds "
-                f"retry_after_max ({self.retry_after_max})"
-            )
+        wrong = out_of_order(vars(self))
+        if wrong is not None:
+            low, high = wrong
+            raise ValueError(f"{low} ({vars(self)[low]}) exceeds {high} ({vars(self)[high]})")
         if self.retry_jitter > 1:
             raise ValueError(f"retry_jitter must be within 0..1, got {self.retry_jitter!r}")
 

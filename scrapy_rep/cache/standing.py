@@ -24,6 +24,7 @@ from scrapy_rep.engine.lines import ALLOW
 from scrapy_rep.engine.robotstxt import RobotsTxt, group_rules
 
 __all__ = [
+    "IN_OUTAGE",
     "OUTAGE",
     "RULED",
     "Standing",
@@ -35,7 +36,10 @@ __all__ = [
 
 
 class State(str, Enum):
-    """What applies to an origin's requests now (docs/cli.md)."""
+    """What applies to an origin's requests now (docs/cli.md). The values are
+    the words of every place a state shows: the report, the Tester, the
+    stats (``robotstxt/origins_now/<state>``, ``robotstxt/requests_in_outage/<state>``)
+    and the docs (CONTRIBUTING.md, "One name for one idea")."""
 
     RULES = "rules"  # a 2xx answer: its rules decide
     ALLOW_ALL = "allow-all"  # a 4xx (or too many redirects, a loop): everything allowed
@@ -50,7 +54,8 @@ OUTAGE: Final = frozenset({State.CLOSED, State.LAST_COPY, State.OUTAGE_ALLOW})
 #: The states in which a file's rules decide.
 RULED: Final = frozenset({State.RULES, State.LAST_COPY})
 
-_OF_ACCESS: Final = {
+#: What an access means in an outage: the state of the origin's requests then.
+IN_OUTAGE: Final = {
     AccessState.RULES: State.LAST_COPY,
     AccessState.CLOSED: State.CLOSED,
     AccessState.ALLOW_ALL: State.OUTAGE_ALLOW,
@@ -92,7 +97,7 @@ def standing(record: OriginRecord, now: float, config: PolicyConfig) -> Standing
         state = State.RULES if access is AccessState.RULES else State.ALLOW_ALL
         expired = now >= trusted.expires_at
         return Standing(state, since, trusted.expires_at, None, expired, decision.reason)
-    state = _OF_ACCESS[access or AccessState.CLOSED]
+    state = IN_OUTAGE[access or AccessState.CLOSED]
     until = _outage_until(trusted, state, now, config)
     since = trusted.outage_started_at
     return Standing(state, since, until, _cause(trusted.status), False, decision.reason)

@@ -1,5 +1,5 @@
 """Live gauges of the origins a crawl holds: known, closed now, on their last
-good copy, forbidding the crawler everything (docs/stats-signals.md, "Gauges").
+copy, forbidding the crawler everything (docs/stats-signals.md, "Gauges").
 
 Kept by transitions, never by a rescan: an origin counts from when the
 resolver holds it (``access.known_origins``) to when it lets it go (evicted past
@@ -28,12 +28,14 @@ __all__ = ["CLOSED", "FORBIDS_ALL", "GAUGES", "LAST_COPY", "OriginGauges", "gaug
 CLOSED: Final = 1
 LAST_COPY: Final = 2
 FORBIDS_ALL: Final = 4
-#: The stats, and the bit each counts (0: every origin known).
+#: The stats, and the bit each counts (0: every origin known). They count
+#: origins (``robotstxt/requests_in_outage/<state>`` counts requests), in the
+#: report's words: its states (``State``) and its flag ``forbids-all``.
 GAUGES: Final = {
-    "robotstxt/now/known": 0,
-    "robotstxt/now/closed": CLOSED,
-    "robotstxt/now/last_copy": LAST_COPY,
-    "robotstxt/now/forbids_all": FORBIDS_ALL,
+    "robotstxt/origins_now/known": 0,
+    f"robotstxt/origins_now/{State.CLOSED.value}": CLOSED,
+    f"robotstxt/origins_now/{State.LAST_COPY.value}": LAST_COPY,
+    "robotstxt/origins_now/forbids-all": FORBIDS_ALL,
 }
 
 

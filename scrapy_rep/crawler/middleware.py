@@ -21,6 +21,7 @@ from scrapy.http import Request, Response
 from scrapy.utils.httpobj import urlparse_cached
 
 from scrapy_rep.cache.outcome import Access, FetchOutcome
+from scrapy_rep.cache.storage.defaults import known_bytes, parsed_bytes
 from scrapy_rep.crawler.access import spider_robots
 from scrapy_rep.crawler.access.fetcher import (
     ENVIRONMENT,
@@ -113,9 +114,9 @@ class RobotsTxtMiddleware:
             # then some): how long to wait on another process's live fetch.
             max_wait=config.longest_wait(download_timeout),
             max_origins=config.memory_max_origins,
-            max_bytes=config.memory_max_bytes // 4,
-            parsed_max_bytes=config.memory_max_bytes // 2,
-            watch=self._report.gauges.watch,  # robotstxt/now/* (docs/stats-signals.md)
+            max_bytes=known_bytes(config.memory_max_bytes),
+            parsed_max_bytes=parsed_bytes(config.memory_max_bytes),
+            watch=self._report.gauges.watch,  # robotstxt/origins_now/* (docs/stats-signals.md)
         )
         self.checks = request_checks(config, self._tokens, self._report)
         self._response_checks = tuple(c for c in self.checks if isinstance(c, ResponseCheck))

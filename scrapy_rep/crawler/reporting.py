@@ -78,7 +78,7 @@ class Reporter:
         self.fetched_origins = 0
         self._tallies: dict[str, int] = {}  # stat -> counted, not yet in the stats
         self._cache_stats: dict[str, str] = {}  # count's event -> its stat
-        #: robotstxt/now/*: set in the stats at ``flush`` and every ``COUNT_BATCH`` changes,
+        #: robotstxt/origins_now/*: set in the stats at ``flush`` and every ``COUNT_BATCH`` changes,
         #: classified with the crawl's rules, clock and ``tokens`` (those of a request
         #: without a User-Agent of its own).
         self.gauges = OriginGauges(batch=COUNT_BATCH)
@@ -134,10 +134,10 @@ class Reporter:
             )
 
     def count(self, event: str) -> None:
-        """robotstxt/cache/<hit|miss|expired|stale_used>, robotstxt/unreachable/<state>."""
+        """robotstxt/cache/<hit|miss|expired|stale_used>, robotstxt/requests_in_outage/<state>."""
         stat = self._cache_stats.get(event)
         if stat is None:
-            where = "robotstxt/" if event.startswith("unreachable/") else "robotstxt/cache/"
+            where = "robotstxt/" if event.startswith("requests_in_outage/") else "robotstxt/cache/"
             stat = self._cache_stats[event] = where + event
         self.tally(stat)
 

@@ -149,7 +149,7 @@ async def test_status_503_window_end_is_a_reason_to_ask_not_to_allow(
 @pytest.mark.parametrize("wiring", WIRINGS)
 @deferred_f_from_coro_f
 async def test_status_503_every_request_answered_closed_is_counted(wiring: str) -> None:
-    """docs/stats-signals.md: robotstxt/unreachable/closed counts the requests
+    """docs/stats-signals.md: robotstxt/requests_in_outage/closed counts the requests
     answered during an outage in the closed state, those that come once it is
     known included (dropped before the scheduler with the add-on)."""
     with SiteServer({"/robots.txt": Reply(503)}) as site:
@@ -161,7 +161,7 @@ async def test_status_503_every_request_answered_closed_is_counted(wiring: str) 
     assert counts["robotstxt/unreachable"] == 3
     assert counts["robotstxt/cache/miss"] == 1 and counts["robotstxt/cache/hit"] == 2
     assert counts.get("robotstxt/dropped_early", 0) == (2 if wiring == "add-on" else 0)
-    assert counts["robotstxt/unreachable/closed"] == 3
+    assert counts["robotstxt/requests_in_outage/closed"] == 3
 
 
 @pytest.mark.parametrize("wiring", WIRINGS)
@@ -171,7 +171,7 @@ async def test_status_5xx_every_request_answered_by_the_last_copy_is_counted(
 ) -> None:
     """docs/spec.md §2.2, docs/stats-signals.md: 12 h into an outage the last
     good copy applies; each request it answers counts in
-    robotstxt/unreachable/cached_copy and robotstxt/cache/stale_used, the one
+    robotstxt/requests_in_outage/last-copy and robotstxt/cache/stale_used, the one
     that comes once that state is known included (forbidden before the
     scheduler with the add-on)."""
     robots = Switch(Reply(200, DISALLOW_PRIVATE))
@@ -195,6 +195,6 @@ async def test_status_5xx_every_request_answered_by_the_last_copy_is_counted(
     assert isinstance(spider.dropped[site.url("/private/4")], ForbiddenByRobotsTxt)
     counts = stats(crawler)
     assert counts.get("robotstxt/dropped_early", 0) == (1 if wiring == "add-on" else 0)
-    assert counts["robotstxt/unreachable/closed"] == 1
-    assert counts["robotstxt/unreachable/cached_copy"] == 2
+    assert counts["robotstxt/requests_in_outage/closed"] == 1
+    assert counts["robotstxt/requests_in_outage/last-copy"] == 2
     assert counts["robotstxt/cache/stale_used"] == 2

@@ -82,7 +82,7 @@ async def test_status_5xx_stays_closed_across_restarts_for_12h_then_last_good_co
         assert spider.got == []
         assert all(isinstance(e, RobotsTxtUnreachable) for e in spider.dropped.values())
         assert all("503" in e.reason for e in spider.dropped.values())
-        assert stats(run)["robotstxt/unreachable/closed"] == 2
+        assert stats(run)["robotstxt/requests_in_outage/closed"] == 2
     assert stats(failed)["robotstxt/cache/expired"] == 2
     assert stats(restarted)["robotstxt/cache/hit"] == 2  # the outage came from the file
     assert "robotstxt/request_count" in stats(restarted)
@@ -93,11 +93,11 @@ async def test_status_5xx_stays_closed_across_restarts_for_12h_then_last_good_co
         assert spider.got == [site.url("/public")]
         assert isinstance(spider.dropped[site.url("/private")], ForbiddenByRobotsTxt)
         assert stats(later)["robotstxt/cache/stale_used"] == 2
-        assert stats(later)["robotstxt/unreachable/cached_copy"] == 2
+        assert stats(later)["robotstxt/requests_in_outage/last-copy"] == 2
     else:  # REP_OUTAGE_RULES = "google-legacy": closed until a retry succeeds
         assert late_paths == ["/robots.txt"]
         assert spider.got == []
-        assert stats(later)["robotstxt/unreachable/closed"] == 2
+        assert stats(later)["robotstxt/requests_in_outage/closed"] == 2
 
 
 @pytest.mark.parametrize("answered", [True, False])
@@ -124,10 +124,10 @@ async def test_status_5xx_after_30d_pages_that_answered_keep_the_site_open(
         late = await crawl(urls, settings)
     if answered:
         assert sorted(spider_of(late).got) == sorted(urls)  # as if no robots.txt
-        assert stats(late)["robotstxt/unreachable/allow"] == 2
+        assert stats(late)["robotstxt/requests_in_outage/outage-allow"] == 2
     else:
         assert spider_of(late).got == []
-        assert stats(late)["robotstxt/unreachable/closed"] == 2
+        assert stats(late)["robotstxt/requests_in_outage/closed"] == 2
 
 
 @deferred_f_from_coro_f

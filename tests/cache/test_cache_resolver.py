@@ -202,7 +202,7 @@ async def test_spec_3_4_the_byte_budget_counts_robots_txt_bytes_only() -> None:
     for origin in origins:
         await rep.access(origin)
     assert all(rep.peek(origin) is not None for origin in origins)
-    assert rep._states.bytes == 2_000 * len(BODY)
+    assert rep._known_origins.bytes == 2_000 * len(BODY)
     assert len(server.calls) == 2_000
 
 
@@ -227,7 +227,7 @@ async def test_status_5xx_outage_drops_at_once_and_retries_in_the_background() -
     await settle()
     assert not rep.pending(A)
     assert (await rep.access(A)).state is AccessState.RULES  # the retry succeeded
-    assert counts.count("unreachable/closed") == 3
+    assert counts.count("requests_in_outage/closed") == 3
 
 
 @deferred_f_from_coro_f

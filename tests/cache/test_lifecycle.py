@@ -1,7 +1,7 @@
 """One origin's lifecycle, event by event, on a hand-moved clock: no reactor, no I/O.
 
 Each row tells the machine a few events and reads the effects it hands back,
-written short: "fetch", "wait +2", "save", "use rules", "announce allow new"...
+written short: "fetch", "wait +2", "save", "use rules", "announce allow-all new"...
 """
 
 from __future__ import annotations
@@ -124,7 +124,7 @@ ROWS = {
     "4xx: save, then everything is allowed": Row(
         "docs/spec.md §2",
         [("load", None, 0), ("fetched", GONE, 0)],
-        ["save", "announce allow new after 1"],
+        ["save", "announce allow-all new after 1"],
     ),
     "first 503 with requests waiting: a quick retry after the busy back-off": Row(
         "docs/spec.md §2.2",
@@ -188,7 +188,7 @@ ROWS = {
     "another process's fresh fetch: adopted, no fetch here": Row(
         "docs/spec.md §3.5",
         [("load", stored(OK), 0), ("ask", DAY), ("shared", stored(GONE, DAY), WAIT, DAY)],
-        ["announce allow new"],
+        ["announce allow-all new"],
     ),
     "expired refresh unreachable: closed for the first 12 hours": Row(
         "docs/spec.md §3.3, §2.2",
@@ -218,7 +218,7 @@ ROWS = {
     "12 hours into an outage without a copy, asked again and down: everything allowed": Row(
         "docs/spec.md §2.2",
         [("load", None, 0), ("fetched", BUSY, 0), ("fetched", BUSY, 12 * HOUR)],
-        ["save", "announce allow new after 1 outage"],
+        ["save", "announce allow-all new after 1 outage"],
     ),
     "after 30 days, pages answering: robots.txt asked again first": Row(
         "docs/spec.md §2.2",
@@ -238,7 +238,7 @@ ROWS = {
             ("site", 31 * DAY),
             ("fetched", BUSY, 31 * DAY + 1),
         ],
-        ["save", "announce allow new after 1 outage"],
+        ["save", "announce allow-all new after 1 outage"],
     ),
     "after 30 days, pages silent too: closed": Row(
         "docs/spec.md §2.2",
@@ -291,7 +291,7 @@ ROWS = {
             ("seed", answer(FetchKind.UNAVAILABLE, 404, 60), 60),
             ("ask", 61),
         ],
-        ["announce allow new"],
+        ["announce allow-all new"],
     ),
 }
 
@@ -339,7 +339,7 @@ def test_spec_2_2_retry_after_sets_the_quick_retry() -> None:
 
 
 def test_spec_2_3_what_is_saved_outlives_a_outage() -> None:
-    """The record is kept in the store at least ``keep_records`` (31 days), so
+    """The record is kept in the store at least ``cache_keep`` (31 days), so
     the last good copy outlives a 30-day outage (docs/spec.md §2.3)."""
     lifecycle, _ = run(Row("docs/spec.md §2.3", [("load", None, 0)], []))
     save = lifecycle.fetched(BUSY, T0, None)[0]

@@ -23,7 +23,7 @@ from scrapy_rep.cache.lifecycle import (
     Use,
     Waiting,
     WaitUntil,
-    shared_parser,
+    shared_parsed_bodies,
 )
 from scrapy_rep.cache.outcome import AccessState, FetchKind, FetchOutcome
 from scrapy_rep.cache.policy import DAY, HOUR, PolicyConfig
@@ -228,7 +228,7 @@ def test_spec_3_1_one_answer_object_for_a_second_from_the_instant_it_is_given(
     refresh_failed: bool, at: float
 ) -> None:
     """A busy origin costs one decision a second (``REUSE``), whatever its state."""
-    origin = lifecycle(busy_retry_initial=2 * DAY, busy_retry_max=2 * DAY)  # no retry due
+    origin = lifecycle(retry_busy_initial=2 * DAY, retry_busy_max=2 * DAY)  # no retry due
     origin.loaded(stored(OK), T0)
     if refresh_failed:
         origin.fetched(BUSY, T0 + DAY, None)
@@ -346,8 +346,8 @@ def test_spec_3_4_a_record_from_the_future_is_said_once_for_every_origin(
 
 
 def test_spec_4_5_one_parse_cache_per_reading_shared_by_the_process() -> None:
-    plain, quirks = shared_parser(), shared_parser(True)
-    assert plain is shared_parser(False) and quirks is shared_parser(True)
+    plain, quirks = shared_parsed_bodies(), shared_parsed_bodies(True)
+    assert plain is shared_parsed_bodies(False) and quirks is shared_parsed_bodies(True)
     assert plain is not quirks
     body = b"User-agent: *\nDisalow: /x\n"  # a misspelling only Google's library reads
     assert plain(body).allowed("https://a.example/x", "mybot")

@@ -249,7 +249,7 @@ def test_cache_3_2_an_unreadable_cache_control_gives_the_default_life_within_bou
 
     monkeypatch.setattr(policy, "_delta_seconds", broken)
     monkeypatch.setattr(policy, "_UNREADABLE_HEADERS", set())
-    config = PolicyConfig(default_ttl=3 * DAY, max_ttl=2 * DAY)
+    config = PolicyConfig(cache_ttl=3 * DAY, cache_max_ttl=2 * DAY)
     with caplog.at_level(logging.WARNING, logger="scrapy_rep"):
         answer = outcome(FetchKind.SUCCESS, 200, cache_control="max-age=60")
         record = history((0, answer), config=config)
@@ -259,7 +259,7 @@ def test_cache_3_2_an_unreadable_cache_control_gives_the_default_life_within_bou
 
 
 def test_cache_3_2_a_record_is_kept_at_least_a_second() -> None:
-    config = PolicyConfig(keep_records=0)
+    config = PolicyConfig(cache_keep=0)
     record = history((0, OK))
     assert retention(record, T0 + 2 * DAY, config) == 1.0
     assert retention(record, T0 + DAY - 30, config) == 30.0
@@ -296,15 +296,15 @@ def test_storage_3_4_a_page_answer_within_the_skew_is_kept_as_written() -> None:
         (None, AccessState.CLOSED, "robots.txt not resolved"),
         (
             history((0, outcome(FetchKind.SUCCESS, 200, cache_control="max-age=0")),
-                    config=PolicyConfig(min_ttl=0)),
+                    config=PolicyConfig(cache_min_ttl=0)),
             AccessState.RULES,
             "robots.txt rules",
         ),
         (
             history((0, outcome(FetchKind.UNAVAILABLE, 404, cache_control="max-age=0")),
-                    config=PolicyConfig(min_ttl=0)),
+                    config=PolicyConfig(cache_min_ttl=0)),
             AccessState.ALLOW_ALL,
-            "robots.txt unavailable (HTTP 404): full allow",
+            "robots.txt unavailable (HTTP 404): allow-all",
         ),
         (  # an unreachable fetch recorded without its outage (another writer's row)
             OriginRecord(FetchKind.UNREACHABLE, 503, "HTTP 503", T0, T0),
@@ -320,7 +320,7 @@ def test_cache_3_1_a_record_already_expired_applies_this_once(
     """A TTL of 0 (``max-age=0`` with REP_CACHE_MIN_TTL 0): ``decide`` wants
     another fetch at once, ``decide_settled`` answers the waiting requests with
     the record as it is instead."""
-    config = PolicyConfig(min_ttl=0)
+    config = PolicyConfig(cache_min_ttl=0)
     assert decide(record, T0, config).action is Action.FETCH
     settled = decide_settled(record, T0, config)
     assert (settled.action, settled.state, settled.reason) == (Action.USE, state, reason)

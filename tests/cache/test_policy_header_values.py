@@ -45,12 +45,12 @@ def test_scrapy_any_latin_1_header_value_is_recorded(cache_control: str, retry_a
     good = record_outcome(
         None, answer(FetchKind.SUCCESS, 200, cache_control, retry_after), T0, CONFIG
     )
-    assert CONFIG.min_ttl <= good.expires_at - T0 <= CONFIG.max_ttl
+    assert CONFIG.cache_min_ttl <= good.expires_at - T0 <= CONFIG.cache_max_ttl
     failed = record_outcome(
         good, answer(FetchKind.UNREACHABLE, 503, cache_control, retry_after), T0, CONFIG
     )
     assert failed.next_retry_at is not None
-    assert 0 < failed.next_retry_at - T0 <= max(CONFIG.busy_retry_max, CONFIG.retry_after_max)
+    assert 0 < failed.next_retry_at - T0 <= max(CONFIG.retry_busy_max, CONFIG.retry_after_max)
 
 
 def test_scrapy_a_header_reader_that_fails_costs_the_header_not_the_answer(
@@ -68,9 +68,9 @@ def test_scrapy_a_header_reader_that_fails_costs_the_header_not_the_answer(
         ]
         busy = answer(FetchKind.UNREACHABLE, 503, None, "120")
         failed = [record_outcome(None, busy, T0, CONFIG, random=lambda: 0.0) for _ in range(3)]
-    assert {r.expires_at for r in records} == {T0 + CONFIG.default_ttl}  # the default life
+    assert {r.expires_at for r in records} == {T0 + CONFIG.cache_ttl}  # the default life
     assert records[0].good_body is not None and records[0].kind is FetchKind.SUCCESS
-    assert {r.next_retry_at for r in failed} == {T0 + CONFIG.busy_retry_initial}  # the back-off
+    assert {r.next_retry_at for r in failed} == {T0 + CONFIG.retry_busy_initial}  # the back-off
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert len(warnings) == 2, warnings  # once per header, not per answer
     assert all("a header nobody foresaw" in w for w in warnings)

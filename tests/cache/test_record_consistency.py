@@ -68,7 +68,7 @@ def test_storage_loaded_retry_no_further_than_the_longest_back_off() -> None:
         outage_started_at=now - HOUR, next_retry_at=now + 1000 * DAY, failures=3,
     )  # fmt: skip
     loaded = loaded_record(record, now, config)
-    longest = max(config.retry_max, config.busy_retry_max, config.retry_after_max)
+    longest = max(config.retry_max, config.retry_busy_max, config.retry_after_max)
     assert loaded is not None and loaded.next_retry_at == now - 60 + longest
 
 

@@ -71,7 +71,7 @@ def test_storage_loaded_expiry_capped_at_fetch_time_plus_the_longest_life() -> N
     now = time.time()
     forever = OriginRecord(FetchKind.UNAVAILABLE, 404, "HTTP 404", now - 2 * DAY, 1e10)
     capped = loaded_record(forever, now, config)
-    assert capped is not None and capped.expires_at == now - 2 * DAY + config.max_ttl
+    assert capped is not None and capped.expires_at == now - 2 * DAY + config.cache_max_ttl
     future = OriginRecord(FetchKind.UNAVAILABLE, 404, "HTTP 404", now + DAY, now + 2 * DAY)
     assert loaded_record(future, now, config) is None
 

@@ -4,7 +4,7 @@ resolver's own ``KnownOrigins`` (an LRU that evicts), on an injected clock."""
 
 from __future__ import annotations
 
-from scrapy_rep.cache.lifecycle import LifecycleRules, OriginLifecycle, shared_parser
+from scrapy_rep.cache.lifecycle import LifecycleRules, OriginLifecycle, shared_parsed_bodies
 from scrapy_rep.cache.outcome import FetchKind, FetchOutcome
 from scrapy_rep.cache.policy import DAY, HOUR, OriginRecord, PolicyConfig, record_outcome
 from scrapy_rep.crawler.access.known_origins import KnownOrigins
@@ -46,7 +46,7 @@ def record(*steps: tuple[float, FetchOutcome]) -> OriginRecord:
 
 def settled(item: OriginRecord | None, now: float) -> OriginLifecycle:
     """A lifecycle that loaded ``item`` and settled its access, as a flight does."""
-    lifecycle = LifecycleRules(POLICY, shared_parser()).new()
+    lifecycle = LifecycleRules(POLICY, shared_parsed_bodies()).new()
     lifecycle.loaded(item, now)
     return lifecycle
 
@@ -54,10 +54,10 @@ def settled(item: OriginRecord | None, now: float) -> OriginLifecycle:
 def values(gauges: OriginGauges) -> tuple[int, int, int, int]:
     found = gauges.values()
     return (
-        found["robotstxt/now/known"],
-        found["robotstxt/now/closed"],
-        found["robotstxt/now/last_copy"],
-        found["robotstxt/now/forbids_all"],
+        found["robotstxt/origins_now/known"],
+        found["robotstxt/origins_now/closed"],
+        found["robotstxt/origins_now/last-copy"],
+        found["robotstxt/origins_now/forbids-all"],
     )
 
 
@@ -65,7 +65,7 @@ def test_gauges_follow_an_outage_from_closed_to_the_last_copy_and_back() -> None
     clock = Clock()
     gauges = OriginGauges(POLICY, clock, lambda: ("mybot",))
     down = record((T0 - 2 * DAY, fetched(200)), (T0, fetched(503)))
-    lifecycle = LifecycleRules(POLICY, shared_parser()).new()
+    lifecycle = LifecycleRules(POLICY, shared_parsed_bodies()).new()
     gauges.watch(origin("a"), lifecycle)  # held, its access not known yet
     assert values(gauges) == (0, 0, 0, 0)
     lifecycle.loaded(down, T0)

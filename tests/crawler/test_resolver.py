@@ -15,7 +15,7 @@ from twisted.internet.defer import Deferred
 from scrapy_rep.cache.lifecycle import OriginLifecycle
 from scrapy_rep.cache.outcome import Access, AccessState, FetchKind, FetchOutcome
 from scrapy_rep.cache.policy import PolicyConfig, decide_settled, record_outcome
-from scrapy_rep.crawler.access.resolver import Resolver, shared_parser
+from scrapy_rep.crawler.access.resolver import Resolver, shared_parsed_bodies
 from scrapy_rep.engine.origin import Origin, robots_url
 
 ORIGIN = Origin("http", "example.com", None)
@@ -55,7 +55,7 @@ def access_for(outcome: FetchOutcome, google_quirks: bool = False) -> Access:
     """The access a first fetch gives, through the policy as the resolver asks it."""
     config = PolicyConfig()
     record = record_outcome(None, outcome, 0.0, config)
-    return decide_settled(record, 0.0, config).access(shared_parser(google_quirks))
+    return decide_settled(record, 0.0, config).access(shared_parsed_bodies(google_quirks))
 
 
 def test_rfc9309_success_means_rules_decide() -> None:

@@ -94,7 +94,7 @@ def test_cache_settings_defaults_follow_spec_2_2_and_3() -> None:
     assert config.memory_max_origins == 100_000
     assert config.redis_url is None and config.redis_prefix == "scrapy_rep:"
     policy = config.policy()
-    assert (policy.default_ttl, policy.min_ttl, policy.max_ttl) == (86400, 60, 86400)
+    assert (policy.cache_ttl, policy.cache_min_ttl, policy.cache_max_ttl) == (86400, 60, 86400)
     assert policy.unreachable_disallow == 12 * 3600
     assert policy.unreachable_max_age == 30 * 86400
     assert policy.long_outage == "site"
@@ -125,7 +125,7 @@ def test_cache_settings_as_strings_and_redis_url_fallback() -> None:
         )
     )
     assert config.redis_url == "redis://127.0.0.1:6379/1"
-    assert config.policy().default_ttl == 3600 and config.policy().retry_jitter == 0.5
+    assert config.policy().cache_ttl == 3600 and config.policy().retry_jitter == 0.5
     override = Config.from_settings(
         {"REDIS_URL": "redis://a:1/0", "REP_REDIS_URL": "redis://b:2/0"}
     )

@@ -23,6 +23,7 @@ import asyncio
 import inspect
 import logging
 import os
+import re
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -30,9 +31,17 @@ from importlib import import_module
 from typing import Any
 
 from scrapy_rep.cache.policy import OriginRecord
+from scrapy_rep.cache.storage.defaults import (
+    MAX_ORIGINS,
+    REDIS_PREFIX,
+    REDIS_RETRY_INTERVAL,
+    STORAGE_KIND,
+    check_max_origins,
+    store_bytes,
+)
 from scrapy_rep.cache.storage.errors import StorageError, StorageUnavailable
 from scrapy_rep.cache.storage.fallback import FallbackStorage
-from scrapy_rep.cache.storage.leases import LOCK_TTL
+from scrapy_rep.cache.storage.leases import LOCK_TTL, Sleep
 from scrapy_rep.cache.storage.memory import MemoryStorage
 from scrapy_rep.cache.storage.parsed import ParsedBodies
 from scrapy_rep.cache.storage.protocol import (
@@ -53,6 +62,7 @@ __all__ = [
     "Forgetting",
     "MemoryStorage",
     "ParsedBodies",
+    "Sleep",
     "Storage",
     "StorageError",
     "StorageOptions",
@@ -61,6 +71,7 @@ __all__ = [
     "forget",
     "open_storage",
     "single_flight",
+    "storage_kind",
 ]
 
 logger = logging.getLogger(__name__)
@@ -68,7 +79,19 @@ logger = logging.getLogger(__name__)
 STORAGE_KINDS = ("memory", "sqlite", "redis")
 #: The longest a process waits for another's fetch before fetching itself.
 MAX_WAIT = 600.0
-ACCEPTED = "'memory', 'sqlite', 'redis' or the dotted path of a Storage class"
+ACCEPTED = (
+    f"'{STORAGE_KIND}' (the default), 'memory', 'redis', "
+    "or the dotted path of a class implementing scrapy_rep.cache.storage.Storage"
+)
+_DOTTED = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)+")
+
+
+def storage_kind(kind: object) -> str:
+    """REP_STORAGE, checked (the one check, for the settings and ``open_storage``):
+    a kind of ``STORAGE_KINDS``, or the dotted path of a class."""
+    if isinstance(kind, str) and (kind in STORAGE_KINDS or _DOTTED.fullmatch(kind)):
+        return kind
+    raise StorageError(f"REP_STORAGE must be {ACCEPTED}; got {kind!r}")
 
 
 @dataclass(frozen=True)
@@ -77,22 +100,22 @@ class StorageOptions:
 
     path: str | os.PathLike[str] | None = None
     redis_url: str | None = None
-    max_origins: int = 10_000
-    prefix: str = "scrapy_rep:"
+    max_origins: int = MAX_ORIGINS
+    prefix: str = REDIS_PREFIX
     clock: Callable[[], float] = time.time
     extra: dict[str, Any] = field(default_factory=dict)
 
 
 async def open_storage(
-    kind: str = "sqlite",
+    kind: str = STORAGE_KIND,
     *,
     path: str | os.PathLike[str] | None = None,
     redis_url: str | None = None,
-    max_origins: int = 10_000,
-    prefix: str = "scrapy_rep:",
+    max_origins: int = MAX_ORIGINS,
+    prefix: str = REDIS_PREFIX,
     clock: Callable[[], float] = time.time,
-    redis_retry_interval: float = 5.0,
-    max_bytes: int = 32 * 1024 * 1024,
+    redis_retry_interval: float = REDIS_RETRY_INTERVAL,
+    max_bytes: int = store_bytes(),
 ) -> Storage:
     """Open the store named by ``REP_STORAGE``; bad values raise naming the setting.
 
@@ -100,12 +123,11 @@ async def open_storage(
     if it does not answer) and is wrapped so that losing it later degrades to
     memory instead of failing the crawl.
     """
-    if not isinstance(kind, str) or not kind:
-        raise StorageError(f"REP_STORAGE must be {ACCEPTED}; got {kind!r}")
-    if not isinstance(max_origins, int) or isinstance(max_origins, bool) or max_origins < 1:
-        raise StorageError(
-            f"REP_MEMORY_MAX_ORIGINS must be a positive integer; got {max_origins!r}"
-        )
+    storage_kind(kind)
+    try:
+        check_max_origins(max_origins)
+    except ValueError as exc:
+        raise StorageError(str(exc)) from None
     if kind == "memory":
         return MemoryStorage(max_origins, clock=clock, max_bytes=max_bytes)
     if kind == "sqlite":
@@ -113,8 +135,6 @@ async def open_storage(
     if kind == "redis":
         memory = MemoryStorage(max_origins, clock=clock, max_bytes=max_bytes)
         return await _open_redis(redis_url, prefix, memory, clock, redis_retry_interval)
-    if "." not in kind:
-        raise StorageError(f"REP_STORAGE must be {ACCEPTED}; got {kind!r}")
     options = StorageOptions(path, redis_url, max_origins, prefix, clock)
     return await _open_custom(kind, options)
 

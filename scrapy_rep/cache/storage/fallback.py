@@ -23,6 +23,7 @@ from collections.abc import Awaitable, Callable
 from typing import Final, TypeVar
 
 from scrapy_rep.cache.policy import OriginRecord, PolicyConfig
+from scrapy_rep.cache.storage.defaults import REDIS_RETRY_INTERVAL
 from scrapy_rep.cache.storage.errors import StorageUnavailable
 from scrapy_rep.cache.storage.leases import new_token
 from scrapy_rep.cache.storage.memory import MemoryStorage
@@ -35,7 +36,7 @@ logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
 #: How long memory keeps a record read from the primary: as long as the store would.
-_KEEP = PolicyConfig().keep_records
+_KEEP = PolicyConfig().cache_keep
 #: A paced worker answers the roll call this often (seconds, with a turn);
 #: one silent for ``SEEN_WITHIN`` no longer counts (a crawl that ended).
 ROLL_CALL_EVERY: Final = 1.0
@@ -53,7 +54,7 @@ class FallbackStorage:
         fallback: MemoryStorage,
         *,
         name: str,
-        retry_interval: float = 5.0,
+        retry_interval: float = REDIS_RETRY_INTERVAL,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.primary = primary

@@ -22,7 +22,7 @@ import socket
 import uuid
 from collections.abc import Awaitable, Callable
 
-__all__ = ["LOCK_TTL", "Leases", "holder_gone", "new_token"]
+__all__ = ["LOCK_TTL", "Leases", "Sleep", "holder_gone", "new_token"]
 
 logger = logging.getLogger("scrapy_rep.cache.storage")
 
@@ -30,6 +30,8 @@ logger = logging.getLogger("scrapy_rep.cache.storage")
 LOCK_TTL = 15.0
 
 Renew = Callable[[str, str, float], Awaitable[bool]]
+#: Waits that many seconds: ``asyncio.sleep``, or the crawl's own (under any
+#: reactor) or a test's virtual clock.
 Sleep = Callable[[float], Awaitable[object]]
 
 

@@ -16,6 +16,7 @@ from dataclasses import replace
 
 from scrapy_rep.cache import pace
 from scrapy_rep.cache.policy import OriginRecord
+from scrapy_rep.cache.storage.defaults import MAX_ORIGINS, check_max_origins, store_bytes
 from scrapy_rep.cache.storage.forgotten import ForgottenLog
 
 __all__ = ["MemoryStorage"]
@@ -55,16 +56,12 @@ class MemoryStorage:
 
     def __init__(
         self,
-        max_origins: int = 10_000,
+        max_origins: int = MAX_ORIGINS,
         *,
         clock: Callable[[], float] = time.time,
-        max_bytes: int = 64 * 1024 * 1024,
+        max_bytes: int = store_bytes(),
     ) -> None:
-        if max_origins < 1:
-            raise ValueError(
-                f"REP_MEMORY_MAX_ORIGINS must be a positive integer, got {max_origins!r}"
-            )
-        self.max_origins = max_origins
+        self.max_origins = check_max_origins(max_origins)
         self.max_bytes = max_bytes  # of distinct bodies kept
         self._clock = clock
         self._entries: OrderedDict[str, tuple[OriginRecord, float]] = OrderedDict()

@@ -32,8 +32,9 @@ from scrapy_rep.cache.lifecycle import (
     WaitUntil,
 )
 from scrapy_rep.cache.outcome import Access, FetchKind, FetchOutcome
+from scrapy_rep.cache.storage import Sleep
 from scrapy_rep.crawler.access.known_origins import KnownOrigins
-from scrapy_rep.crawler.access.shared_records import SharedRecords, Sleep
+from scrapy_rep.crawler.access.shared_records import SharedRecords
 from scrapy_rep.engine.origin import Origin, robots_url
 
 __all__ = ["ASK", "EXPIRED", "FETCH", "HIT", "MISS", "RETRY", "Fetch", "Landed", "LifecycleDriver"]

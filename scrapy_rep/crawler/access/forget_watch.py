@@ -21,10 +21,9 @@ from collections.abc import Callable
 
 from twisted.internet.defer import Deferred
 
-from scrapy_rep.cache.storage import ForgetLog, MemoryStorage, Storage
+from scrapy_rep.cache.storage import ForgetLog, MemoryStorage, Sleep, Storage
 from scrapy_rep.crawler.access.loop_thread import ThreadedStorage
 from scrapy_rep.crawler.access.resolver import Resolver
-from scrapy_rep.crawler.access.shared_records import Sleep
 from scrapy_rep.crawler.async_bridge import asyncio_running
 from scrapy_rep.crawler.async_bridge import sleep as reactor_sleep
 from scrapy_rep.engine.origin import Origin, origin_of

@@ -11,6 +11,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 
 from scrapy_rep.cache.lifecycle import LARGEST_SIZE, OriginLifecycle
+from scrapy_rep.cache.storage.defaults import known_bytes
 from scrapy_rep.engine.origin import Origin
 
 __all__ = ["KnownOrigins", "Watch"]
@@ -26,17 +27,17 @@ class KnownOrigins:
     def __init__(
         self,
         limit: int,
-        max_bytes: int = 32 * 1024 * 1024,
+        max_bytes: int = known_bytes(),
         watch: Watch | None = None,
     ) -> None:
         self._limit = limit
         #: Told when an origin is held anew (its lifecycle) and let go (None): the gauges.
         self._watch = watch
         self._max_bytes = max_bytes
-        self._states: OrderedDict[Origin, OriginLifecycle] = OrderedDict()
+        self._lifecycles: OrderedDict[Origin, OriginLifecycle] = OrderedDict()
         self._sizes: dict[Origin, int] = {}
         self.bytes = 0
-        #: States with a record (not a flight's first empty one): their count
+        #: Lifecycles with a record (not a flight's first empty one): their count
         #: and bytes, the average ``room`` reads.
         self._answered: set[Origin] = set()
         self._answered_bytes = 0
@@ -44,33 +45,33 @@ class KnownOrigins:
         self._ahead: OrderedDict[Origin, None] = OrderedDict()
 
     def get(self, origin: Origin) -> OriginLifecycle | None:
-        return self._states.get(origin)
+        return self._lifecycles.get(origin)
 
     def touch(self, origin: Origin) -> None:
-        if origin in self._states:
-            self._states.move_to_end(origin)
+        if origin in self._lifecycles:
+            self._lifecycles.move_to_end(origin)
 
-    def keep(self, origin: Origin, state: OriginLifecycle) -> OriginLifecycle:
-        """Keep ``state`` (a flight's, perhaps evicted meanwhile) as the newest,
+    def keep(self, origin: Origin, lifecycle: OriginLifecycle) -> OriginLifecycle:
+        """Keep ``lifecycle`` (a flight's, perhaps evicted meanwhile) as the newest,
         counting its bodies again (a fetch may have changed them)."""
-        if self._watch is not None and self._states.get(origin) is not state:
-            self._watch(origin, state)
-        self._states[origin] = state
-        self._states.move_to_end(origin)
+        if self._watch is not None and self._lifecycles.get(origin) is not lifecycle:
+            self._watch(origin, lifecycle)
+        self._lifecycles[origin] = lifecycle
+        self._lifecycles.move_to_end(origin)
         self._forget_size(origin)
-        size = self._sizes[origin] = state.size
+        size = self._sizes[origin] = lifecycle.size
         self.bytes += size
-        if state.record is not None:
+        if lifecycle.record is not None:
             self._answered.add(origin)
             self._answered_bytes += size
-        while len(self._states) > 1 and (
-            len(self._states) > self._limit or self.bytes > self._max_bytes
+        while len(self._lifecycles) > 1 and (
+            len(self._lifecycles) > self._limit or self.bytes > self._max_bytes
         ):
-            old, _ = self._states.popitem(last=False)
+            old, _ = self._lifecycles.popitem(last=False)
             self._forget_size(old)
             if self._watch is not None:
                 self._watch(old, None)
-        return state
+        return lifecycle
 
     def asked_for(self, origin: Origin) -> None:
         """A request asked for ``origin``: no longer ahead of its requests."""
@@ -85,7 +86,7 @@ class KnownOrigins:
         ahead = self._ahead
         while ahead:  # those evicted unasked: fetched for nothing
             first = next(iter(ahead))
-            if first in self._states or pending(first):
+            if first in self._lifecycles or pending(first):
                 break
             del ahead[first]
         # The answers of flights under way need keeping too, ahead or not.
@@ -97,7 +98,7 @@ class KnownOrigins:
     def drop(self, origin: Origin) -> bool:
         """Forget ``origin`` here (its record was forgotten in the store); True if held."""
         self._ahead.pop(origin, None)
-        if self._states.pop(origin, None) is None:
+        if self._lifecycles.pop(origin, None) is None:
             return False
         self._forget_size(origin)
         if self._watch is not None:
@@ -123,4 +124,4 @@ class KnownOrigins:
         return max(min(self._limit, self._max_bytes // average) // 2, 1)
 
     def __len__(self) -> int:
-        return len(self._states)
+        return len(self._lifecycles)

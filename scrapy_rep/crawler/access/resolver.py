@@ -24,11 +24,13 @@ from scrapy_rep.cache.lifecycle import (
     FetchNow,
     LifecycleRules,
     Use,
-    shared_parser,
+    shared_parsed_bodies,
 )
-from scrapy_rep.cache.outcome import Access, AccessState, FetchOutcome
+from scrapy_rep.cache.outcome import Access, FetchOutcome
 from scrapy_rep.cache.policy import OriginRecord, PolicyConfig
-from scrapy_rep.cache.storage import MAX_WAIT, MemoryStorage, Storage
+from scrapy_rep.cache.standing import IN_OUTAGE
+from scrapy_rep.cache.storage import MAX_WAIT, MemoryStorage, Sleep, Storage
+from scrapy_rep.cache.storage.defaults import MAX_ORIGINS, known_bytes, parsed_bytes
 from scrapy_rep.crawler.access.driver import (
     FETCH,
     HIT,
@@ -40,7 +42,7 @@ from scrapy_rep.crawler.access.driver import (
     OnFetched,
 )
 from scrapy_rep.crawler.access.known_origins import KnownOrigins, Watch
-from scrapy_rep.crawler.access.shared_records import SharedRecords, Sleep
+from scrapy_rep.crawler.access.shared_records import SharedRecords
 from scrapy_rep.crawler.access.single_flight import SingleFlight
 from scrapy_rep.crawler.async_bridge import FetchStopped, StopSignal
 from scrapy_rep.crawler.async_bridge import sleep as reactor_sleep
@@ -54,7 +56,7 @@ __all__ = [
     "OnAccess",
     "OnFetched",
     "Resolver",
-    "shared_parser",
+    "shared_parsed_bodies",
 ]
 
 logger = logging.getLogger(__name__)
@@ -63,16 +65,15 @@ logger = logging.getLogger(__name__)
 #: the moment a flight starts, so that it can note what it needs of the asker
 #: then (the proxy its robots.txt goes through), before the asker moves on.
 FetchFor = Callable[[object], Fetch]
-#: Counts an event: "hit", "miss", "expired", "stale_used", "unreachable/<state>".
+#: Counts an event: "hit", "miss", "expired", "stale_used", "requests_in_outage/<state>".
 Count = Callable[[str], None]
 
 #: Bound of ``Resolver.outages`` (cleared when full).
 _MAX_IN_OUTAGE: Final = 100_000
-#: robotstxt/unreachable/<state>, per request answered during an outage.
-OUTAGE_STATES: Final = {
-    AccessState.CLOSED: "closed",
-    AccessState.RULES: "cached_copy",
-    AccessState.ALLOW_ALL: "allow",
+#: robotstxt/requests_in_outage/<state>, per request answered during an
+#: outage: the state's word is the report's (``cache.standing.State``).
+OUTAGE_COUNTS: Final = {
+    access: f"requests_in_outage/{state.value}" for access, state in IN_OUTAGE.items()
 }
 
 
@@ -94,9 +95,9 @@ class Resolver:
         monotonic: Callable[[], float] = time.monotonic,
         max_wait: float = MAX_WAIT,
         poll: float = 0.05,
-        max_origins: int = 10_000,
-        max_bytes: int = 32 * 1024 * 1024,
-        parsed_max_bytes: int = 64 * 1024 * 1024,
+        max_origins: int = MAX_ORIGINS,
+        max_bytes: int = known_bytes(),
+        parsed_max_bytes: int = parsed_bytes(),
         random: Callable[[], float] = _random.random,
         fetch_for: FetchFor | None = None,
         watch: Watch | None = None,
@@ -113,11 +114,11 @@ class Resolver:
             max_wait=max_wait,
             poll=poll,
         )
-        parse = shared_parser(google_quirks)
-        parse.max_bytes = parsed_max_bytes  # process-wide: the last crawler's
-        self._lifecycles = LifecycleRules(self.policy, parse, random)
+        bodies = shared_parsed_bodies(google_quirks)
+        bodies.max_bytes = parsed_max_bytes  # process-wide: the last crawler's
+        self._lifecycle_rules = LifecycleRules(self.policy, bodies, random)
         self._count = count or _ignore
-        self._states = KnownOrigins(max_origins, max_bytes, watch)
+        self._known_origins = KnownOrigins(max_origins, max_bytes, watch)
         #: Origins whose record was in an outage when a request of theirs
         #: was last answered: the responses worth telling ``site_answered``. A
         #: superset (an origin leaves it at its next plain answer), so that the
@@ -126,8 +127,8 @@ class Resolver:
         self._flights: SingleFlight[Origin, Landed] = SingleFlight()
         self._driver = LifecycleDriver(
             self._store,
-            self._states,
-            self._lifecycles,
+            self._known_origins,
+            self._lifecycle_rules,
             clock=clock,
             sleep=self._sleep,
             unreachable_wait=self.policy.unreachable_wait,
@@ -152,7 +153,7 @@ class Resolver:
         May start a background retry (an outage) on behalf of ``via`` and
         counts the lookup, like ``access``; None means "call ``access``".
         """
-        self._states.asked_for(origin)
+        self._known_origins.asked_for(origin)
         use = self._known(origin)
         return self._answered(origin, use, HIT, via) if use is not None else None
 
@@ -177,7 +178,7 @@ class Resolver:
         busy = self._driver.closed or self._flights.pending(origin)
         if busy or self.peek(origin, via) is not None:
             return
-        if self._states.go_ahead(origin, len(self._flights), self._flights.pending):
+        if self._known_origins.go_ahead(origin, len(self._flights), self._flights.pending):
             self._flights.launch(origin, lambda: self._driver.fly(origin, self._fetch_of(via)))
 
     async def access(
@@ -190,8 +191,8 @@ class Resolver:
         ``FetchStopped`` if the fetch it waited for did not start, or once
         ``stop`` fires while it waits.
         """
-        self._states.asked_for(origin)
-        lifecycle = self._states.get(origin)
+        self._known_origins.asked_for(origin)
+        lifecycle = self._known_origins.get(origin)
         answer = lifecycle.asked(self._clock()) if lifecycle is not None else FETCH_NOW
         if answer is None or isinstance(answer, FetchNow):
             _, how, use = await self._flights.join(
@@ -218,12 +219,12 @@ class Resolver:
         self._flights.call_when_idle(callback)
 
     def record(self, origin: Origin) -> OriginRecord | None:
-        lifecycle = self._states.get(origin)
+        lifecycle = self._known_origins.get(origin)
         return lifecycle.record if lifecycle is not None else None
 
     def last_answer(self, origin: Origin) -> FetchOutcome | None:
         """The robots.txt answer behind the current record, to replay to a spider."""
-        lifecycle = self._states.get(origin)
+        lifecycle = self._known_origins.get(origin)
         return lifecycle.replay(robots_url(origin)) if lifecycle is not None else None
 
     # --- what else the crawl tells us -----------------------------------------------
@@ -235,20 +236,20 @@ class Resolver:
         """
         if self._flights.pending(origin) or self._driver.closed:
             return False
-        lifecycle = self._states.get(origin)
+        lifecycle = self._known_origins.get(origin)
         if lifecycle is None:
-            lifecycle = self._lifecycles.new()
+            lifecycle = self._lifecycle_rules.new()
             lifecycle.loaded(await self._store.load(origin), self._clock())
         save = lifecycle.seeded(outcome, self._clock())
         if save is None:
             return False
         await self._store.save(origin, save)
-        self._states.keep(origin, lifecycle)  # its bodies changed: count them again
+        self._known_origins.keep(origin, lifecycle)  # its bodies changed: count them again
         return True
 
     async def site_answered(self, origin: Origin) -> None:
         """A page of ``origin`` answered: during an outage, that matters after 30 days."""
-        lifecycle = self._states.get(origin)
+        lifecycle = self._known_origins.get(origin)
         save = lifecycle.site_answered(self._clock()) if lifecycle is not None else None
         # A fetch under way (or landing meanwhile) records its outcome on top of this mark.
         if save is not None and not self._flights.pending(origin):
@@ -262,7 +263,7 @@ class Resolver:
         ``forget_watch``): its next request loads the store, or fetches, again.
         True if it was held. A flight under way lands as usual."""
         self.outages.discard(origin)
-        return self._states.drop(origin)
+        return self._known_origins.drop(origin)
 
     def store_failed(self, exc: Exception) -> None:
         """Say once that the store failed (the same one warning as a failed load)."""
@@ -287,7 +288,7 @@ class Resolver:
 
     def _known(self, origin: Origin) -> Use | None:
         """The answer held for ``origin`` if it still applies, settling nothing."""
-        lifecycle = self._states.get(origin)
+        lifecycle = self._known_origins.get(origin)
         answer = lifecycle.asked(self._clock(), settle=False) if lifecycle is not None else None
         return answer if isinstance(answer, Use) else None
 
@@ -298,7 +299,7 @@ class Resolver:
         return use.access
 
     def _counted(self, origin: Origin, use: Use, how: str) -> None:
-        self._states.touch(origin)
+        self._known_origins.touch(origin)
         self._count(how)
         if use.stale:
             self._count("stale_used")
@@ -306,7 +307,7 @@ class Resolver:
             if len(self.outages) >= _MAX_IN_OUTAGE:
                 self.outages.clear()  # its next checked request puts it back
             self.outages.add(origin)
-            self._count(f"unreachable/{OUTAGE_STATES[use.outage]}")
+            self._count(OUTAGE_COUNTS[use.outage])
         elif self.outages:
             self.outages.discard(origin)
 

@@ -14,15 +14,13 @@ from collections.abc import Awaitable, Callable
 
 from scrapy_rep.cache.lifecycle import Save
 from scrapy_rep.cache.record import OriginRecord
-from scrapy_rep.cache.storage import MAX_WAIT, MemoryStorage, Storage, single_flight
+from scrapy_rep.cache.storage import MAX_WAIT, MemoryStorage, Sleep, Storage, single_flight
 from scrapy_rep.crawler.async_bridge import sleep as reactor_sleep
 from scrapy_rep.engine.origin import Origin
 
-__all__ = ["SharedRecords", "Sleep"]
+__all__ = ["SharedRecords"]
 
 logger = logging.getLogger("scrapy_rep.crawler.access.resolver")
-
-Sleep = Callable[[float], Awaitable[object]]
 
 
 class SharedRecords:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from scrapy.utils.project import data_path
 
 from scrapy_rep.cache.storage import Storage, open_storage
+from scrapy_rep.cache.storage.defaults import store_bytes
 from scrapy_rep.crawler.access.loop_thread import LoopThread, ThreadedStorage
 from scrapy_rep.crawler.async_bridge import asyncio_running
 from scrapy_rep.crawler.config.settings import DEFAULT_STORAGE_FILE, Config
@@ -29,7 +30,7 @@ async def open_configured_storage(config: Config) -> Storage:
         prefix=config.redis_prefix,
         clock=config.clock,
         redis_retry_interval=config.redis_retry_interval,
-        max_bytes=config.memory_max_bytes // 4,
+        max_bytes=store_bytes(config.memory_max_bytes),
     )
     # The memory store does no I/O and needs no loop: it runs where it is called.
     if asyncio_running() or config.storage == "memory":

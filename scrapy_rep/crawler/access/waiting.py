@@ -22,10 +22,10 @@ if TYPE_CHECKING:
     from scrapy_rep.crawler.internals import Parking
     from scrapy_rep.engine.origin import Origin
 
-__all__ = ["Check", "Waiting"]
+__all__ = ["DecideRequest", "Waiting"]
 
 #: Decide a request once its origin's access is known: return to pass, raise to drop.
-Check = Callable[["Request", "Origin", "Access"], None]
+DecideRequest = Callable[["Request", "Origin", "Access"], None]
 
 
 class Waiting:
@@ -38,7 +38,7 @@ class Waiting:
         self.triggers: dict[Origin, Request] = {}
 
     async def access(
-        self, origin: Origin, request: Request, check: Check | None = None
+        self, origin: Origin, request: Request, check: DecideRequest | None = None
     ) -> Access | None:
         """The origin's access: loaded, or fetched. None: the crawl is stopping.
 

@@ -17,17 +17,29 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Final
 from weakref import WeakKeyDictionary
 
 from scrapy_rep.cache.policy import LongOutage, PolicyConfig
+from scrapy_rep.cache.policy_config import out_of_order
+from scrapy_rep.cache.storage.defaults import (
+    MAX_ORIGINS,
+    MEMORY_MAX_BYTES,
+    REDIS_PREFIX,
+    REDIS_RETRY_INTERVAL,
+    STORAGE_KIND,
+)
 from scrapy_rep.crawler.config.table import (
+    CRAWL_DELAY_MAX,
     DEFAULT_ROBOTSTXT_TIMEOUT,
     DEFAULT_STORAGE_FILE,
+    FOLLOW_SITEMAPS,
+    FOLLOW_SITEMAPS_MAX,
     MIN_BODY_BYTES,
     MIN_REDIRECTS,
     SETTINGS,
+    SITEMAP_CALLBACK,
     WAIT_SLACK,
     Setting,
 )
@@ -48,6 +60,7 @@ from scrapy_rep.engine.page_directives import MAX_HTML_BYTES
 
 __all__ = [
     "DEFAULT_STORAGE_FILE",
+    "SETTING_OF",
     "Config",
     "CrawlDelayConfig",
     "SettingError",
@@ -59,6 +72,11 @@ if TYPE_CHECKING:
 
 #: The policy's defaults are the settings' defaults: one source of truth.
 _POLICY: Final = PolicyConfig()
+_POLICY_FIELDS: Final = tuple(item.name for item in fields(PolicyConfig))
+#: The outage settings whose unset value (None) is the preset's (REP_OUTAGE_RULES).
+_PRESET_FIELDS: Final = ("unreachable_disallow", "unreachable_max_age", "long_outage")
+#: A ``Config`` field -> the setting that fills it.
+SETTING_OF: Final = {s.attribute: s.name for s in SETTINGS if s.attribute is not None}
 #: Config.of: each crawler's settings, read once.
 _BY_CRAWLER: WeakKeyDictionary[Crawler, Config] = WeakKeyDictionary()
 
@@ -81,7 +99,7 @@ class Config:
     #: REP_GOOGLE_QUIRKS: parse and match as Google's open-source library does.
     google_quirks: bool = False
     #: REP_FOLLOW_REDIRECTS: redirect hops followed for robots.txt (RFC: >= 5).
-    max_redirects: int = 5
+    max_redirects: int = MIN_REDIRECTS
     #: REP_ROBOTSTXT_TIMEOUT: seconds one robots.txt download may take; None
     #: (unset): ``DEFAULT_ROBOTSTXT_TIMEOUT``, or DOWNLOAD_TIMEOUT if shorter
     #: (``fetch_timeout``).
@@ -96,32 +114,32 @@ class Config:
 
     # --- the cache (docs/spec.md §3) --------------------------------------------------
     #: REP_STORAGE: "sqlite", "memory", "redis" or a dotted Storage class path.
-    storage: str = "sqlite"
+    storage: str = STORAGE_KIND
     #: REP_STORAGE_PATH: the sqlite file; relative paths are inside Scrapy's
     #: project data dir. None -> ``.scrapy/robotstxt.sqlite3``.
     storage_path: str | None = None
     #: REP_MEMORY_MAX_ORIGINS: origins kept in memory (the memory backend, the
     #: Redis stand-in, and the in-process copy of records), least recent out.
-    memory_max_origins: int = 100_000
+    memory_max_origins: int = MAX_ORIGINS
     #: REP_MEMORY_MAX_BYTES: bytes of robots.txt kept in this process, parsed
     #: and raw: half for parsed bodies, a quarter for the per-origin states,
     #: a quarter for the memory store (or Redis's stand-in).
-    memory_max_bytes: int = 128 * 1024 * 1024
+    memory_max_bytes: int = MEMORY_MAX_BYTES
     #: REP_REDIS_URL, else REDIS_URL (scrapy-redis's setting).
     redis_url: str | None = None
     #: REP_REDIS_PREFIX: every Redis key starts with it.
-    redis_prefix: str = "scrapy_rep:"
+    redis_prefix: str = REDIS_PREFIX
     #: REP_REDIS_RETRY_INTERVAL: while Redis is lost, how often to try it again.
-    redis_retry_interval: float = 5.0
+    redis_retry_interval: float = REDIS_RETRY_INTERVAL
     #: REP_FORGET_POLL_INTERVAL: how often a running crawl reads the store's
     #: log of forgotten origins (``scrapy-rep cache forget``, the Tester's Refetch).
     forget_poll_interval: float = 5.0
     #: REP_CACHE_TTL / REP_CACHE_MIN_TTL / REP_CACHE_MAX_TTL (docs/spec.md §3.1, §3.2).
-    cache_ttl: float = _POLICY.default_ttl
-    cache_min_ttl: float = _POLICY.min_ttl
-    cache_max_ttl: float = _POLICY.max_ttl
+    cache_ttl: float = _POLICY.cache_ttl
+    cache_min_ttl: float = _POLICY.cache_min_ttl
+    cache_max_ttl: float = _POLICY.cache_max_ttl
     #: REP_CACHE_KEEP: how long a record outlives its last update in storage.
-    cache_keep: float = _POLICY.keep_records
+    cache_keep: float = _POLICY.cache_keep
 
     # --- outages (docs/spec.md §2.2) ------------------------------------------------------
     #: REP_OUTAGE_RULES: the preset the three settings below default to.
@@ -143,8 +161,8 @@ class Config:
     retry_initial: float = _POLICY.retry_initial
     retry_max: float = _POLICY.retry_max
     #: REP_RETRY_BUSY_INITIAL / REP_RETRY_BUSY_MAX: the same for 503 and 429.
-    retry_busy_initial: float = _POLICY.busy_retry_initial
-    retry_busy_max: float = _POLICY.busy_retry_max
+    retry_busy_initial: float = _POLICY.retry_busy_initial
+    retry_busy_max: float = _POLICY.retry_busy_max
     #: REP_RETRY_FACTOR: back-off multiplier per failure (>= 1).
     retry_factor: float = _POLICY.retry_factor
     #: REP_RETRY_JITTER: each delay is shortened by up to this fraction (0..1).
@@ -209,7 +227,7 @@ class Config:
             notes.append(
                 f"REP_FOLLOW_REDIRECTS={max_redirects}: RFC 9309 §2.3.1.2 asks crawlers to "
                 f"follow at least 5 redirect hops for robots.txt; a chain longer than "
-                f"{max_redirects} is treated as no robots.txt (full allow)"
+                f"{max_redirects} is treated as no robots.txt (allow-all)"
             )
         return cls(notes=tuple(notes), **values).validated()
 
@@ -228,54 +246,22 @@ class Config:
         return self.fetch_timeout(download_timeout) * (self.max_redirects + 1) + WAIT_SLACK
 
     def policy(self) -> PolicyConfig:
-        """The pure policy's view of these settings (the preset filled in)."""
+        """The pure policy's view of these settings: each ``PolicyConfig`` field
+        is the field of the same name here (the preset filled in where unset)."""
         preset = PolicyConfig.older_google() if self.outage_rules == "google-legacy" else _POLICY
-        disallow, max_age, long_outage = (
-            self.unreachable_disallow,
-            self.unreachable_max_age,
-            self.long_outage,
-        )
-        return PolicyConfig(
-            unreachable_disallow=preset.unreachable_disallow if disallow is None else disallow,
-            unreachable_max_age=preset.unreachable_max_age if max_age is None else max_age,
-            long_outage=preset.long_outage if long_outage is None else long_outage,
-            site_reachable_window=self.site_reachable_window,
-            default_ttl=self.cache_ttl,
-            min_ttl=self.cache_min_ttl,
-            max_ttl=self.cache_max_ttl,
-            retry_initial=self.retry_initial,
-            retry_max=self.retry_max,
-            busy_retry_initial=self.retry_busy_initial,
-            busy_retry_max=self.retry_busy_max,
-            retry_factor=self.retry_factor,
-            retry_jitter=self.retry_jitter,
-            retry_after_min=self.retry_after_min,
-            retry_after_max=self.retry_after_max,
-            unreachable_wait=self.unreachable_wait,
-            keep_records=self.cache_keep,
-        )
+        values = {name: getattr(self, name) for name in _POLICY_FIELDS}
+        for name in _PRESET_FIELDS:
+            if values[name] is None:
+                values[name] = getattr(preset, name)
+        return PolicyConfig(**values)
 
     def validated(self) -> Config:
         """Check what no single setting can: pairs of bounds, and needed companions."""
-        pairs = (
-            ("REP_CACHE_MIN_TTL", self.cache_min_ttl, "REP_CACHE_MAX_TTL", self.cache_max_ttl),
-            (
-                "REP_RETRY_AFTER_MIN",
-                self.retry_after_min,
-                "REP_RETRY_AFTER_MAX",
-                self.retry_after_max,
-            ),
-            ("REP_RETRY_INITIAL", self.retry_initial, "REP_RETRY_MAX", self.retry_max),
-            (
-                "REP_RETRY_BUSY_INITIAL",
-                self.retry_busy_initial,
-                "REP_RETRY_BUSY_MAX",
-                self.retry_busy_max,
-            ),
-        )
-        for low_name, low, high_name, high in pairs:
-            if low > high:
-                raise SettingError(low_name, low, f"a number of seconds <= {high_name} ({high:g})")
+        wrong = out_of_order(vars(self))
+        if wrong is not None:
+            low, high = (getattr(self, name) for name in wrong)
+            low_name, high_name = (SETTING_OF[name] for name in wrong)
+            raise SettingError(low_name, low, f"a number of seconds <= {high_name} ({high:g})")
         if self.storage == "redis" and not self.redis_url:
             raise SettingError(
                 "REP_REDIS_URL",
@@ -302,7 +288,7 @@ class CrawlDelayConfig:
     #: through the store (``scrapy_rep.crawler.pace.turns``).
     obey: bool = False
     #: REP_CRAWL_DELAY_MAX: seconds; a larger crawl-delay is cut to this.
-    max_delay: float = 30.0
+    max_delay: float = CRAWL_DELAY_MAX
     #: REP_RETRY_AFTER == "obey": a 429/503 with Retry-After pauses its origin
     #: for every process sharing the store. Default: as REP_CRAWL_DELAY.
     retry_after: bool = False
@@ -325,12 +311,12 @@ class SitemapConfig:
     """REP_FOLLOW_SITEMAPS and REP_SITEMAP_CALLBACK, validated."""
 
     #: REP_FOLLOW_SITEMAPS: schedule the sitemaps robots.txt lists.
-    follow: bool = False
+    follow: bool = FOLLOW_SITEMAPS
     #: REP_SITEMAP_CALLBACK: the spider method that receives each sitemap.
-    callback: str = "parse_sitemap"
+    callback: str = SITEMAP_CALLBACK
     #: REP_FOLLOW_SITEMAPS_MAX: sitemaps scheduled per robots.txt at most; a
     #: hostile file may list thousands.
-    max_per_robotstxt: int = 50
+    max_per_robotstxt: int = FOLLOW_SITEMAPS_MAX
 
     @classmethod
     def from_settings(cls, settings: Mapping[str, Any]) -> SitemapConfig:

@@ -31,26 +31,32 @@ from scrapy_rep.crawler.config.values import (
     to_str,
     to_tokens,
 )
+from scrapy_rep.engine.lines import MAX_BODY_BYTES
 
 __all__ = [
+    "CRAWL_DELAY_MAX",
     "DEFAULT_ROBOTSTXT_TIMEOUT",
     "DEFAULT_STORAGE_FILE",
+    "FOLLOW_SITEMAPS",
+    "FOLLOW_SITEMAPS_MAX",
     "MAX_KEEP",
     "MIN_BODY_BYTES",
     "MIN_MEMORY",
     "MIN_REDIRECTS",
     "OUTAGE_RULES",
     "SETTINGS",
+    "SITEMAP_CALLBACK",
     "USAGE_ACTIONS",
     "WAIT_SLACK",
     "Setting",
 ]
 
-#: RFC 9309 §2.5: a parsing limit, if any, must be at least 500 KiB.
-MIN_BODY_BYTES: Final = 512_000
+#: RFC 9309 §2.5: a parsing limit, if any, must be at least 500 KiB; the
+#: engine's (docs/spec.md §4.3) is REP_MAX_BODY_BYTES's floor and default.
+MIN_BODY_BYTES: Final = MAX_BODY_BYTES
 #: REP_MEMORY_MAX_BYTES's floor: room for a few origins at the parse limit.
 MIN_MEMORY: Final = 16 * 1024 * 1024
-#: RFC 9309 §2.3.1.2: follow at least five redirect hops.
+#: RFC 9309 §2.3.1.2: follow at least five redirect hops (REP_FOLLOW_REDIRECTS's default).
 MIN_REDIRECTS: Final = 5
 #: REP_CACHE_KEEP's bound (10 years): every backend stores expiries this far
 #: out (Redis in integer milliseconds), and timestamps stay finite.
@@ -68,6 +74,12 @@ DEFAULT_STORAGE_FILE: Final = "robotstxt.sqlite3"
 #: REP_OUTAGE_RULES presets: Google's current text, and its older edition
 #: ("5xx: full disallow until a retry succeeds; after 30 days the cached copy").
 OUTAGE_RULES: Final = ("google", "google-legacy")
+#: The defaults of the settings read for the extensions (``CrawlDelayConfig``,
+#: ``SitemapConfig``), written here once for them and for the reference.
+CRAWL_DELAY_MAX: Final = 30.0
+FOLLOW_SITEMAPS: Final = False
+FOLLOW_SITEMAPS_MAX: Final = 50
+SITEMAP_CALLBACK: Final = "parse_sitemap"
 #: REP_USAGE_ACTION: what a response whose Content-Usage header refuses a
 #: declared purpose gets: dropped (IgnoreRequest), or kept and tagged in meta.
 USAGE_ACTIONS: Final = ("drop", "tag")
@@ -415,7 +427,7 @@ SETTINGS: Final[tuple[Setting, ...]] = (
         "REP_CRAWL_DELAY_MAX",
         "seconds > 0",
         "Longer crawl-delays are cut to this, with a warning.",
-        default="`30`",
+        default=f"`{CRAWL_DELAY_MAX:g}`",
         read_by=_EXTENSIONS,
     ),
     Setting(
@@ -430,21 +442,21 @@ SETTINGS: Final[tuple[Setting, ...]] = (
         "REP_FOLLOW_SITEMAPS",
         "bool",
         "Request the sitemaps robots.txt lists, once per crawl.",
-        default="`False`",
+        default=f"`{FOLLOW_SITEMAPS}`",
         read_by=_EXTENSIONS,
     ),
     Setting(
         "REP_FOLLOW_SITEMAPS_MAX",
         "int >= 1",
         "Sitemaps followed per robots.txt at most (a hostile file may list thousands).",
-        default="`50`",
+        default=f"`{FOLLOW_SITEMAPS_MAX}`",
         read_by=_EXTENSIONS,
     ),
     Setting(
         "REP_SITEMAP_CALLBACK",
         "a spider method's name",
         "The callback of those requests.",
-        default='`"parse_sitemap"`',
+        default=f'`"{SITEMAP_CALLBACK}"`',
         read_by=_EXTENSIONS,
     ),
     # --- what the content may be used for, and page rules ---------------------

@@ -16,7 +16,8 @@ from collections.abc import Callable, Mapping
 from importlib import import_module
 from typing import Any, Final, TypeVar
 
-from scrapy_rep.cache.storage import STORAGE_KINDS
+from scrapy_rep.cache.storage import ACCEPTED as STORAGE_ACCEPTED
+from scrapy_rep.cache.storage import StorageError, storage_kind
 from scrapy_rep.cache.storage.redis.urls import ACCEPTED_FORMS, parse_redis_url, safe_url
 from scrapy_rep.engine.agents import agent_tokens, is_user_agent_string, product_token
 from scrapy_rep.engine.usage import LABELS
@@ -35,7 +36,6 @@ __all__ = [
 ]
 
 _SCHEME: Final = re.compile(r"[a-z][a-z0-9+.-]*")
-_DOTTED: Final = re.compile(r"[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)+")
 _IDENTIFIER: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 T = TypeVar("T")
@@ -134,16 +134,13 @@ def choice(values: tuple[T, ...]) -> Callable[[object], T]:
     return parse
 
 
-_STORAGE_ACCEPTED: Final = (
-    "'sqlite' (the default), 'memory', 'redis', "
-    "or the dotted path of a class implementing scrapy_rep.cache.storage.Storage"
-)
 
 
 def to_storage(value: object) -> str:
-    if isinstance(value, str) and (value in STORAGE_KINDS or _DOTTED.fullmatch(value)):
-        return value
-    raise Rejected(_STORAGE_ACCEPTED)
+    try:
+        return storage_kind(value)
+    except StorageError:
+        raise Rejected(STORAGE_ACCEPTED) from None
 
 
 def to_path(value: object) -> str:

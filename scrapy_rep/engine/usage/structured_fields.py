@@ -72,7 +72,7 @@ _BASE64: Final = _ALPHA | _DIGITS | frozenset("+/=")
 _LOWER_HEX: Final = frozenset("0123456789abcdef")
 
 
-class _Reader:
+class _FieldParser:
     """RFC 9651 §4.2 parsing, one method per algorithm, over ASCII text."""
 
     __slots__ = ("at", "text")
@@ -309,7 +309,7 @@ def parse_dictionary(field: str | bytes) -> ParsedDictionary:
         field = field.decode("ascii")
     elif not field.isascii():
         return ParsedDictionary(None, ("not a structured field: characters outside ASCII",))
-    reader = _Reader(field)
+    reader = _FieldParser(field)
     reader.skip(" ")
     try:
         members, repeated = reader.dictionary()

@@ -144,7 +144,7 @@ def _report(commands: _Commands) -> argparse.ArgumentParser:
         "report",
         help="every origin a crawl's store keeps, with its robots.txt state now",
         description="A line per origin the store keeps (or, with --summary, the counts): "
-        "its state now (rules, allow-all, closed, last-copy, outage-allow), since and until "
+        f"its state now ({', '.join(STATES[:-1])}), since and until "
         "when, its status, size and what else its record says. Streams the store: SQLite "
         "read-only, Redis with SCAN.",
         epilog="exit codes: 0 some origin is reported, 1 none is, 2 usage or store error",
@@ -264,6 +264,8 @@ def _output_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _store_options(parser: argparse.ArgumentParser) -> None:
+    from scrapy_rep.cache.storage.defaults import REDIS_PREFIX
+
     parser.add_argument(
         "--store",
         metavar="FILE_OR_REDIS_URL",
@@ -274,9 +276,9 @@ def _store_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--redis-prefix",
-        default="scrapy_rep:",
+        default=REDIS_PREFIX,
         metavar="PREFIX",
-        help="REP_REDIS_PREFIX of the crawl (default: scrapy_rep:)",
+        help=f"REP_REDIS_PREFIX of the crawl (default: {REDIS_PREFIX})",
     )
 
 

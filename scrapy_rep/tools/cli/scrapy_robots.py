@@ -333,7 +333,7 @@ class Probe:
         it would, changing nothing (docs/cli.md, "scrapy robots"); False when
         nothing usable is kept, so robots.txt is fetched (and recorded) as a
         crawl fetches it."""
-        from scrapy_rep.cache.lifecycle import shared_parser
+        from scrapy_rep.cache.lifecycle import shared_parsed_bodies
         from scrapy_rep.cache.policy import Action, decide, decide_settled, loaded_record
         from scrapy_rep.crawler.request_checks import first_drop
         from scrapy_rep.engine.origin import origin_of
@@ -352,7 +352,7 @@ class Probe:
             decision_now = decide_settled(trusted, now, policy)
         else:
             decision_now = decision
-        self.access = decision_now.access(shared_parser(config.google_quirks))
+        self.access = decision_now.access(shared_parsed_bodies(config.google_quirks))
         due = decision.action is Action.FETCH or decision.refresh_due
         self.stored = stored_note(trusted, now, due)
         drop = first_drop(middleware.checks, request, origin, self.access)

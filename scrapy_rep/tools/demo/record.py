@@ -45,8 +45,8 @@ REFUSED: Final = "refused"  # a declared purpose refused (usage preferences)
 UNREACHABLE: Final = "unreachable"
 OPTED_OUT: Final = "opted out"
 NO_ANSWER: Final = "(never applied)"  # no robots.txt outcome seen for a site
-#: Access states (scrapy_rep.cache.outcome.AccessState values) as the table shows them.
-_STATES: Final = {"rules": "rules", "allow": "allow all", "closed": "closed (unreachable)"}
+#: Access states (scrapy_rep.cache.outcome.AccessState values) the table adds to.
+_STATES: Final = {"closed": "closed (unreachable)"}
 
 
 @dataclass(frozen=True)

@@ -145,7 +145,7 @@ def reports(sites: Sequence[Site], recorder: Recorder) -> list[SiteReport]:
     return result
 
 
-Check = Callable[[SiteReport], str | None]  # None when the behaviour showed, else what failed
+SiteCheck = Callable[[SiteReport], str | None]  # None when the behaviour showed, else what failed
 
 
 def check(report: SiteReport) -> str | None:
@@ -185,7 +185,7 @@ def _check_down(report: SiteReport) -> str | None:
     return None
 
 
-def _check_same_forbidden(expected: set[str]) -> Check:
+def _check_same_forbidden(expected: set[str]) -> SiteCheck:
     def same(report: SiteReport) -> str | None:
         wrong = [
             f"{spider} forbidden {sorted(report.forbidden(spider))}, expected {sorted(expected)}"
@@ -234,7 +234,7 @@ def _check_usage(report: SiteReport) -> str | None:
     return None
 
 
-CHECKS: Final[dict[str, Check]] = {
+CHECKS: Final[dict[str, SiteCheck]] = {
     "agents": _check_agents,
     "missing": _check_missing,
     "down": _check_down,

@@ -20,6 +20,7 @@ from typing import Any, Final
 from urllib.parse import urljoin
 
 from scrapy_rep.cache.outcome import FetchKind, kind_of_status
+from scrapy_rep.crawler.config.table import MIN_REDIRECTS
 from scrapy_rep.engine.lines import MAX_BODY_BYTES
 from scrapy_rep.tools.fetch.guard import FetchRefused, Hop, Network
 
@@ -32,8 +33,8 @@ __all__ = [
     "is_web_url",
 ]
 
-#: RFC 9309 §2.3.1.2: follow at least five redirect hops.
-MAX_REDIRECTS: Final = 5
+#: The hops followed: as many as a crawl follows by default (REP_FOLLOW_REDIRECTS).
+MAX_REDIRECTS: Final = MIN_REDIRECTS
 #: One byte beyond the parsed limit tells lint that the body was cut (docs/spec.md §4.3).
 READ_LIMIT: Final = MAX_BODY_BYTES + 1
 DEFAULT_USER_AGENT: Final = "scrapy-rep (robots.txt checker)"

@@ -24,6 +24,7 @@ from scrapy_rep.cache.outcome import AccessState
 from scrapy_rep.cache.policy import OriginRecord, PolicyConfig, decide_settled
 from scrapy_rep.cache.standing import State, pace_of, standing
 from scrapy_rep.cache.storage import Storage, StorageError, forget, open_storage
+from scrapy_rep.cache.storage.defaults import REDIS_PREFIX
 from scrapy_rep.cache.storage.errors import UnreadableRecord
 from scrapy_rep.cache.storage.redis.urls import REDIS_SCHEMES, safe_url
 from scrapy_rep.cache.storage.sqlite.once import (
@@ -53,7 +54,7 @@ class StoreName:
     ``REP_REDIS_URL`` takes: one server, Sentinel, Cluster)."""
 
     where: str
-    redis_prefix: str = "scrapy_rep:"
+    redis_prefix: str = REDIS_PREFIX
     #: Seconds to wait for another process holding a SQLite file's lock.
     wait: float = DEFAULT_WAIT
 

@@ -68,7 +68,7 @@ def verdicts(
     access_reason: str = "",
 ) -> list[dict[str, Any]]:
     """One row per URL per agent; an agent ``"a,b"`` is one crawler whose
-    tokens are a then b, in order of preference. ``access`` is ``"allow"`` or
+    tokens are a then b, in order of preference. ``access`` is ``"allow-all"`` or
     ``"closed"`` when the fetch gave no rules (a 4xx, an outage)."""
     rows = []
     body = text.encode("utf-8", "surrogateescape")

@@ -33,7 +33,7 @@ def tester_config(
         store=store,
         user_agent=config.default_user_agent or "Scrapy",
         timeout=config.fetch_timeout(settings.getfloat("DOWNLOAD_TIMEOUT", 180.0)),
-        max_bytes=config.max_body_bytes,
+        max_body_bytes=config.max_body_bytes,
         max_redirects=config.max_redirects,
         policy=config.policy(),
     )

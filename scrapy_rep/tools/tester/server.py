@@ -51,6 +51,7 @@ from urllib.parse import parse_qs, urlsplit
 from scrapy_rep.cache.policy import PolicyConfig
 from scrapy_rep.cache.storage import StorageError
 from scrapy_rep.cache.storage.errors import UnreadableRecord
+from scrapy_rep.crawler.config.table import MIN_BODY_BYTES, MIN_REDIRECTS
 from scrapy_rep.engine.origin import origin_of, robots_url
 from scrapy_rep.engine.usage import LABELS
 from scrapy_rep.tools.fetch.live import (
@@ -117,8 +118,8 @@ class TesterConfig:
     store: StoreName | None = None
     user_agent: str = DEFAULT_USER_AGENT
     timeout: float = 10.0
-    max_bytes: int = 512_000
-    max_redirects: int = 5
+    max_body_bytes: int = MIN_BODY_BYTES  # REP_MAX_BODY_BYTES's default
+    max_redirects: int = MIN_REDIRECTS  # REP_FOLLOW_REDIRECTS's default
     policy: PolicyConfig = field(default_factory=PolicyConfig)
     token: str = field(default_factory=lambda: secrets.token_urlsafe(24))
     #: Host names answered beside 127.0.0.1, localhost and the bound address.
@@ -293,7 +294,7 @@ class TesterHandler(BaseHTTPRequestHandler):
                 robots_url(origin),
                 config.timeout,
                 user_agent=config.user_agent,
-                max_bytes=config.max_bytes,
+                max_bytes=config.max_body_bytes,
                 max_redirects=config.max_redirects,
                 network=config.network,
             )
@@ -307,8 +308,8 @@ class TesterHandler(BaseHTTPRequestHandler):
             "final_url": got.final_url,
             "hops": got.hops,
             "headers": [[key, value] for key, value in got.headers],
-            "body": got.body[: config.max_bytes].decode("utf-8", "replace"),
-            "cut": len(got.body) > config.max_bytes,
+            "body": got.body[: config.max_body_bytes].decode("utf-8", "replace"),
+            "cut": len(got.body) > config.max_body_bytes,
         }
 
     def _store(self) -> StoreName:

@@ -222,7 +222,7 @@ def test_storage_memory_max_origins_must_be_positive() -> None:
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"kind": "mongo"}, "REP_STORAGE must be 'memory', 'sqlite', 'redis' or the dotted"),
+        ({"kind": "mongo"}, "REP_STORAGE must be 'sqlite' .the default., 'memory', 'redis', or"),
         ({"kind": ""}, "REP_STORAGE must be"),
         ({"kind": "sqlite"}, "REP_STORAGE_PATH"),
         ({"kind": "redis"}, "REP_REDIS_URL"),

@@ -239,7 +239,7 @@ def test_status_429_retry_after_honoured_within_bounds(header: str, delay: float
 def test_status_503_unreadable_retry_after_falls_back_to_backoff(header: str | None) -> None:
     assert retry_after_delay(header, T0, CONFIG) is None
     current = record_outcome(None, failure(503, retry_after=header), T0, CONFIG, random=no_jitter)
-    assert current.next_retry_at == T0 + CONFIG.busy_retry_initial
+    assert current.next_retry_at == T0 + CONFIG.retry_busy_initial
 
 
 def test_status_503_retry_after_bounds_are_settings() -> None:
@@ -293,7 +293,7 @@ def test_google_older_rules_disallow_until_a_retry_succeeds() -> None:
         assert "(the first 30 d of an outage)" in decision.reason
 
 
-def test_google_older_rules_after_30d_cached_copy_or_allow() -> None:
+def test_google_older_rules_after_30d_last_copy_or_allow() -> None:
     config = PolicyConfig.older_google()
     now = T0 + 31 * DAY
     assert_uses(decide(outage(copy=True, config=config), now, config), AccessState.RULES, BODY)
@@ -306,8 +306,8 @@ def test_google_older_rules_after_30d_cached_copy_or_allow() -> None:
 
 
 def test_google_older_rules_accept_overrides() -> None:
-    config = PolicyConfig.older_google(min_ttl=10)
-    assert (config.unreachable_disallow, config.long_outage, config.min_ttl) == (
+    config = PolicyConfig.older_google(cache_min_ttl=10)
+    assert (config.unreachable_disallow, config.long_outage, config.cache_min_ttl) == (
         30 * DAY,
         "cached",
         10,
@@ -324,8 +324,8 @@ def test_google_older_rules_accept_overrides() -> None:
         ("", DAY),
         ("public", DAY),
         ("max-age=3600", HOUR),  # shorter
-        ("max-age=172800", DAY),  # longer: clamped to max_ttl
-        ("max-age=10", 60.0),  # shorter than min_ttl: clamped
+        ("max-age=172800", DAY),  # longer: clamped to cache_max_ttl
+        ("max-age=10", 60.0),  # shorter than cache_min_ttl: clamped
         ("max-age=0", 60.0),
         ("Max-Age=7200", 2 * HOUR),  # case-insensitive
         ('max-age="7200"', 2 * HOUR),  # quoted
@@ -348,7 +348,7 @@ def test_cache_3_2_cache_control_sets_ttl_within_bounds(
 
 
 def test_cache_3_2_max_age_longer_than_24h_kept_when_max_ttl_allows() -> None:
-    config = PolicyConfig(max_ttl=7 * DAY)
+    config = PolicyConfig(cache_max_ttl=7 * DAY)
     assert freshness("max-age=172800", config) == (2 * DAY, False)
     assert freshness(None, config) == (DAY, False)
 
@@ -367,7 +367,7 @@ def test_cache_3_1_unavailable_cached_as_full_allow() -> None:
     current = record((T0, unavailable(404)))
     decision = decide(current, T0 + DAY - 1, CONFIG)
     assert_uses(decision, AccessState.ALLOW_ALL)
-    assert decision.reason == "robots.txt unavailable (HTTP 404): full allow"
+    assert decision.reason == "robots.txt unavailable (HTTP 404): allow-all"
     assert decide(current, T0 + DAY, CONFIG).action is Action.FETCH
     short = record((T0, unavailable(410, cache_control="max-age=600")))
     assert decide(short, T0 + 600, CONFIG).action is Action.FETCH
@@ -378,7 +378,7 @@ def test_cache_3_1_no_record_fetches() -> None:
 
 
 def test_cache_3_1_ttl_bounds_are_settings() -> None:
-    config = PolicyConfig(default_ttl=HOUR, min_ttl=5, max_ttl=2 * HOUR)
+    config = PolicyConfig(cache_ttl=HOUR, cache_min_ttl=5, cache_max_ttl=2 * HOUR)
     assert freshness(None, config) == (HOUR, False)
     assert freshness("max-age=1", config) == (5, False)
     assert freshness("max-age=99999", config) == (2 * HOUR, False)
@@ -413,7 +413,7 @@ def test_cache_3_3_early_refresh_failure_keeps_a_copy_still_fresh() -> None:
     assert_uses(decide(failed, T0 + DAY + 12 * HOUR + MINUTE, CONFIG), AccessState.RULES, BODY)
 
 
-def test_cache_3_3_window_zero_keeps_the_cached_copy_at_once() -> None:
+def test_cache_3_3_window_zero_keeps_the_last_copy_at_once() -> None:
     config = PolicyConfig(unreachable_disallow=0)
     fresh = record((T0, success()), config=config)
     refreshed = record_outcome(fresh, failure(503), T0 + DAY, config, random=no_jitter)
@@ -447,7 +447,7 @@ def test_status_2_3_retention_outlives_a_outage() -> None:
     current = record((T0, success()))
     assert retention(current, T0, CONFIG) == 31 * DAY
     long_lived = record(
-        (T0, success(cache_control="max-age=99999999")), config=PolicyConfig(max_ttl=90 * DAY)
+        (T0, success(cache_control="max-age=99999999")), config=PolicyConfig(cache_max_ttl=90 * DAY)
     )
     assert retention(long_lived, T0, CONFIG) == 90 * DAY
 
@@ -479,9 +479,9 @@ def test_decision_access_parses_through_the_given_parser() -> None:
     ("kwargs", "message"),
     [
         ({"unreachable_disallow": -1}, "unreachable_disallow must be >= 0"),
-        ({"min_ttl": float("nan")}, "min_ttl must be >= 0"),
+        ({"cache_min_ttl": float("nan")}, "cache_min_ttl must be >= 0"),
         ({"long_outage": "never"}, "long_outage must be one of"),
-        ({"min_ttl": 100, "max_ttl": 10}, "min_ttl"),
+        ({"cache_min_ttl": 100, "cache_max_ttl": 10}, "cache_min_ttl"),
         ({"retry_after_min": 100, "retry_after_max": 10}, "retry_after_min"),
         ({"retry_jitter": 2}, "retry_jitter"),
     ],

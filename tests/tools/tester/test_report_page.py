@@ -183,11 +183,12 @@ def test_gauges_of_the_last_crawl_agree_with_the_report(
     _, data = cli(capsys, "--store", str(crawled.store), "--json", "--deep", "-a", "scrapy")
     rows = [json.loads(line) for line in data.splitlines()]
     held = [row for row in rows if crawled.name_of(row["origin"]) != "expired"]
-    assert stats["robotstxt/now/known"] == len(held) == 10
-    assert stats["robotstxt/now/closed"] == sum(row["state"] == "closed" for row in held) == 3
-    assert stats["robotstxt/now/last_copy"] == sum(row["state"] == "last-copy" for row in held)
-    assert stats["robotstxt/now/last_copy"] == 1
-    assert stats["robotstxt/now/forbids_all"] == sum(row["forbids_all"] for row in held) == 1
+    now = "robotstxt/origins_now/"
+    assert stats[now + "known"] == len(held) == 10
+    assert stats[now + "closed"] == sum(row["state"] == "closed" for row in held) == 3
+    assert stats[now + "last-copy"] == sum(row["state"] == "last-copy" for row in held)
+    assert stats[now + "last-copy"] == 1
+    assert stats[now + "forbids-all"] == sum(row["forbids_all"] for row in held) == 1
 
 
 # --- the page ------------------------------------------------------------------------------

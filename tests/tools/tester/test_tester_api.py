@@ -111,7 +111,7 @@ def test_unavailable_and_unreachable_sources_answer_as_the_crawl(
 ) -> None:
     tester = start_tester()
     common = {"robots": "", "urls": ["/x"], "agents": ["bot"]}
-    _, allowed = tester.call("/api/test", {**common, "access": "allow", "access_reason": "404"})
+    _, allowed = tester.call("/api/test", {**common, "access": "allow-all", "access_reason": "404"})
     _, closed = tester.call("/api/test", {**common, "access": "closed", "access_reason": "503"})
     assert (allowed["rows"][0]["verdict"], allowed["rows"][0]["reason"]) == ("allowed", "404")
     assert (closed["rows"][0]["verdict"], closed["rows"][0]["reason"]) == ("disallowed", "503")
@@ -256,7 +256,7 @@ def test_a_link_as_long_as_the_limit_opens_and_a_longer_one_is_refused(
 def test_live_fetch_shows_status_headers_and_follows_the_crawls_rules(
     start_tester: Callable[..., Running],
 ) -> None:
-    tester = start_tester(max_bytes=600_000, timeout=5)
+    tester = start_tester(max_body_bytes=600_000, timeout=5)
 
     def moved(host: str) -> Redirect | Reply:
         """127.0.0.1's robots.txt moved to localhost's (a /robots.txt path:

@@ -223,7 +223,7 @@ def test_text_beyond_ascii_is_answered_as_written(start_tester: Callable[..., Ru
 def test_a_live_file_exactly_at_the_size_cap_is_not_called_cut(
     start_tester: Callable[..., Running],
 ) -> None:
-    tester = start_tester(max_bytes=1000)
+    tester = start_tester(max_body_bytes=1000)
     at_cap, over = b"#" * 999 + b"\n", b"#" * 1000 + b"\n"
     with (
         SiteServer({"/robots.txt": Reply(200, at_cap)}) as exact,

@@ -19,6 +19,7 @@ from typing import Any
 from redis.exceptions import ClusterDownError, RedisError
 
 from scrapy_rep.cache.policy import OriginRecord
+from scrapy_rep.cache.storage.defaults import REDIS_PREFIX
 from scrapy_rep.cache.storage.errors import StorageError, StorageUnavailable, UnreadableRecords
 from scrapy_rep.cache.storage.forgotten import FORGOTTEN_BATCH, FORGOTTEN_KEEP, FORGOTTEN_MAX
 from scrapy_rep.cache.storage.leases import Leases, holder_gone, new_token
@@ -52,7 +53,7 @@ class RedisStorage:
         client: Any,
         *,
         url: str,
-        prefix: str = "scrapy_rep:",
+        prefix: str = REDIS_PREFIX,
         sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
         link: RedisLink | None = None,
     ) -> None:
@@ -72,7 +73,7 @@ class RedisStorage:
         cls,
         url: str,
         *,
-        prefix: str = "scrapy_rep:",
+        prefix: str = REDIS_PREFIX,
         timeout: float = 2.0,
         sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
     ) -> RedisStorage:

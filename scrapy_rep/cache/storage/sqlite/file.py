@@ -29,8 +29,8 @@ logger = logging.getLogger("scrapy_rep.cache.storage.sqlite")  # said as the sto
 #: shares nothing with this one until then.
 CHECK_EVERY: Final = 0.25
 
-#: (key, next_at, paused_until, went_at)
-Pace = tuple[str, float | None, float | None, float | None]
+#: An origin's turns as a row of the file's pace table: (key, next_at, paused_until, went_at).
+PaceRow = tuple[str, float | None, float | None, float | None]
 
 
 def _identity(path: Path) -> tuple[int, int] | None:
@@ -104,7 +104,7 @@ class FileWatch:
         self.start()
 
 
-def live_paces(db: sqlite3.Connection, now: float) -> list[Pace]:
+def live_paces(db: sqlite3.Connection, now: float) -> list[PaceRow]:
     """The pace rows still ahead (a turn or a pause to come)."""
     rows = db.execute(
         "SELECT key, next_at, paused_until, went_at FROM pace "
@@ -117,7 +117,7 @@ def live_paces(db: sqlite3.Connection, now: float) -> list[Pace]:
     ]
 
 
-def merge_paces(db: sqlite3.Connection, rows: list[Pace]) -> None:
+def merge_paces(db: sqlite3.Connection, rows: list[PaceRow]) -> None:
     """Keep the later of each time, row by row, in one transaction: another
     process may have written the new file meanwhile."""
     if not rows:

@@ -102,7 +102,7 @@ def scan_records(
     the file writes and checkpoints between two. ``bodies``: read each
     record's body too (else only its size)."""
     path = Path(path)
-    with _Reader(path, wait) as reader:
+    with _ScanConnection(path, wait) as reader:
         after: object = None
         while True:
             rows = reader.batch(after, now, batch, bodies)
@@ -123,7 +123,7 @@ def key_name(key: object) -> str:
     return "NULL" if key is None else repr(key) if not isinstance(key, str) else key
 
 
-class _Reader:
+class _ScanConnection:
     """One read-only connection for a whole scan: immutable while no process
     has the file open (no side file is created), plain read-only from the
     batch after one opens it (a crawl may start in the middle of a scan)."""
@@ -134,7 +134,7 @@ class _Reader:
         self._db: sqlite3.Connection | None = None
         self._quiet = False
 
-    def __enter__(self) -> _Reader:
+    def __enter__(self) -> _ScanConnection:
         return self
 
     def __exit__(self, *_: object) -> None:

@@ -16,7 +16,7 @@ const state = {
   robotsUrl: "", // the URL the live or stored text came from
   baseline: null, // the live or stored text, to compare the edits with
   keepText: false, // a link carried an edited text: the next fetch keeps it
-  access: "", // "allow" / "closed" when the fetch gave no rules
+  access: "", // "allow-all" / "closed" when the fetch gave no rules
   accessReason: "",
   config: null,
   runs: 0,
@@ -253,7 +253,7 @@ function editorHint() {
   if (state.access === "closed" && !editor.value) {
     area.placeholder = "(empty: no robots.txt was received, so there is no file to show. " +
       "The site is closed: the crawl drops every request to it; the box above says until when.)";
-  } else if (state.access === "allow" && !editor.value) {
+  } else if (state.access === "allow-all" && !editor.value) {
     area.placeholder = "(empty: the site has no robots.txt, so the crawl may fetch everything.)";
   } else {
     area.placeholder = "Type or paste a robots.txt here, or get one with Fetch live or Show stored.";
@@ -277,7 +277,7 @@ async function fetchLive() {
     state.robotsUrl = got.url; // the origin's robots.txt: what was fetched
     $("robots-url").value = got.url;
     state.baseline = got.body;
-    state.access = got.kind === "success" ? "" : got.kind === "unavailable" ? "allow" : "closed";
+    state.access = got.kind === "success" ? "" : got.kind === "unavailable" ? "allow-all" : "closed";
     state.accessReason = got.message;
     const kept = keepLinkedText(got.body);
     editorHint();
