@@ -35,11 +35,11 @@ def test_a_closed_site_gives_one_disallowed_row_per_url_and_agent(
 def test_a_site_without_rules_allows_everything_whatever_the_text_says(
     start_tester: Callable[..., Running],
 ) -> None:
-    """docs/spec.md §2: a 4xx (here with no reason given) is a full allow:
+    """docs/spec.md §2: a 4xx (here with no reason given) is allow-all:
     the body, an error page, is no robots.txt."""
     tester = start_tester()
     for reason in ("", "HTTP 404"):
-        ask = {"robots": FORBIDS, "urls": ["/a"], "agents": ["x"], "access": "allow",
+        ask = {"robots": FORBIDS, "urls": ["/a"], "agents": ["x"], "access": "allow-all",
                "access_reason": reason}  # fmt: skip
         _, answer = tester.call("/api/test", ask)
         (row,) = answer["rows"]
