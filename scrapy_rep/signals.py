@@ -31,6 +31,12 @@
     Handlers run synchronously (``send_catch_log``), before the requests
     waiting for the origin are answered.
 
+``found(values)``
+    The signal of each kind of line outside any group handed to the spider
+    (``scrapy_rep/engine/site_wide.py``), by its ``values``:
+    ``found("sitemaps") is sitemaps_found``. Keyword arguments: the values
+    under that name, ``robotstxt_url``, ``spider``.
+
 Scrapy's own ``robots_parsed`` signal is sent as well, with a
 ``scrapy.robotstxt.RobotParser``-compatible object.
 """
@@ -39,9 +45,21 @@ from __future__ import annotations
 
 from typing import Final
 
-__all__ = ["licenses_found", "request_dropped", "robotstxt_resolved", "sitemaps_found"]
+__all__ = ["found", "licenses_found", "request_dropped", "robotstxt_resolved", "sitemaps_found"]
 
-sitemaps_found: Final = object()
-licenses_found: Final = object()
+_FOUND: Final[dict[str, object]] = {}
+
+
+def found(values: str) -> object:
+    """The signal that hands the spider an origin's ``values`` (``sitemaps``,
+    ``licenses``...): one object per kind, made when first asked for."""
+    signal = _FOUND.get(values)
+    if signal is None:
+        signal = _FOUND[values] = object()
+    return signal
+
+
+sitemaps_found: Final = found("sitemaps")
+licenses_found: Final = found("licenses")
 request_dropped: Final = object()
 robotstxt_resolved: Final = object()

@@ -15,11 +15,8 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "scrapy_rep"
 
-#: Pairs known to share a name, each with the change that ends it.
-KNOWN: dict[str, frozenset[str]] = {
-    # renamed by the lifecycle change
-    "Waiting": frozenset({"cache/lifecycle.py", "crawler/access/waiting.py"}),
-}
+#: Pairs known to share a name, each with the change that ends it (none now).
+KNOWN: dict[str, frozenset[str]] = {}
 
 
 def _capitalised(name: str) -> bool:

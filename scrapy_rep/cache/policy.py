@@ -58,6 +58,7 @@ __all__ = [
     "record_outcome",
     "retention",
     "retry_after_delay",
+    "settled",
     "span",
 ]
 
@@ -327,7 +328,13 @@ def decide_settled(record: OriginRecord | None, now: float, config: PolicyConfig
     A record the policy already wants fetched again (a TTL of 0, a no-store
     body) applies as it is, this once, instead of asking for another fetch.
     """
-    decision = decide(record, now, config)
+    return settled(record, decide(record, now, config))
+
+
+def settled(record: OriginRecord | None, decision: Decision) -> Decision:
+    """``decision`` (``decide``'s for ``record``), with a fetch it asks for
+    replaced by the record as it is: ``decide_settled`` for a caller that has
+    decided already, so that an event asks the policy once (docs/spec.md §3.3)."""
     if decision.action is Action.USE:
         return decision
     if record is None:

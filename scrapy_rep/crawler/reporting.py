@@ -3,7 +3,8 @@
 The middleware decides; this room says so. Every drop goes through ``drop``
 (one stat, one DEBUG line, the ``request_dropped`` signal, the exception);
 every origin's new access through ``resolved`` (``robotstxt_resolved``,
-Scrapy's ``robots_parsed``, the sitemaps and the licences once per origin).
+Scrapy's ``robots_parsed``, and once per origin the values of each kind of
+line outside any group: sitemaps, licences, ``engine/site_wide.py``).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from scrapy_rep.crawler.gauges import OriginGauges
 from scrapy_rep.crawler.robot_parser import RepRobotParser
 from scrapy_rep.engine.origin import Origin, robots_url
 from scrapy_rep.engine.robotstxt import RobotsTxt, group_rules
+from scrapy_rep.engine.site_wide import SITE_WIDE, SiteWide
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -68,8 +70,7 @@ class Reporter:
         # Origins as strings: the collector does not track a set of strings
         # (nor its strings), nor does it keep the origins themselves alive.
         self._announced: set[str] = set()
-        self._sitemaps_sent: set[str] = set()
-        self._licenses_sent: set[str] = set()
+        self._handed: dict[str, set[str]] = {}  # a kind's key -> origins handed its values
         self._pace_said: set[str] = set()
         self._tokens = tokens
         #: Origins whose robots.txt this crawl took from the store (or its own
@@ -226,10 +227,17 @@ class Reporter:
         said = key in self._pace_said or not logs(_INFO)
         if not said and say_pace(self._crawler, origin, robots, tuple(self._tokens())):
             _first(self._pace_said, key)
-        if robots.sitemaps and _first(self._sitemaps_sent, key):
-            await self._hand_over(_SITEMAPS, robots.sitemaps, robots_url(origin))
-        if robots.licenses and _first(self._licenses_sent, key):
-            await self._hand_over(_LICENSES, robots.licenses, robots_url(origin))
+        outside = robots.site_wide
+        for kind in SITE_WIDE.values():
+            values = outside.get(kind.key)
+            if values and kind.handed and _first(self._handed_of(kind.key), key):
+                await self._hand_over(kind, values, robots_url(origin))
+
+    def _handed_of(self, kind: str) -> set[str]:
+        sent = self._handed.get(kind)
+        if sent is None:
+            sent = self._handed[kind] = set()
+        return sent
 
     def closing_line(self) -> None:
         """One INFO line per crawl: how many origins' robots.txt came from the
@@ -266,44 +274,35 @@ class Reporter:
             signal=scrapy_signals.robots_parsed, robotparser=parser, request=request
         )
 
-    async def _hand_over(self, kind: _HandOver, urls: tuple[str, ...], robotstxt_url: str) -> None:
-        """docs/spec.md §7.2, §7.3: the signal, and the spider's method if any
-        (``robotstxt_sitemaps``, ``robotstxt_licenses``); requests it gives are scheduled."""
+    async def _hand_over(self, kind: SiteWide, values: tuple[str, ...], robotstxt_url: str) -> None:
+        """docs/spec.md §7.2, §7.3: the signal (``signals.found``: ``sitemaps_found``...),
+        and the spider's method if any (``robotstxt_sitemaps``...); requests it
+        gives are scheduled."""
         spider = self._crawler.spider
-        if self._heard(kind.signal):
+        signal = signals.found(kind.values)
+        if self._heard(signal):
             await self._crawler.signals.send_catch_log_async(
-                signal=kind.signal,
-                **{kind.keyword: urls},
+                signal=signal,
+                **{kind.values: values},
                 robotstxt_url=robotstxt_url,
                 spider=spider,
             )
-        method = getattr(spider, kind.method, None)
+        name = f"robotstxt_{kind.values}"
+        method = getattr(spider, name, None)
         if not callable(method):
             return
         try:
-            async for request in _requests(method(urls, robotstxt_url)):
+            async for request in _requests(method(values, robotstxt_url)):
                 assert self._crawler.engine is not None
                 self._crawler.engine.crawl(request)
         except Exception:
             logger.exception(
                 "%s.%s failed for %s",
                 type(spider).__name__,
-                kind.method,
+                name,
                 robotstxt_url,
                 extra={"spider": spider},
             )
-
-
-class _HandOver(NamedTuple):
-    """What an origin's robots.txt hands to the spider once per crawl."""
-
-    signal: object
-    keyword: str  # the signal's keyword argument for the URLs
-    method: str  # the spider's optional method
-
-
-_SITEMAPS: Final = _HandOver(signals.sitemaps_found, "sitemaps", "robotstxt_sitemaps")
-_LICENSES: Final = _HandOver(signals.licenses_found, "licenses", "robotstxt_licenses")
 
 
 def _first(sent: set[str], origin: str) -> bool:
@@ -369,11 +368,13 @@ def effect(access: Access) -> str:
     if access.state is AccessState.CLOSED or access.robots is None:
         return "every request dropped"
     robots = access.robots
-    licenses = f", {plural(len(robots.licenses), 'licence')}" if robots.licenses else ""
-    return (
-        f"{plural(robots.rule_count, 'rule')} for {plural(len(robots.agents), 'agent')}, "
-        f"{plural(len(robots.sitemaps), 'sitemap')}{licenses}"
+    outside = robots.site_wide
+    counts = "".join(
+        f", {plural(len(outside.get(key, ())), kind.noun)}"
+        for key, kind in SITE_WIDE.items()
+        if kind.said_when_none or key in outside
     )
+    return f"{plural(robots.rule_count, 'rule')} for {plural(len(robots.agents), 'agent')}{counts}"
 
 
 def asked_pace(delay: float | None, rate: float | None) -> str:

@@ -6,20 +6,25 @@ checks the same blocks, so a line cannot mean one thing to a crawler and
 another to the webmaster's check. As in Google's library, the fields are one
 enum and the keys one table; unlike it, the blocks are data rather than
 callbacks, because the parser's hot loop (rule lines, most of a file) stays
-inline and cheap that way.
+inline and cheap that way. Both readings of a body (documented, and
+Google's: ``google_quirks``) go through one loop with one branch per kind of
+line: a rule, a user-agent line, a pacing or usage line (by field), a line
+outside any group (by key, from ``site_wide.SITE_WIDE``).
 """
 
 from __future__ import annotations
 
 import re
 from array import array
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from enum import Enum
+from types import MappingProxyType
 from typing import Final, NamedTuple
 
 from scrapy_rep.engine.agents import group_token
 from scrapy_rep.engine.lines import ALLOW, DISALLOW, body_text, cut_line, split_lines
 from scrapy_rep.engine.rules import ALLOW_BIT, Rule, rule_of
+from scrapy_rep.engine.site_wide import SITE_WIDE
 
 __all__ = [
     "KEYS",
@@ -56,6 +61,9 @@ class Field(str, Enum):
     CONTENT_USAGE = "content-usage"
     CONTENT_SIGNAL = "content-signal"
     LICENSE = "license"  # RSL 1.0: the site's licence terms (docs/spec.md §7.3)
+    #: A line outside any group of a kind only ``site_wide.SITE_WIDE`` names
+    #: (its key says which); sitemap and license lines have fields of their own.
+    SITE_WIDE = "site-wide"
     OTHER = "other"  # a field some crawlers know, with no effect here (docs/spec.md §4.5)
     UNKNOWN = "unknown"
 
@@ -71,8 +79,8 @@ class Key(NamedTuple):
 _F = Field
 # Members bound once: ``Field.ALLOW`` costs a lookup through the enum's
 # metaclass each time, far more than a global, on every line.
-_USER_AGENT, _ALLOW, _DISALLOW, _SITEMAP = _F.USER_AGENT, _F.ALLOW, _F.DISALLOW, _F.SITEMAP
-_LICENSE = _F.LICENSE
+_USER_AGENT, _ALLOW, _DISALLOW = _F.USER_AGENT, _F.ALLOW, _F.DISALLOW
+_OUTSIDE = _F.SITE_WIDE
 #: Every key a line may start with. Google's library matches the ``prefix``
 #: keys by prefix and accepts the misspellings marked ``typo`` (none for
 #: allow); the documented rule (docs/spec.md §4.5) accepts neither.
@@ -122,6 +130,11 @@ RULES: Final = frozenset({_F.ALLOW, _F.DISALLOW})
 PACING: Final = frozenset({_F.CRAWL_DELAY, _F.REQUEST_RATE})
 USAGE: Final = frozenset({_F.CONTENT_USAGE, _F.CONTENT_SIGNAL})
 _NOTES: Final = PACING | USAGE
+#: The lines of a group: each is read by its field, any other line by its key.
+_GROUP_FIELDS: Final = RULES | _NOTES | {_F.USER_AGENT}
+_NOTE_FIELDS: Final[dict[str, Field]] = {field: field for field in _NOTES}
+#: What Google's reading of a line leaves for no reader: written back as nothing.
+_IGNORED: Final = frozenset({_F.OTHER, _F.UNKNOWN})
 
 
 def field_name(key: str) -> str:
@@ -159,6 +172,8 @@ def field_of_key(key: str) -> Key:
     found = KEYS.get(key)
     if found is not None:
         return found
+    if key in SITE_WIDE:  # asked each time: a kind may be added to the table at any time
+        return _SITE_WIDE
     for prefix, field in _PREFIXES:
         if key.startswith(prefix):
             return Key(field, typo=True, prefix=True)
@@ -166,6 +181,7 @@ def field_of_key(key: str) -> Key:
 
 
 _UNKNOWN: Final = Key(_F.UNKNOWN)
+_SITE_WIDE: Final = Key(_F.SITE_WIDE)
 
 
 def read_line(line: str) -> Directive | None:
@@ -195,17 +211,27 @@ def read_line(line: str) -> Directive | None:
 # The documented reading of a line (docs/spec.md §4.4) is ``read_line`` without typos
 # or missing colons; the parser's hot loop takes it as a regex and a memo.
 _LINE: Final = re.compile(r"([^:#]*):([^#]*)")  # key, colon, value, up to a comment
-_STRICT: dict[str, Field] = {}  # raw key -> field, memoised (bounded)
+#: Raw key -> what the one loop dispatches on (``_strict_kind``), memoised (bounded).
+_KINDS: dict[str, str] = {}
 
 
 def _strict_field(raw_key: str) -> Field:
-    field = _STRICT.get(raw_key)
-    if field is None:
-        found = field_of_key(raw_key.strip(_WS).lower())
-        field = _UNKNOWN.field if found.typo else found.field
-        if len(_STRICT) < 4096:
-            _STRICT[raw_key] = field
-    return field
+    """The field of a raw key as the documented syntax reads it: no typos."""
+    found = field_of_key(raw_key.strip(_WS).lower())
+    return _UNKNOWN.field if found.typo else found.field
+
+
+def _strict_kind(raw_key: str) -> str:
+    """The field of a rule or a group's line; for any other line its key,
+    lower-case, which ``site_wide.SITE_WIDE`` is asked for as the line is
+    read (a kind may be added to the table at any time: not memoised)."""
+    kind: str | None = _KINDS.get(raw_key)
+    if kind is None:
+        field = _strict_field(raw_key)
+        kind = field if field in _GROUP_FIELDS else raw_key.strip(_WS).lower()
+        if len(_KINDS) < 4096:
+            _KINDS[raw_key] = kind
+    return kind
 
 
 # --- the blocks ------------------------------------------------------------------
@@ -261,21 +287,34 @@ class Body(NamedTuple):
     agent_lines: array[int]  # ... its line
     agent_tokens: list[str]  # ... its token (``Agent.token``)
     groups: dict[str, list[int]]  # token -> its blocks, in file order (docs/spec.md §5.4)
-    sitemaps: list[tuple[int, str]]  # (line, value) of every sitemap line
-    #: (line, value) of every license line (docs/spec.md §7.3); most files
-    #: have none, and share one empty tuple.
-    licenses: Sequence[tuple[int, str]]
+    #: The lines outside any group (``site_wide.SITE_WIDE``): key -> (line,
+    #: value) of each, in file order; a kind with no line has no entry, and
+    #: a file with none shares one empty mapping.
+    site_wide: Mapping[str, Sequence[tuple[int, str]]]
     #: (line, field, value) of the rule, pacing and usage lines before any
     #: user-agent line: they belong to no group (docs/spec.md §5.3). A
     #: Content-Signal line among them speaks for the whole site
     #: (docs/usage-preferences.md, "Global lines").
     orphans: list[tuple[int, Field, str]]
 
+    @property
+    def sitemaps(self) -> Sequence[tuple[int, str]]:
+        """(line, value) of every sitemap line."""
+        return self.site_wide.get("sitemap", ())
+
+    @property
+    def licenses(self) -> Sequence[tuple[int, str]]:
+        """(line, value) of every license line (docs/spec.md §7.3)."""
+        return self.site_wide.get("license", ())
+
     def blocks(self) -> list[Block]:
         agents: list[list[Agent]] = [[] for _ in self.patterns]
         for block, line, token in zip(self.agent_blocks, self.agent_lines, self.agent_tokens):
             agents[block].append(Agent(line, token))
         return [Block(*block) for block in zip(agents, self.patterns, self.codes, self.notes)]
+
+
+_NO_LINES: Final[Mapping[str, Sequence[tuple[int, str]]]] = MappingProxyType({})
 
 
 def read_body(body: bytes | str, *, google_quirks: bool = False) -> Body:
@@ -285,23 +324,41 @@ def read_body(body: bytes | str, *, google_quirks: bool = False) -> Body:
     16,663 bytes, ``* foo`` as ``*``). Never raises on content."""
     reader = _Reader(google_quirks)
     lines = split_lines(body_text(body))
-    if google_quirks:
-        reader.read_leniently(lines)
-    else:
-        reader.read(lines)
+    reader.read(_google_reading(lines) if google_quirks else map(_LINE.match, lines))
     reader.close_block()
     return Body(
-        reader.block_patterns,
-        reader.block_codes,
-        reader.block_notes,
-        reader.agent_blocks,
-        reader.agent_lines,
-        reader.agent_tokens,
-        reader.groups,
-        reader.sitemaps,
-        reader.licenses or (),
-        reader.orphans,
+        patterns=reader.block_patterns,
+        codes=reader.block_codes,
+        notes=reader.block_notes,
+        agent_blocks=reader.agent_blocks,
+        agent_lines=reader.agent_lines,
+        agent_tokens=reader.agent_tokens,
+        groups=reader.groups,
+        site_wide=reader.site_wide or _NO_LINES,
+        orphans=reader.orphans,
     )
+
+
+#: A line as the one loop takes it: ``[1]`` its key, ``[2]`` its value; a
+#: regex match of the documented syntax (``_LINE``), or Google's reading.
+_Read = re.Match[str] | tuple[str, str, str] | None
+_KEY_OF: Final[dict[Field, str]] = {field: field.value for field in Field}
+
+
+def _google_reading(lines: list[str]) -> Iterator[_Read]:
+    """Google's reading of each line (``read_line`` of the line cut at 16,663
+    bytes) in the shape of a match of the documented syntax: the key of its
+    field (or its own, outside any group) and its value; None for a line no
+    reader takes. The one loop then reads both ways alike. One at a time: a
+    list of them all would keep every tuple alive for the collector to walk."""
+    for line in lines:
+        found = read_line(cut_line(line)) if line else None
+        if found is None or found.field in _IGNORED:
+            yield None
+        elif found.field is _OUTSIDE:
+            yield ("", found.key, found.value)
+        else:
+            yield ("", _KEY_OF[found.field], found.value)
 
 
 class _Reader:
@@ -316,8 +373,7 @@ class _Reader:
         self.agent_lines = array("I")
         self.agent_tokens: list[str] = []
         self.groups: dict[str, list[int]] = {}
-        self.sitemaps: list[tuple[int, str]] = []
-        self.licenses: list[tuple[int, str]] | None = None  # made by the first one
+        self.site_wide: dict[str, list[tuple[int, str]]] | None = None  # made by the first one
         self.orphans: list[tuple[int, Field, str]] = []
         self.patterns: list[str] | None = None  # None: no user-agent line yet
         self.codes = array("I")
@@ -326,51 +382,34 @@ class _Reader:
         self.noted = False  # a note came after them: the next agent line starts a run
         self.reading_agents = False
 
-    def read(self, lines: list[str]) -> None:
-        """The documented syntax. Rule lines are most of a file, so they are
-        handled inline; the rest goes through the lenient reader's methods."""
-        field_of = _STRICT.get
-        allow, disallow, user_agent, sitemap = _ALLOW, _DISALLOW, _USER_AGENT, _SITEMAP
-        for number, match in enumerate(map(_LINE.match, lines), 1):
+    def read(self, lines: Iterable[_Read]) -> None:
+        """Each line's key and value (``_Read``), one branch per kind of line.
+        Rule lines are most of a file, so they are handled inline."""
+        kind_of = _KINDS.get
+        allow, disallow = _ALLOW, _DISALLOW
+        user_agent, notes, site_wide = _USER_AGENT, _NOTE_FIELDS, SITE_WIDE
+        for number, match in enumerate(lines, 1):
             if match is None:
                 continue
             raw_key = match[1]
-            field = field_of(raw_key) or _strict_field(raw_key)
-            if field is disallow or field is allow:
-                if self.patterns is None:
+            kind = kind_of(raw_key) or _strict_kind(raw_key)
+            if kind is disallow or kind is allow:
+                if self.patterns is None:  # docs/spec.md §5.3: a rule of no group
+                    field = allow if kind is allow else disallow
                     self.orphans.append((number, field, match[2].strip(_WS)))
                     continue
                 self.reading_agents = False
                 value = match[2].strip(_WS)
                 if value:  # docs/spec.md §6.2: an empty value is ignored
                     self.patterns.append(value)
-                    self.codes.append(number | (_ALLOW_CODE if field is allow else _DISALLOW_CODE))
-            elif field is user_agent:
-                self.agent(match[2].strip(_WS), number)
-            elif field is sitemap:
-                self.sitemaps.append((number, match[2].strip(_WS)))
-            elif field in _NOTES:
-                self.note(field, match[2].strip(_WS), number)
-            elif field is _LICENSE:
-                self.license(match[2].strip(_WS), number)
-
-    def read_leniently(self, lines: list[str]) -> None:
-        """Google's library: misspelt and prefixed keys, missing colons, line cut."""
-        for number, line in enumerate(lines, 1):
-            found = read_line(cut_line(line)) if line else None
-            if found is None:
+                    self.codes.append(number | (_ALLOW_CODE if kind is allow else _DISALLOW_CODE))
                 continue
-            field = found.field
-            if field is _ALLOW or field is _DISALLOW:
-                self.rule(field, found.value, number)
-            elif field is _USER_AGENT:
-                self.agent(found.value, number)
-            elif field is _SITEMAP:
-                self.sitemaps.append((number, found.value))
-            elif field in _NOTES:
-                self.note(field, found.value, number)
-            elif field is _LICENSE:
-                self.license(found.value, number)
+            if kind is user_agent:
+                self.agent(match[2].strip(_WS), number)
+            elif (note := notes.get(kind)) is not None:
+                self.note(note, match[2].strip(_WS), number)
+            elif kind in site_wide:
+                self.outside(kind, match[2].strip(_WS), number)
 
     def agent(self, value: str, number: int) -> None:
         if not self.reading_agents:
@@ -391,15 +430,6 @@ class _Reader:
             if not ids or ids[-1] != block_id:
                 ids.append(block_id)
 
-    def rule(self, field: Field, value: str, number: int) -> None:
-        if self.patterns is None:
-            self.orphans.append((number, field, value))  # docs/spec.md §5.3
-            return
-        self.reading_agents = False
-        if value:  # docs/spec.md §6.2: an empty value is ignored
-            self.patterns.append(value)
-            self.codes.append(number | (_ALLOW_CODE if field is _ALLOW else _DISALLOW_CODE))
-
     def note(self, field: Field, value: str, number: int) -> None:
         if self.patterns is None:
             self.orphans.append((number, field, value))
@@ -409,11 +439,16 @@ class _Reader:
             self.notes = []
         self.notes.append(Note(number, field, value, tuple(self.run)))
 
-    def license(self, value: str, number: int) -> None:
-        """Read wherever it stands, as a sitemap line: RSL 1.0 ties it to no group."""
-        if self.licenses is None:
-            self.licenses = []
-        self.licenses.append((number, value))
+    def outside(self, key: str, value: str, number: int) -> None:
+        """A line outside any group: read wherever it stands (docs/spec.md §7)."""
+        found = self.site_wide
+        if found is None:
+            found = self.site_wide = {}
+        lines = found.get(key)
+        if lines is None:
+            found[key] = [(number, value)]
+        else:
+            lines.append((number, value))
 
     def close_block(self) -> None:
         if self.patterns is not None:
@@ -425,3 +460,4 @@ class _Reader:
         self.notes = None
         self.run = []
         self.noted = False
+

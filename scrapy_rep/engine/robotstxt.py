@@ -1,4 +1,4 @@
-"""A robots.txt body turned into groups, rules, sitemaps and licences (docs/spec.md §4-§7).
+"""A robots.txt body turned into groups, rules and the lines outside them (docs/spec.md §4-§7).
 
 ``RobotsTxt.parse`` never raises on content: a line it cannot read is a line
 it ignores. Each group is compiled into a matcher the first time an agent
@@ -8,11 +8,10 @@ asks about, and each asked-for group is compiled exactly once.
 
 from __future__ import annotations
 
-import logging
 import math
 import re
 from array import array
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Final, NamedTuple
 
 from scrapy_rep.engine import grammar
@@ -21,6 +20,7 @@ from scrapy_rep.engine.compiled_group import CompiledGroup
 from scrapy_rep.engine.lines import ALLOW
 from scrapy_rep.engine.origin import ROBOTS_PATH
 from scrapy_rep.engine.rules import ALLOW_BIT, Rule, rule_of
+from scrapy_rep.engine.site_wide import kept_values
 from scrapy_rep.engine.url_path import (
     PLAIN_PATH_BYTES,
     PLAIN_WEB_URL,
@@ -41,8 +41,6 @@ __all__ = [
     "Verdict",
     "group_rules",
 ]
-
-logger = logging.getLogger(__name__)
 
 UserAgent = str | Sequence[str]
 
@@ -104,21 +102,19 @@ class RobotsTxt:
         "_global_usage",
         "_groups",
         "_origin",
+        "_outside",
         "_quirks",
         "_selected",
         "_usage_compiled",
         "_usage_selected",
-        "licenses",
-        "sitemaps",
     )
 
     def __init__(
         self,
         blocks: Sequence[_Block],
         groups: dict[str, tuple[int, ...]],
-        sitemaps: tuple[str, ...],
         google_quirks: bool,
-        licenses: tuple[str, ...] = (),
+        outside: tuple[tuple[str, tuple[str, ...]], ...],
         global_usage: tuple[tuple[int, str, str], ...] = (),
     ) -> None:
         self._blocks = tuple(blocks)
@@ -135,10 +131,9 @@ class RobotsTxt:
         # a parsed file's memory is mostly such small fixed costs.
         self._usage_compiled: dict[object, UsageMatcher] | None = None
         self._usage_selected: dict[object, UsageMatcher] | None = None
-        #: Absolute sitemap URLs in file order, de-duplicated (docs/spec.md §7.1).
-        self.sitemaps = sitemaps
-        #: Absolute ``License`` URLs (RSL 1.0), read as sitemaps are (docs/spec.md §7.3).
-        self.licenses = licenses
+        #: (key, values) of each kind of line outside any group that has some
+        #: (``site_wide``): pairs in a tuple weigh half a dict, in every parsed file.
+        self._outside = outside
         #: The Content-Signal lines before any user-agent line, as (line, key,
         #: value): the statement of every group that makes none of its own.
         self._global_usage = global_usage
@@ -156,11 +151,33 @@ class RobotsTxt:
         read = grammar.read_body(body, google_quirks=google_quirks)
         groups = {token: tuple(ids) for token, ids in read.groups.items()}
         blocks = list(map(_stored, read.patterns, read.codes, read.notes))
-        # Most files have no license or global line: nothing made for them.
-        licenses = _absolute_urls(read.licenses, "license") if read.licenses else ()
+        # A file with no line outside the groups, or no global line, makes nothing for them.
+        outside = kept_values(read.site_wide) if read.site_wide else ()
         signals = _global_signals(read.orphans) if read.orphans else ()
-        sitemaps = _absolute_urls(read.sitemaps, "sitemap")
-        return cls(blocks, groups, sitemaps, google_quirks, licenses, signals)
+        return cls(blocks, groups, google_quirks, outside=outside, global_usage=signals)
+
+    @property
+    def site_wide(self) -> Mapping[str, tuple[str, ...]]:
+        """The values of the lines outside any group (``site_wide.SITE_WIDE``),
+        by key: those each kind can use, in file order, each once (docs/spec.md
+        §7). A kind with none has no entry."""
+        return dict(self._outside)
+
+    def _values(self, key: str) -> tuple[str, ...]:
+        for kind, values in self._outside:
+            if kind == key:
+                return values
+        return ()
+
+    @property
+    def sitemaps(self) -> tuple[str, ...]:
+        """Absolute sitemap URLs in file order, de-duplicated (docs/spec.md §7.1)."""
+        return self._values("sitemap")
+
+    @property
+    def licenses(self) -> tuple[str, ...]:
+        """Absolute ``License`` URLs (RSL 1.0), read as sitemaps are (docs/spec.md §7.3)."""
+        return self._values("license")
 
     # --- questions ---------------------------------------------------------
 
@@ -402,20 +419,7 @@ def _index_html_pattern(pattern: str) -> str | None:
     return pattern[: slash + 1] + "$"
 
 
-_ABSOLUTE_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/?#\s]")  # scheme and host
 _CONTENT_SIGNAL: Final = grammar.Field.CONTENT_SIGNAL.value
-
-
-def _absolute_urls(lines: Sequence[tuple[int, str]], what: str) -> tuple[str, ...]:
-    """The absolute URLs of sitemap or license lines, in file order, each once
-    (docs/spec.md §7.1, §7.3); the others are skipped with a debug line."""
-    urls: dict[str, None] = {}
-    for _, url in lines:
-        if _ABSOLUTE_URL.match(url):
-            urls[url] = None
-        else:
-            logger.debug("Skipping %s %r: not an absolute URL", what, url)
-    return tuple(urls)
 
 
 def _global_signals(

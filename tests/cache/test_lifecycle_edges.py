@@ -13,24 +13,22 @@ import pytest
 
 from scrapy_rep.cache import lifecycle as lifecycle_module
 from scrapy_rep.cache import policy
-from scrapy_rep.cache.lifecycle import (
+from scrapy_rep.cache.effects import (
     FETCH_NOW,
-    REUSE,
     Announce,
+    Effects,
     FetchNow,
-    LifecycleRules,
-    OriginLifecycle,
     Use,
-    Waiting,
+    WaitBudget,
     WaitUntil,
-    shared_parsed_bodies,
 )
+from scrapy_rep.cache.lifecycle import REUSE, LifecycleRules, OriginLifecycle, shared_parsed_bodies
 from scrapy_rep.cache.outcome import AccessState, FetchKind, FetchOutcome
 from scrapy_rep.cache.policy import DAY, HOUR, PolicyConfig
 from scrapy_rep.cache.record import OriginRecord
 from scrapy_rep.engine.robotstxt import RobotsTxt
 
-from .test_lifecycle import BODY, BUSY, GONE, OK, T0, URL, answer, stored
+from .test_lifecycle import BODY, BUSY, GONE, OK, T0, URL, answer, one, stored
 
 
 def lifecycle(rules: LifecycleRules | None = None, **policy: float) -> OriginLifecycle:
@@ -38,9 +36,20 @@ def lifecycle(rules: LifecycleRules | None = None, **policy: float) -> OriginLif
     return (rules or LifecycleRules(config, RobotsTxt.parse, random=lambda: 0.0)).new()
 
 
-def announced(effect: object) -> Announce:
-    assert isinstance(effect, Announce), effect
-    return effect
+def announced(effects: Effects) -> Announce:
+    """The announcement among ``effects``, the answer after it."""
+    told = one(Announce, effects)
+    assert isinstance(told, Announce) and one(Use, effects).access is told.access  # type: ignore[union-attr]
+    return told
+
+
+def used(effects: Effects) -> Use:
+    use = one(Use, effects)
+    assert isinstance(use, Use)
+    return use
+
+
+FETCHING = (FETCH_NOW,)
 
 
 # --- docs/spec.md §8.1: each fetch is announced once, with the access it gave ---------------
@@ -48,8 +57,8 @@ def announced(effect: object) -> Announce:
 
 def test_spec_8_1_the_fetch_behind_a_new_access_is_announced_with_it() -> None:
     origin = lifecycle()
-    assert origin.loaded(None, T0) is FETCH_NOW
-    told = announced(origin.fetched(OK, T0, None)[1])
+    assert origin.loaded(None, T0) == FETCHING
+    told = announced(origin.fetched(OK, T0, None))
     assert told.new and told.fetched is OK and told.outcomes == (OK,)
 
 
@@ -59,10 +68,10 @@ def test_spec_8_1_an_old_fetch_is_not_announced_again_with_a_later_access() -> N
     the 503 of 12 hours ago."""
     origin = lifecycle()
     origin.loaded(stored(OK, -DAY), T0)
-    closed = announced(origin.fetched(BUSY, T0, None)[1])
-    assert closed.fetched is BUSY and closed.use.access.state is AccessState.CLOSED
+    closed = announced(origin.fetched(BUSY, T0, None))
+    assert closed.fetched is BUSY and closed.access.state is AccessState.CLOSED
     opened = announced(origin.asked(T0 + 12 * HOUR))
-    assert opened.new and opened.use.access.state is AccessState.RULES
+    assert opened.new and opened.access.state is AccessState.RULES
     assert opened.fetched is None and opened.outcomes == ()
 
 
@@ -71,31 +80,33 @@ def test_spec_2_2_twelve_hours_without_a_copy_ask_again_before_allowing() -> Non
     origin = lifecycle()
     origin.loaded(None, T0)
     origin.fetched(BUSY, T0, None)
-    assert origin.asked(T0 + 12 * HOUR) is FETCH_NOW
+    assert origin.asked(T0 + 12 * HOUR) == FETCHING
     later = answer(FetchKind.UNREACHABLE, 503, at=12 * HOUR)
-    opened = announced(origin.fetched(later, T0 + 12 * HOUR, None)[1])
-    assert opened.new and opened.use.access.state is AccessState.ALLOW_ALL
+    opened = announced(origin.fetched(later, T0 + 12 * HOUR, None))
+    assert opened.new and opened.access.state is AccessState.ALLOW_ALL
 
 
 def test_spec_8_1_a_flight_of_quick_retries_announces_each_of_its_fetches() -> None:
     origin = lifecycle()
     origin.loaded(None, T0)
-    waiting = Waiting(T0, 10.0)
-    assert origin.fetched(BUSY, T0, waiting)[1] == WaitUntil(T0 + 2)
+    waiting = WaitBudget(T0, 10.0)
+    assert one(WaitUntil, origin.fetched(BUSY, T0, waiting)) == WaitUntil(T0 + 2)
     retried = answer(FetchKind.SUCCESS, 200, at=2)
-    told = announced(origin.fetched(retried, T0 + 2, Waiting(T0, 8.0))[1])
+    effects = origin.fetched(retried, T0 + 2, WaitBudget(T0, 8.0))
+    told = announced(effects)
     assert told.outcomes == (BUSY, retried) and told.fetched is retried
-    assert origin.asked(T0 + 2.5) is told.use  # told once: the next request just uses it
+    # told once: the next request just uses it
+    assert used(origin.asked(T0 + 2.5)) is used(effects)
 
 
 def test_spec_8_1_a_refresh_that_brings_the_same_rules_is_announced_again() -> None:
     """Each fetch is told with the access it gave, the same rules or not."""
     origin = lifecycle()
     origin.loaded(None, T0)
-    first = announced(origin.fetched(OK, T0, None)[1])
-    assert origin.asked(T0 + DAY) is FETCH_NOW
+    first = announced(origin.fetched(OK, T0, None))
+    assert origin.asked(T0 + DAY) == FETCHING
     again = answer(FetchKind.SUCCESS, 200, at=DAY)
-    second = announced(origin.fetched(again, T0 + DAY, None)[1])
+    second = announced(origin.fetched(again, T0 + DAY, None))
     assert second.new and second.fetched is again and second.outcomes == (again,)
     assert first.fetched is OK
 
@@ -109,10 +120,53 @@ def test_spec_2_2_a_quick_retry_exactly_as_far_as_the_wait_left_is_waited_for(
 ) -> None:
     origin = lifecycle()
     origin.loaded(None, T0)
-    effect = origin.fetched(BUSY, T0, Waiting(T0, left))[1]
-    assert (effect == WaitUntil(T0 + 2)) is waits
+    effects = origin.fetched(BUSY, T0, WaitBudget(T0, left))
+    assert (WaitUntil(T0 + 2) in effects) is waits
     if not waits:
-        assert announced(effect).use.access.state is AccessState.CLOSED
+        assert announced(effects).access.state is AccessState.CLOSED
+
+
+def test_spec_3_5_requests_joining_a_flight_do_not_ask_the_policy(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """While requests wait for a flight's first fetch, one more joins it at
+    once (docs/spec.md §3.5); once that fetch failed, a new one meets the
+    outage as it stands, not the quick retry (docs/spec.md §2.2)."""
+    asked: list[float] = []
+    real = policy.decide
+
+    def decide(record: OriginRecord | None, now: float, config: PolicyConfig) -> policy.Decision:
+        asked.append(now)
+        return real(record, now, config)
+
+    monkeypatch.setattr(lifecycle_module, "decide", decide)
+    origin = lifecycle()
+    assert origin.loaded(None, T0) == FETCHING and asked == [T0]
+    assert origin.asked(T0 + 0.5) == FETCHING and origin.known(T0 + 0.5) is None
+    assert asked == [T0]
+    assert WaitUntil(T0 + 3) in origin.fetched(BUSY, T0 + 1, WaitBudget(T0, 10.0))
+    assert announced(origin.asked(T0 + 1.5)).access.state is AccessState.CLOSED
+
+
+def test_spec_3_1_an_answer_that_must_not_wait_is_the_one_held() -> None:
+    """``known`` (an answer that must not wait) gives the answer kept for its
+    second, the same access after it, and none once a fetch must come first."""
+    origin = lifecycle()
+    origin.loaded(stored(OK), T0)
+    use = used(origin.asked(T0 + 1))
+    assert origin.known(T0 + 1) is use and origin.known(T0 + 1.5) is use
+    later = origin.known(T0 + 1 + REUSE)
+    assert later is not None and later is not use and later.access is use.access
+    assert origin.known(T0 + DAY) is None  # expired: a fetch first
+
+
+def test_spec_2_2_a_page_answering_in_an_outage_drops_the_answer_kept_not_the_access() -> None:
+    origin = lifecycle()
+    origin.loaded(None, T0)
+    closed = used(origin.fetched(BUSY, T0, None))
+    assert origin.site_answered(T0 + 0.5)  # the mark, to save
+    known = origin.known(T0 + 0.6)
+    assert known is not None and known is not closed and known.access is closed.access
 
 
 # --- docs/spec.md §3.4: what a spider asking for robots.txt is given -------------------------
@@ -140,7 +194,7 @@ def test_spec_3_4_a_2xx_whose_body_was_not_kept_is_not_replayed() -> None:
     no_store = answer(FetchKind.SUCCESS, 200, cache_control="no-store")
     from_the_store = OriginRecord.from_bytes(stored(no_store).to_bytes())
     origin = lifecycle()
-    assert origin.loaded(from_the_store, T0 + 30) is FETCH_NOW
+    assert origin.loaded(from_the_store, T0 + 30) == FETCHING
     assert origin.replay(URL) is None  # the spider's request goes to the network
 
 
@@ -150,8 +204,8 @@ def test_spec_3_4_the_record_another_process_fetched_replaces_our_own_fetch() ->
     origin.fetched(OK, T0, None)
     theirs = answer(FetchKind.SUCCESS, 200, at=DAY)
     theirs = replace(theirs, body=b"User-agent: *\nDisallow: /\n")
-    assert origin.asked(T0 + DAY) is FETCH_NOW
-    assert isinstance(origin.shared(stored(theirs, DAY), T0 + DAY, None), Announce)
+    assert origin.asked(T0 + DAY) == FETCHING
+    assert announced(origin.shared(stored(theirs, DAY), T0 + DAY, None)).new
     replay = origin.replay(URL)
     assert replay is not None and replay is not OK and replay.body == theirs.body
     assert origin.size == len(BODY) + len(theirs.body)  # ours is kept for the logs too
@@ -189,19 +243,19 @@ def test_spec_8_3_a_flight_that_failed_before_any_record_closes_then_fetches_aga
     origin is not resolved (closed), and the next request starts a fetch."""
     origin = lifecycle()
     told = announced(origin.landed(T0))
-    assert told.use.access.state is AccessState.CLOSED
-    assert told.use.access.reason == "robots.txt not resolved"
-    assert origin.asked(T0 + 0.5) is FETCH_NOW
+    assert told.access.state is AccessState.CLOSED
+    assert told.access.reason == "robots.txt not resolved"
+    assert origin.asked(T0 + 0.5) == FETCHING
 
 
 def test_spec_3_3_a_record_forgotten_in_the_store_is_fetched_again_at_once() -> None:
     """``scrapy-rep cache forget``: the next load finds nothing, and the next
     request fetches, even within the second an answer is reused for."""
     origin = lifecycle()
-    assert isinstance(origin.loaded(stored(OK), T0), Announce)
-    assert isinstance(origin.asked(T0 + 0.1), Use)
-    assert origin.loaded(None, T0 + 0.2) is FETCH_NOW
-    assert origin.asked(T0 + 0.3) is FETCH_NOW
+    assert announced(origin.loaded(stored(OK), T0)).new
+    assert used(origin.asked(T0 + 0.1)).access.state is AccessState.RULES
+    assert origin.loaded(None, T0 + 0.2) == FETCHING
+    assert origin.asked(T0 + 0.3) == FETCHING
 
 
 def test_spec_2_2_a_retry_due_a_second_after_an_answer_is_started() -> None:
@@ -210,10 +264,10 @@ def test_spec_2_2_a_retry_due_a_second_after_an_answer_is_started() -> None:
     origin = lifecycle()
     origin.loaded(None, T0)
     origin.fetched(BUSY, T0, None)  # the next retry is due at T0 + 2
-    first = origin.asked(T0 + 2 - REUSE - 0.5)
-    assert isinstance(first, Use) and not first.retry
-    due = origin.asked(T0 + 2)
-    assert isinstance(due, Use) and due.retry
+    first = used(origin.asked(T0 + 2 - REUSE - 0.5))
+    assert not first.retry
+    due = used(origin.asked(T0 + 2))
+    assert due.retry
 
 
 @pytest.mark.parametrize(
@@ -232,12 +286,10 @@ def test_spec_3_1_one_answer_object_for_a_second_from_the_instant_it_is_given(
     origin.loaded(stored(OK), T0)
     if refresh_failed:
         origin.fetched(BUSY, T0 + DAY, None)
-    first = origin.asked(T0 + at)
-    assert isinstance(first, Use | Announce)
-    use = first.use if isinstance(first, Announce) else first
-    assert origin.asked(T0 + at) is use  # the same instant
-    assert origin.asked(T0 + at + REUSE / 2) is use
-    assert origin.asked(T0 + at + REUSE) is not use
+    use = used(origin.asked(T0 + at))
+    assert used(origin.asked(T0 + at)) is use  # the same instant
+    assert used(origin.asked(T0 + at + REUSE / 2)) is use
+    assert used(origin.asked(T0 + at + REUSE)) is not use
 
 
 def test_spec_3_2_a_robots_txt_that_cannot_be_parsed_allows_everything_and_says_so(
@@ -252,8 +304,8 @@ def test_spec_3_2_a_robots_txt_that_cannot_be_parsed_allows_everything_and_says_
     origin = LifecycleRules(PolicyConfig(), parse, random=lambda: 0.0).new()
     with caplog.at_level(logging.ERROR, logger="scrapy_rep"):
         told = announced(origin.loaded(stored(OK), T0))
-    assert told.use.access.state is AccessState.ALLOW_ALL
-    assert told.use.access.reason.startswith("robots.txt unparsable (RecursionError(")
+    assert told.access.state is AccessState.ALLOW_ALL
+    assert told.access.reason.startswith("robots.txt unparsable (RecursionError(")
     assert [r.getMessage() for r in caplog.records] == [
         "Parsing a robots.txt failed (robots.txt rules)"
     ]
@@ -285,7 +337,7 @@ def test_spec_3_2_an_answer_the_policy_cannot_record_counts_without_its_headers(
     with caplog.at_level(logging.ERROR, logger="scrapy_rep"):
         fetched = answer(FetchKind.SUCCESS, 200, cache_control="max-age=60")
         effects = origin.fetched(fetched, T0, None)
-    assert announced(effects[1]).use.access.state is AccessState.RULES
+    assert announced(effects).access.state is AccessState.RULES
     assert origin.record is not None and origin.record.expires_at == T0 + DAY  # the default life
     assert [r.getMessage() for r in caplog.records] == [
         f"Recording {URL} failed; its headers are ignored"
@@ -313,9 +365,9 @@ def test_spec_2_2_an_answer_the_policy_cannot_record_at_all_counts_as_unreachabl
     origin.loaded(None, T0)
     with caplog.at_level(logging.ERROR, logger="scrapy_rep"):
         effects = origin.fetched(OK, T0, None)
-    told = announced(effects[1])
-    assert told.use.access.state is AccessState.CLOSED
-    assert told.use.access.reason.startswith(
+    told = announced(effects)
+    assert told.access.state is AccessState.CLOSED
+    assert told.access.reason.startswith(
         "robots.txt unreachable (an answer that could not be recorded) since "
     )
     assert [r.getMessage() for r in caplog.records] == [
@@ -333,11 +385,11 @@ def test_spec_3_4_a_record_from_the_future_is_said_once_for_every_origin(
     rules = LifecycleRules(PolicyConfig(), RobotsTxt.parse, random=lambda: 0.0)
     future = stored(OK, 10 * DAY)
     with caplog.at_level(logging.WARNING, logger="scrapy_rep"):
-        assert lifecycle(rules).loaded(stored(OK), T0) is not FETCH_NOW  # not from the future
+        assert lifecycle(rules).loaded(stored(OK), T0) != FETCHING  # not from the future
         assert caplog.records == []
-        assert lifecycle(rules).loaded(future, T0) is FETCH_NOW
-        assert lifecycle(rules).loaded(future, T0) is FETCH_NOW
-        assert lifecycle(rules).shared(future, T0, None) == FetchNow(shared=False)
+        assert lifecycle(rules).loaded(future, T0) == FETCHING
+        assert lifecycle(rules).loaded(future, T0) == FETCHING
+        assert lifecycle(rules).shared(future, T0, None) == (FetchNow(shared=False),)
     warnings = [r.getMessage() for r in caplog.records]
     assert len(warnings) == 1 and "fetched in the future (HTTP 200)" in warnings[0]
 

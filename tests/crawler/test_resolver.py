@@ -12,7 +12,7 @@ import pytest
 from scrapy.utils.defer import deferred_f_from_coro_f
 from twisted.internet.defer import Deferred
 
-from scrapy_rep.cache.lifecycle import OriginLifecycle
+from scrapy_rep.cache.lifecycle import Event, OriginLifecycle
 from scrapy_rep.cache.outcome import Access, AccessState, FetchKind, FetchOutcome
 from scrapy_rep.cache.policy import PolicyConfig, decide_settled, record_outcome
 from scrapy_rep.crawler.access.resolver import Resolver, shared_parsed_bodies
@@ -203,7 +203,7 @@ def deferred_waiters_without_asyncio_loop() -> None:
 def counting(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Every call into an origin's lifecycle, by event name, from now on."""
     calls: list[str] = []
-    for name in ("asked", "loaded", "fetched", "shared", "landed", "seeded", "site_answered"):
+    for name in ("known", *(event.value for event in Event)):
         original: Callable[..., Any] = getattr(OriginLifecycle, name)
 
         @functools.wraps(original)
@@ -244,4 +244,4 @@ async def test_scrapy_each_event_is_told_to_the_lifecycle_once(
         now[0] += step
         calls.clear()
         assert not (await request()).allowed("/x", "bot")
-        assert calls == ["asked"]
+        assert calls == ["known"]

@@ -1,7 +1,9 @@
 """Lines a site writes for every crawler, in real crawls against a local site:
-RSL ``License`` lines reach the spider (docs/spec.md §7.3), and a global
+RSL ``License`` lines reach the spider (docs/spec.md §7.3), a global
 ``Content-Signal`` refuses for every group that states none of its own
-(docs/usage-preferences.md, "Global lines")."""
+(docs/usage-preferences.md, "Global lines"), and a new kind of line outside
+any group is parsed, linted and handed over from its entry in
+``engine/site_wide.py`` alone."""
 
 from __future__ import annotations
 
@@ -14,8 +16,10 @@ from scrapy.http import Request
 from scrapy.utils.defer import deferred_f_from_coro_f
 from scrapy.utils.test import get_crawler
 
-from scrapy_rep import signals
+from scrapy_rep import RobotsTxt, signals
 from scrapy_rep.crawler.errors import RobotsTxtUsageDenied
+from scrapy_rep.engine.site_wide import SITE_WIDE, SiteWide, absolute_url
+from scrapy_rep.tools.lint.lines import lint, report
 
 from .conftest import SETTINGS, RecordingSpider, crawl, spider_of, stats
 from .servers import Reply, SiteServer
@@ -120,3 +124,91 @@ async def test_scrapy_global_content_signal_refuses_before_download() -> None:
     assert stats(crawler)["robotstxt/usage/forbidden"] == 1
     assert spider_of(partner).got == [site.url("/news/a")]
     assert site.count("/news/a") == 1  # fetched by partnerbot's crawl only
+
+
+# --- a new kind of line outside any group: one entry of the table --------------------
+
+EXAMPLE_KIND = SiteWide(
+    "x-example", "examples", "example", absolute_url, "an absolute URL", "example-not-absolute",
+    "write the full URL, e.g. 'X-Example: https://example.com/terms'",
+)  # fmt: skip
+
+
+def example_robots_txt(site: SiteServer) -> str:
+    return (
+        f"X-Example: {site.url('/terms')}\n"
+        "X-Example: /relative-terms\n"
+        "\n"
+        "User-agent: *\n"
+        f"X-Example: {site.url('/terms')}\n"  # does not end the group, and is kept once
+        "Disallow: /account/\n"
+    )
+
+
+class ExampleSpider(RecordingSpider):
+    """Fetches what it is handed, by the method the entry's ``values`` names."""
+
+    name = "example"
+
+    def robotstxt_examples(
+        self, examples: tuple[str, ...], robotstxt_url: str
+    ) -> Iterator[Request]:
+        self.example_calls = [*getattr(self, "example_calls", []), (examples, robotstxt_url)]
+        for url in examples:
+            yield Request(url, callback=self.parse, dont_filter=True)
+
+
+@pytest.fixture
+def x_example(monkeypatch: pytest.MonkeyPatch) -> SiteWide:
+    """The one place a new kind is written: its entry in ``SITE_WIDE``."""
+    monkeypatch.setitem(SITE_WIDE, EXAMPLE_KIND.key, EXAMPLE_KIND)
+    return EXAMPLE_KIND
+
+
+def test_scrapy_a_line_of_no_kind_in_the_table_is_an_unknown_field() -> None:
+    body = b"X-Example: https://e.com/terms\nUser-agent: *\nDisallow: /x\n"
+    assert RobotsTxt.parse(body).site_wide == {}
+    assert [(f.line, f.code) for f in lint(body)] == [(1, "unknown-field")]
+
+
+@deferred_f_from_coro_f
+async def test_scrapy_a_new_kind_of_line_outside_groups_parsed_linted_handed_over(
+    x_example: SiteWide, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="scrapy_rep")
+    with SiteServer() as site:
+        body = example_robots_txt(site)
+        site.routes.update(
+            {"/robots.txt": Reply(200, body.encode(), {}), "/terms": Reply(200, b"terms", {})}
+        )
+        # Parsed: both ways of reading a line, the relative value skipped.
+        for quirks in (False, True):
+            robots = RobotsTxt.parse(body, google_quirks=quirks)
+            assert robots.site_wide == {"x-example": (site.url("/terms"),)}, quirks
+            assert robots.agents == ("*",)
+            assert not robots.allowed(site.url("/account/me"), "anybot")
+        # Linted: the value it skips, by the entry's code; counted in the summary.
+        findings = lint(body.encode())
+        assert [(f.line, f.code, f.severity) for f in findings] == [
+            (2, "example-not-absolute", "error")
+        ]
+        assert findings[0].message == (
+            "the x-example '/relative-terms' is not an absolute URL: crawlers skip it"
+        )
+        summary = report("robots.txt", body.encode(), findings, None)["summary"]
+        assert (summary["sitemaps"], summary["examples"]) == (0, 1)
+        # Handed over: its signal and the spider's method, once per origin.
+        received: list[dict[str, Any]] = []
+        crawler = get_crawler(ExampleSpider, SETTINGS)
+        crawler.signals.connect(
+            lambda **kw: received.append(kw), signal=signals.found("examples"), weak=False
+        )
+        await crawler.crawl_async(urls=[site.url("/a"), site.url("/b")])
+    assert [(kw["examples"], kw["robotstxt_url"]) for kw in received] == [
+        ((site.url("/terms"),), site.url("/robots.txt"))
+    ]
+    spider = crawler.spider
+    assert isinstance(spider, ExampleSpider)
+    assert spider.example_calls == [((site.url("/terms"),), site.url("/robots.txt"))]
+    assert site.count("/terms") == 1
+    assert "0 sitemaps, 1 example" in caplog.text  # the origin's INFO line

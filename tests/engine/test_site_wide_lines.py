@@ -9,10 +9,13 @@ Signals Policy's comment block, then the lines, then the groups.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from scrapy_rep import RobotsTxt
 from scrapy_rep.engine.grammar import Field, field_of_key, read_body
+from scrapy_rep.engine.site_wide import SITE_WIDE
 from scrapy_rep.engine.usage import ALLOWED, DENIED, LABELS, UNSTATED, Preferences
 
 NEWS = """\
@@ -222,7 +225,7 @@ def test_rsl_license_line_does_not_split_a_group() -> None:
 
 
 def test_rsl_license_relative_logged(caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level("DEBUG", logger="scrapy_rep.engine.robotstxt")
+    caplog.set_level("DEBUG", logger="scrapy_rep.engine.site_wide")
     RobotsTxt.parse("License: /license.xml\n")
     assert "Skipping license '/license.xml': not an absolute URL" in caplog.text
 
@@ -232,3 +235,24 @@ def test_rsl_license_in_the_grammar() -> None:
     read = read_body(NEWS)
     assert list(read.licenses) == [(7, "https://www.example-news.com/license.xml")]
     assert read_body("User-agent: *\nDisallow: /\n").licenses == ()
+
+
+def test_scrapy_every_kind_of_line_outside_groups_has_its_row_in_the_spec() -> None:
+    """docs/spec.md §7 lists each kind of ``SITE_WIDE``: its key, signal and lint code."""
+    spec = (Path(__file__).resolve().parents[2] / "docs" / "spec.md").read_text()
+    rows = {line.split("|")[1].strip(" `"): line for line in spec.splitlines() if line[:3] == "| `"}
+    for key, kind in SITE_WIDE.items():
+        assert key in rows, key
+        assert f"`{kind.values}_found`" in rows[key] and f"`{kind.lint}`" in rows[key], key
+
+
+def test_scrapy_site_wide_values_by_kind() -> None:
+    """``RobotsTxt.site_wide``: each kind with usable values, its values; the
+    properties read it."""
+    robots = RobotsTxt.parse(NEWS + "Sitemap: /relative.xml\n")
+    assert robots.site_wide == {
+        "license": ("https://www.example-news.com/license.xml",),
+        "sitemap": ("https://www.example-news.com/sitemap.xml",),
+    }
+    assert robots.sitemaps == robots.site_wide["sitemap"]
+    assert RobotsTxt.parse("License: /relative.xml\nUser-agent: *\n").site_wide == {}

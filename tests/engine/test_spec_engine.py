@@ -431,7 +431,7 @@ def test_rfc9309_7_1_sitemaps_collected_in_order_deduplicated() -> None:
 
 
 def test_rfc9309_7_1_relative_sitemap_logged(caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level("DEBUG", logger="scrapy_rep.engine.robotstxt")
+    caplog.set_level("DEBUG", logger="scrapy_rep.engine.site_wide")
     RobotsTxt.parse("Sitemap: /relative.xml\n")
     assert "not an absolute URL" in caplog.text
 

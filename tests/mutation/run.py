@@ -88,9 +88,9 @@ CACHE_TESTS = (
 PACE_TESTS = ("tests/cache/test_pace_edges.py", "tests/cache/storage/test_storage_pace.py")
 _API = "tests/tools/tester/test_tester_api.py::"
 _SECURITY = "tests/tools/tester/test_tester_security.py::"
-#: The Tester's server and its request guard: a real server on 127.0.0.1 driven
-#: over HTTP and raw sockets. Not the browser tests (slow), nor those that start
-#: the Tester in another process (which never imports the mutant).
+#: The Tester's server (server, app, calls) and its request guard: a real server
+#: on 127.0.0.1 driven over HTTP and raw sockets. Not the browser tests (slow),
+#: nor those that start the Tester in another process (which never imports the mutant).
 TESTER_TESTS = (
     "tests/tools/tester/test_tester_guard.py",
     "tests/tools/tester/test_tester_server.py",
@@ -152,28 +152,54 @@ TURNS_TESTS = (
     _EXTRAS + "test_pace_gaps.py::"
     "test_crawl_delay_holds_from_the_first_page_when_turns_wait_for_a_place",
 )
-#: The face: what a crawl sees of the downloader middleware.
+#: The face: what a crawl sees of the downloader middleware, requests that
+#: come over the crawl (an outage's retry started before the scheduler) first;
+#: its one crawl-delay test (6 s) last.
 MIDDLEWARE_TESTS = (
-    "tests/crawler/test_middleware.py",
     "tests/crawler/test_early.py",
+    "tests/cache/test_arrivals.py",
+    "tests/crawler/test_face_edges.py",
+    "tests/cache/test_spider_robots_learned.py",
+    "tests/crawler/test_middleware.py",
+    "tests/crawler/test_origins.py",
+    "tests/cache/test_cache_spider_robots.py",
     "tests/crawler/test_fail_closed.py",
+    "tests/crawler/test_usage.py",
     "tests/crawler/test_status.py",
     "tests/crawler/test_stops.py",
+    "tests/cache/test_cache_crawls.py",
+    _EXTRAS + "test_crawl_delay.py::test_scrapy_crawl_delay_slows_its_origin_and_no_other",
 )
-#: The spider middleware: requests dropped before the scheduler, page rules, usage.
+#: The spider middleware: requests dropped before the scheduler (their
+#: errbacks' outputs, those Scrapy's offsite filter lets through), robots.txt
+#: fetched early, page rules, usage.
 SPIDER_MIDDLEWARE_TESTS = (
     "tests/crawler/test_early.py",
+    "tests/crawler/test_early_errbacks.py",
+    "tests/crawler/test_early_offsite.py",
+    "tests/cache/test_arrivals.py",
     "tests/crawler/test_page_directives.py",
     "tests/crawler/test_usage.py",
     "tests/crawler/test_startup.py",
 )
-#: How a request's origin is resolved: the fetch it waits for, shared or not.
+#: How a request's origin is resolved: the fetch it waits for, shared or not,
+#: the resolver on its own first, then the crawls that go through it.
 RESOLVER_TESTS = (
+    "tests/cache/test_cache_resolver.py",
     "tests/crawler/test_resolver.py",
+    "tests/cache/test_arrivals.py",
+    "tests/cache/test_arrivals_resolved.py",
+    "tests/cache/test_cache_crawls.py",
+    "tests/cache/test_cache_spider_robots.py",
+    "tests/cache/test_spider_robots_learned.py",
+    "tests/crawler/test_face_edges.py",
+    "tests/crawler/test_proxies.py",
     "tests/crawler/test_early.py",
     "tests/crawler/test_fail_closed.py",
     "tests/crawler/test_origins.py",
     "tests/crawler/test_middleware.py",
+    "tests/cache/test_forget_watch.py",
+    "tests/crawler/test_gauges.py",
 )
 #: ``scrapy-rep report``: its rows, filters and sorts, then the command.
 REPORT_TESTS = ("tests/tools/cli/test_cli_report.py",)
@@ -262,7 +288,8 @@ class Room:
 #: The rooms, by name (the path under ``scrapy_rep/``).
 ROOMS: dict[str, Room] = {
     "engine/robotstxt.py": Room(
-        "scrapy_rep/engine/robotstxt.py", (*ENGINE_TESTS, "tests/engine/test_usage.py")
+        "scrapy_rep/engine/robotstxt.py",
+        (*ENGINE_TESTS, "tests/engine/test_usage.py", "tests/engine/test_site_wide_lines.py"),
     ),
     "engine/compiled_group.py": Room(
         "scrapy_rep/engine/compiled_group.py",
@@ -273,10 +300,17 @@ ROOMS: dict[str, Room] = {
     "cache/policy.py": Room("scrapy_rep/cache/policy.py", CACHE_TESTS),
     "cache/lifecycle.py": Room(
         "scrapy_rep/cache/lifecycle.py",
-        ("tests/cache/test_lifecycle.py", "tests/cache/test_lifecycle_edges.py", *CACHE_TESTS),
+        (
+            "tests/cache/test_lifecycle.py",
+            "tests/cache/test_lifecycle_edges.py",
+            "tests/cache/test_lifecycle_table.py",
+            *CACHE_TESTS,
+        ),
     ),
     "cache/pace.py": Room("scrapy_rep/cache/pace.py", PACE_TESTS),
     "tools/tester/server.py": Room("scrapy_rep/tools/tester/server.py", TESTER_TESTS),
+    "tools/tester/app.py": Room("scrapy_rep/tools/tester/app.py", TESTER_TESTS),
+    "tools/tester/calls.py": Room("scrapy_rep/tools/tester/calls.py", TESTER_TESTS),
     "tools/tester/guard.py": Room("scrapy_rep/tools/tester/guard.py", TESTER_TESTS),
     # the shell
     "cache/storage/redis/urls.py": Room("scrapy_rep/cache/storage/redis/urls.py", REDIS_URL_TESTS),

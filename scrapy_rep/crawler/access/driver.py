@@ -1,11 +1,12 @@
 """The driver of an origin's lifecycle for one flight: load, fetch, save, sleep.
 
 A flight (one per origin at a time, ``SingleFlight``) tells the origin's
-``OriginLifecycle`` each event once (the record loaded, each fetch's outcome
-or another process's record) and carries out the effects it hands back, in
-order, until an answer for the requests that wait: ``FetchNow`` (through the
-store's single flight, docs/spec.md §3.5), ``WaitUntil`` (a first failure's
-quick retry, docs/spec.md §2.2), ``Save``, ``Announce``, ``Use``.
+``OriginLifecycle`` each event once (the flight's start, the record loaded,
+each fetch's outcome or another process's record) and carries out the
+effects it hands back in one loop (``carry_out``), in order, until an answer
+for the requests that wait: ``FetchNow`` (through the store's single flight,
+docs/spec.md §3.5), ``WaitUntil`` (a first failure's quick retry, docs/spec.md
+§2.2), ``Save``, ``Announce``, ``Use``.
 
 Quick retries are bounded twice: by the lifecycle on the crawl's clock, and
 here by ``unreachable_wait`` of real time (``monotonic``), so a crawl never
@@ -16,28 +17,30 @@ from __future__ import annotations
 
 import logging
 import time
+from collections import deque
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Final
 
-from scrapy_rep.cache.lifecycle import (
+from scrapy_rep.cache.effects import (
     FETCH_NOW,
     Announce,
     Effect,
+    Effects,
     FetchNow,
-    LifecycleRules,
-    OriginLifecycle,
     Save,
     Use,
-    Waiting,
+    WaitBudget,
     WaitUntil,
 )
+from scrapy_rep.cache.lifecycle import LifecycleRules, OriginLifecycle, Start
 from scrapy_rep.cache.outcome import Access, FetchKind, FetchOutcome
 from scrapy_rep.cache.storage import Sleep
 from scrapy_rep.crawler.access.known_origins import KnownOrigins
 from scrapy_rep.crawler.access.shared_records import SharedRecords
 from scrapy_rep.engine.origin import Origin, robots_url
 
-__all__ = ["ASK", "EXPIRED", "FETCH", "HIT", "MISS", "RETRY", "Fetch", "Landed", "LifecycleDriver"]
+__all__ = ["EXPIRED", "HIT", "MISS", "Fetch", "Landed", "LifecycleDriver"]
 
 logger = logging.getLogger("scrapy_rep.crawler.access.resolver")
 
@@ -55,14 +58,19 @@ HIT: Final = "hit"
 MISS: Final = "miss"
 EXPIRED: Final = "expired"
 
-#: How a flight starts: ask the lifecycle first, or fetch (it said so), or
-#: retry in the background (nobody waits: no quick retries).
-ASK: Final = "ask"
-FETCH: Final = "fetch"
-RETRY: Final = "retry"
-
 #: A flight's result: the lifecycle it settled, how its answer was found, the answer.
 Landed = tuple[OriginLifecycle, str, Use]
+
+
+@dataclass(frozen=True, slots=True)
+class _Flight:
+    """What a flight's fetches need: the lifecycle told, the fetch, and until
+    when (``monotonic``) since when (the clock) its requests may wait, if any do."""
+
+    lifecycle: OriginLifecycle
+    fetch: Fetch
+    since: float
+    until: float
 
 
 class LifecycleDriver:
@@ -82,8 +90,8 @@ class LifecycleDriver:
         on_fetched: OnFetched | None,
     ) -> None:
         self._store = store
-        self._states = states
-        self._lifecycles = lifecycles
+        self._known_origins = states
+        self._lifecycle_rules = lifecycles
         self._clock = clock
         self._sleep = sleep
         self._unreachable_wait = unreachable_wait
@@ -96,103 +104,109 @@ class LifecycleDriver:
         """Tell the crawl before any waiter is answered: the flight's fetches, a new access."""
         try:
             if announce.outcomes and self._on_fetched is not None:
-                self._on_fetched(origin, list(announce.outcomes), announce.use.access)
+                self._on_fetched(origin, list(announce.outcomes), announce.access)
             if announce.new and self._on_access is not None:
-                await self._on_access(origin, announce.use.access, announce.fetched)
+                await self._on_access(origin, announce.access, announce.fetched)
         except Exception:
             logger.exception("Handling the robots.txt of %s failed", origin)
 
-    async def fly(self, origin: Origin, fetch_it: Fetch, start: str = ASK) -> Landed:
+    async def fly(self, origin: Origin, fetch_it: Fetch, start: Start = Start.ASK) -> Landed:
         """Load (a new origin), fetch with ``fetch_it`` while the lifecycle
         says so, announce: the answer for the flight's waiters."""
-        lifecycle = self._states.get(origin)
+        lifecycle = self._known_origins.get(origin)
         how, answer = HIT, None
         try:
-            effects: list[Effect] = [FETCH_NOW]
             if lifecycle is None:
-                lifecycle = self._states.keep(origin, self._lifecycles.new())
-                loaded = lifecycle.loaded(await self._store.load(origin), self._clock())
-                effects = [loaded] if start is not RETRY else effects
-            elif start is ASK:
-                effects = [lifecycle.asked(self._clock()) or FETCH_NOW]
-            if isinstance(effects[0], FetchNow):
+                lifecycle = self._known_origins.keep(origin, self._lifecycle_rules.new())
+                effects = lifecycle.loaded(await self._store.load(origin), self._clock())
+                if start is Start.RETRY:
+                    effects = lifecycle.flight(start, self._clock())
+            else:
+                effects = lifecycle.flight(start, self._clock())
+            if FETCH_NOW in effects:
                 how = MISS if lifecycle.record is None else EXPIRED
-            deadline = self._monotonic() + self._unreachable_wait
-            since = self._clock()
-            while effects:
-                effect = effects.pop(0)
-                if isinstance(effect, WaitUntil):
-                    await self._sleep(max(effect.at - self._clock(), 0.0))
-                    effect = FETCH_NOW
-                if isinstance(effect, FetchNow):
-                    waits = start is not RETRY
-                    effects = await self._fetch_once(
-                        origin, lifecycle, fetch_it, effect, (since, deadline) if waits else None
-                    )
-                elif isinstance(effect, Save):
-                    await self._store.save(origin, effect)
-                else:
-                    answer = effect
-                    if isinstance(effect, Announce):
-                        await self.announce(origin, effect)
+            until = self._monotonic() + self._unreachable_wait
+            flight = _Flight(lifecycle, fetch_it, self._clock(), until)
+            answer = await self.carry_out(origin, effects, flight)
         except Exception:
             logger.exception("Resolving the robots.txt of %s failed", origin)
         if lifecycle is None:
-            lifecycle = self._lifecycles.new()
+            lifecycle = self._lifecycle_rules.new()
         if answer is None:
-            answer = lifecycle.landed(self._clock())
-            if isinstance(answer, Announce):
-                await self.announce(origin, answer)
-        self._states.keep(origin, lifecycle)  # evicted meanwhile? it is the newest now
-        return lifecycle, how, answer.use if isinstance(answer, Announce) else answer
+            answer = await self.carry_out(origin, lifecycle.landed(self._clock()))
+        assert answer is not None, "landing always answers"
+        self._known_origins.keep(origin, lifecycle)  # evicted meanwhile? it is the newest now
+        return lifecycle, how, answer
 
-    async def _fetch_once(
-        self,
-        origin: Origin,
-        lifecycle: OriginLifecycle,
-        fetch_it: Fetch,
-        effect: FetchNow,
-        wait: tuple[float, float] | None,
-    ) -> list[Effect]:
-        """Fetch, across every process sharing the store unless ``effect`` says
-        here or nobody shares it; the lifecycle's effects after it (the save already done by the
-        store's single flight). ``wait``: since when requests wait (the
-        clock), and until when they may (``monotonic``)."""
-        told: list[list[Effect]] = []
+    async def carry_out(
+        self, origin: Origin, effects: Effects, flight: _Flight | None = None
+    ) -> Use | None:
+        """Do what an event of the lifecycle says, in order, and what the
+        events of the fetches it starts say after it: the answer, if any."""
+        todo: deque[Effect] = deque(effects)
+        answer: Use | None = None
+        while todo:
+            match todo.popleft():
+                case FetchNow() as fetch_now:
+                    assert flight is not None, "a fetch outside a flight"
+                    todo.extend(await self._fetch_once(origin, flight, fetch_now))
+                case WaitUntil(at=at):
+                    await self._sleep(max(at - self._clock(), 0.0))
+                case Save() as save:
+                    await self._store.save(origin, save)
+                case Announce() as announce:
+                    await self.announce(origin, announce)
+                case Use() as answer:
+                    pass
+        return answer
 
-        def waiting() -> Waiting | None:
+    async def _fetch_once(self, origin: Origin, flight: _Flight, fetch_now: FetchNow) -> Effects:
+        """Fetch, across every process sharing the store unless ``fetch_now``
+        says here or nobody shares it: the lifecycle's effects after it (the
+        save already done by the store's single flight)."""
+        lifecycle = flight.lifecycle
+
+        def budget() -> WaitBudget | None:
             """Read when the fetch ended: what the requests may still wait."""
-            if wait is None or self.closed:
+            if self.closed:
                 return None
-            return Waiting(wait[0], wait[1] - self._monotonic())
+            return WaitBudget(flight.since, flight.until - self._monotonic())
+
+        async def fetched() -> Effects:
+            outcome = await _fetch_safely(flight.fetch, origin, self._clock)
+            return lifecycle.fetched(outcome, self._clock(), budget())
+
+        if not fetch_now.shared or self._store.in_process:
+            return await fetched()
+        saved: list[Save] = []  # the store's single flight writes it, under its lease
+        after: list[Effect] = []
 
         async def fetch() -> Save:
-            outcome = await _fetch_safely(fetch_it, origin, self._clock)
-            told.append(lifecycle.fetched(outcome, self._clock(), waiting()))
-            save = told[-1][0]
-            assert isinstance(save, Save)
-            return save
+            for effect in await fetched():
+                match effect:
+                    case Save():
+                        saved.append(effect)
+                    case _:
+                        after.append(effect)
+            return saved[-1]
 
-        if not effect.shared or self._store.in_process:
-            await fetch()
-            return told[-1]
         known = lifecycle.record
         newer_than = known.fetched_at if known is not None else None
         record = await self._store.fetch_once(origin, fetch, newer_than)
-        if record is None and not told:  # the store failed: fetch here, nothing saved
-            await fetch()
-        elif told:
-            await self._keep_marks(origin, lifecycle, told[-1][0])
-        if record is None or told:
-            return told[-1][1:]
-        return [lifecycle.shared(record, self._clock(), waiting())]
+        if not saved:
+            if record is not None:  # another process fetched it
+                return lifecycle.shared(record, self._clock(), budget())
+            await fetch()  # the store failed: fetch here, nothing saved
+        else:
+            await self._keep_marks(origin, lifecycle, saved[-1])
+        return tuple(after)
 
-    async def _keep_marks(self, origin: Origin, lifecycle: OriginLifecycle, saved: Effect) -> None:
+    async def _keep_marks(self, origin: Origin, lifecycle: OriginLifecycle, saved: Save) -> None:
         """A page that answered while the fetch was saving marked its record
         after the save was made (``Resolver.site_answered`` leaves it to the
         fetch): save the marked record too."""
         now = lifecycle.record
-        if not isinstance(saved, Save) or now is None or now is saved.record:
+        if now is None or now is saved.record:
             return
         if now.fetched_at == saved.record.fetched_at:
             await self._store.save(origin, Save(now, saved.keep))

@@ -73,10 +73,12 @@ class KnownOrigins:
                 self._watch(old, None)
         return lifecycle
 
-    def asked_for(self, origin: Origin) -> None:
-        """A request asked for ``origin``: no longer ahead of its requests."""
+    def asked_for(self, origin: Origin) -> OriginLifecycle | None:
+        """A request asked for ``origin``: no longer ahead of its requests.
+        Its lifecycle, if held (``get``: one call per request, not two)."""
         if self._ahead:
             self._ahead.pop(origin, None)
+        return self._lifecycles.get(origin)
 
     def go_ahead(self, origin: Origin, under_way: int, pending: Callable[[Origin], bool]) -> bool:
         """May ``origin`` be fetched ahead of its requests? Not beyond ``room``

@@ -18,23 +18,15 @@ import time
 from collections.abc import Callable
 from typing import Final
 
-from scrapy_rep.cache.lifecycle import (
-    FETCH_NOW,
-    Announce,
-    FetchNow,
-    LifecycleRules,
-    Use,
-    shared_parsed_bodies,
-)
+from scrapy_rep.cache.effects import FETCH_NOW, Save, Use
+from scrapy_rep.cache.lifecycle import LifecycleRules, OriginLifecycle, Start, shared_parsed_bodies
 from scrapy_rep.cache.outcome import Access, FetchOutcome
 from scrapy_rep.cache.policy import OriginRecord, PolicyConfig
 from scrapy_rep.cache.standing import IN_OUTAGE
 from scrapy_rep.cache.storage import MAX_WAIT, MemoryStorage, Sleep, Storage
 from scrapy_rep.cache.storage.defaults import MAX_ORIGINS, known_bytes, parsed_bytes
 from scrapy_rep.crawler.access.driver import (
-    FETCH,
     HIT,
-    RETRY,
     Fetch,
     Landed,
     LifecycleDriver,
@@ -153,8 +145,8 @@ class Resolver:
         May start a background retry (an outage) on behalf of ``via`` and
         counts the lookup, like ``access``; None means "call ``access``".
         """
-        self._known_origins.asked_for(origin)
-        use = self._known(origin)
+        lifecycle = self._known_origins.asked_for(origin)
+        use = lifecycle.known(self._clock()) if lifecycle is not None else None
         return self._answered(origin, use, HIT, via) if use is not None else None
 
     def peek(self, origin: Origin, via: object = None) -> Access | None:
@@ -191,19 +183,15 @@ class Resolver:
         ``FetchStopped`` if the fetch it waited for did not start, or once
         ``stop`` fires while it waits.
         """
-        self._known_origins.asked_for(origin)
-        lifecycle = self._known_origins.get(origin)
-        answer = lifecycle.asked(self._clock()) if lifecycle is not None else FETCH_NOW
-        if answer is None or isinstance(answer, FetchNow):
-            _, how, use = await self._flights.join(
-                origin, lambda: self._driver.fly(origin, self._fetch_of(via), FETCH), stop
-            )
-            return self._answered(origin, use, how, via)
-        use = answer.use if isinstance(answer, Announce) else answer
-        access = self._answered(origin, use, HIT, via)
-        if isinstance(answer, Announce):
-            await self._driver.announce(origin, answer)
-        return access
+        lifecycle = self._known_origins.asked_for(origin)
+        if lifecycle is not None and FETCH_NOW not in (told := lifecycle.asked(self._clock())):
+            use = await self._driver.carry_out(origin, told)  # announced first, if new
+            if use is not None:
+                return self._answered(origin, use, HIT, via)
+        _, how, use = await self._flights.join(
+            origin, lambda: self._driver.fly(origin, self._fetch_of(via), Start.FETCH), stop
+        )
+        return self._answered(origin, use, how, via)
 
     def pending(self, origin: Origin) -> bool:
         """A load or fetch is under way for ``origin``."""
@@ -240,23 +228,27 @@ class Resolver:
         if lifecycle is None:
             lifecycle = self._lifecycle_rules.new()
             lifecycle.loaded(await self._store.load(origin), self._clock())
-        save = lifecycle.seeded(outcome, self._clock())
-        if save is None:
+        told = lifecycle.seeded(outcome, self._clock())
+        if not told:
             return False
-        await self._store.save(origin, save)
+        await self._driver.carry_out(origin, told)  # the save
         self._known_origins.keep(origin, lifecycle)  # its bodies changed: count them again
         return True
 
     async def site_answered(self, origin: Origin) -> None:
         """A page of ``origin`` answered: during an outage, that matters after 30 days."""
         lifecycle = self._known_origins.get(origin)
-        save = lifecycle.site_answered(self._clock()) if lifecycle is not None else None
-        # A fetch under way (or landing meanwhile) records its outcome on top of this mark.
-        if save is not None and not self._flights.pending(origin):
-            assert lifecycle is not None
-            await self._store.save_unless_newer(
-                origin, save, lambda: lifecycle.record is save.record
-            )
+        if lifecycle is None:
+            return
+        for effect in lifecycle.site_answered(self._clock()):
+            match effect:
+                # A fetch under way (or landing meanwhile) records its outcome on top of this mark.
+                case Save() if not self._flights.pending(origin):
+                    await self._save_mark(origin, lifecycle, effect)
+
+    async def _save_mark(self, origin: Origin, lifecycle: OriginLifecycle, save: Save) -> None:
+        """Save a page's mark unless the record moved on meanwhile (docs/spec.md §2.2)."""
+        await self._store.save_unless_newer(origin, save, lambda: lifecycle.record is save.record)
 
     def drop(self, origin: Origin) -> bool:
         """Forget what this process holds of ``origin`` (``cache forget`` ran;
@@ -289,8 +281,7 @@ class Resolver:
     def _known(self, origin: Origin) -> Use | None:
         """The answer held for ``origin`` if it still applies, settling nothing."""
         lifecycle = self._known_origins.get(origin)
-        answer = lifecycle.asked(self._clock(), settle=False) if lifecycle is not None else None
-        return answer if isinstance(answer, Use) else None
+        return lifecycle.known(self._clock()) if lifecycle is not None else None
 
     def _answered(self, origin: Origin, use: Use, how: str, via: object) -> Access:
         self._counted(origin, use, how)
@@ -316,7 +307,7 @@ class Resolver:
         requests do not wait for it; it goes ``via``'s way (its proxy)."""
         if not self._driver.closed:
             fly = self._driver.fly
-            self._flights.launch(origin, lambda: fly(origin, self._fetch_of(via), RETRY))
+            self._flights.launch(origin, lambda: fly(origin, self._fetch_of(via), Start.RETRY))
 
     def _fetch_of(self, via: object) -> Fetch:
         """The fetch on behalf of ``via``, told now, as its flight starts."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 
-from scrapy_rep.cache.lifecycle import Save
+from scrapy_rep.cache.effects import Save
 from scrapy_rep.cache.record import OriginRecord
 from scrapy_rep.cache.storage import MAX_WAIT, MemoryStorage, Sleep, Storage, single_flight
 from scrapy_rep.crawler.async_bridge import sleep as reactor_sleep

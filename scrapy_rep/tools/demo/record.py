@@ -33,8 +33,8 @@ __all__ = [
     "REFUSED",
     "UNREACHABLE",
     "ErrorLog",
-    "Event",
     "Recorder",
+    "SeenRequest",
     "counts_text",
 ]
 
@@ -50,7 +50,7 @@ _STATES: Final = {"closed": "closed (unreachable)"}
 
 
 @dataclass(frozen=True)
-class Event:
+class SeenRequest:
     spider: str
     site: str
     path: str
@@ -65,7 +65,7 @@ class Recorder:
         self._out = out
         self._announced: set[tuple[str, str]] = set()
         self._hops: dict[tuple[str, str], tuple[Site, int]] = {}  # (spider, next URL) -> chain
-        self.events: list[Event] = []
+        self.events: list[SeenRequest] = []
         self.fetches: dict[str, str] = {}  # site -> how its robots.txt download went
         self.states: dict[str, str] = {}  # site -> what applied to its requests
         self.sitemaps: dict[str, set[str]] = defaultdict(set)
@@ -166,7 +166,7 @@ class Recorder:
             return
         parts = urlsplit(url)
         path = parts.path + (f"?{parts.query}" if parts.query else "")
-        self.events.append(Event(spider.name, site.name, path, verdict))
+        self.events.append(SeenRequest(spider.name, site.name, path, verdict))
         # Opted-out requests pass before robots.txt is known: announce on a checked one.
         if verdict != OPTED_OUT:
             self._announce(spider, site)

@@ -23,6 +23,8 @@ Codes (severity, what it means):
 - ``path-without-slash`` (error): a rule path not starting with ``/`` or ``*``: never matches.
 - ``sitemap-not-absolute`` (error): a sitemap that is not an absolute URL: skipped.
 - ``license-not-absolute`` (error): an RSL ``License`` that is not an absolute URL: skipped.
+  (A line outside any group whose value is skipped: each kind's code is its
+  ``lint`` in ``engine/site_wide.py``.)
 - ``user-agent-never-matches`` (error): a user-agent value with no product token.
 - ``group-never-applies`` (error): no user-agent line of a group names a crawler.
 - ``unknown-field`` (warning): a field no parser knows; ignored.
@@ -62,6 +64,8 @@ JSON output of ``scrapy-rep lint --json`` (one object)::
         "rules": int,              # allow/disallow rules that take effect
         "sitemaps": int,           # absolute sitemap URLs
         "licenses": int            # absolute License URLs (RSL 1.0, docs/spec.md §7.3)
+                                   # (one count per kind of line outside any group:
+                                   # its ``values`` in engine/site_wide.py)
       }
     }
 """
@@ -90,6 +94,7 @@ from scrapy_rep.engine.lines import (
     split_lines,
 )
 from scrapy_rep.engine.robotstxt import RobotsTxt
+from scrapy_rep.engine.site_wide import SITE_WIDE, SiteWide
 from scrapy_rep.tools.lint.finding import (
     ERROR,
     WARNING,
@@ -112,8 +117,7 @@ SEVERITIES: Final[dict[str, str]] = {
     "missing-colon": ERROR,
     "misspelt-field": ERROR,
     "path-without-slash": ERROR,
-    "sitemap-not-absolute": ERROR,
-    "license-not-absolute": ERROR,
+    **{kind.lint: ERROR for kind in SITE_WIDE.values()},
     "user-agent-never-matches": ERROR,
     "unknown-field": WARNING,
     "not-a-directive": WARNING,
@@ -330,20 +334,8 @@ def _value(number: int, found: Directive) -> Iterator[Finding]:
             f"the path {quoted(value)} does not start with '/' or '*': this rule never matches",
             f"write '{field_name(found.field)}: {_path_of(value)}'",
         )
-    elif found.field is Field.SITEMAP and not _is_absolute(value):
-        yield _finding(
-            number,
-            "sitemap-not-absolute",
-            f"the sitemap {quoted(value)} is not an absolute URL: crawlers skip it",
-            "write the full URL, e.g. 'Sitemap: https://example.com/sitemap.xml'",
-        )
-    elif found.field is Field.LICENSE and not _is_absolute(value):
-        yield _finding(
-            number,
-            "license-not-absolute",
-            f"the license {quoted(value)} is not an absolute URL: crawlers skip it",
-            "write the full URL (RSL 1.0), e.g. 'License: https://example.com/license.xml'",
-        )
+    elif found.key in SITE_WIDE:
+        yield from _outside(number, SITE_WIDE[found.key], value)
     elif found.field is Field.USER_AGENT:
         yield from _user_agent(number, value)
     elif found.field is Field.CRAWL_DELAY and not _is_delay(value):
@@ -353,6 +345,13 @@ def _value(number: int, found: Directive) -> Iterator[Finding]:
             f"the crawl-delay {quoted(value)} is not a number of seconds: crawlers ignore it",
             "write a number, e.g. 'Crawl-delay: 10'",
         )
+
+
+def _outside(number: int, kind: SiteWide, value: str) -> Iterator[Finding]:
+    """A line outside any group whose value the parser skips (docs/spec.md §7)."""
+    if kind.value(value) is None:
+        message = f"the {kind.key} {quoted(value)} is not {kind.wants}: crawlers skip it"
+        yield Finding(number, kind.lint, ERROR, message, kind.hint)
 
 
 def _path_of(value: str) -> str:
@@ -365,14 +364,6 @@ def _path_of(value: str) -> str:
         path = parts.path or "/"
         return short(path + (f"?{parts.query}" if parts.query else ""))
     return short("/" + value)
-
-
-def _is_absolute(value: str) -> bool:
-    try:
-        parts = urlsplit(value)
-    except ValueError:
-        return False
-    return bool(parts.scheme and parts.netloc)
 
 
 def _is_delay(value: str) -> bool:
@@ -407,6 +398,7 @@ def _user_agent(number: int, value: str) -> Iterator[Finding]:
 def report(source: str, body: bytes, findings: list[Finding], status: int | None) -> dict[str, Any]:
     """The ``--json`` object (schema in the module docstring)."""
     robots = RobotsTxt.parse(body)
+    outside = robots.site_wide
     return {
         "source": source,
         "status": status,
@@ -419,8 +411,7 @@ def report(source: str, body: bytes, findings: list[Finding], status: int | None
             "truncated": len(body) > MAX_BODY_BYTES,
             "agents": list(robots.agents),
             "rules": robots.rule_count,
-            "sitemaps": len(robots.sitemaps),
-            "licenses": len(robots.licenses),
+            **{kind.values: len(outside.get(key, ())) for key, kind in SITE_WIDE.items()},
         },
     }
 
@@ -439,11 +430,13 @@ def format_text(result: dict[str, Any]) -> str:
             f"{size} bytes",
             plural(len(summary["agents"]), "agent"),
             plural(summary["rules"], "rule"),
-            plural(summary["sitemaps"], "sitemap"),
+            *(
+                plural(summary.get(kind.values, 0), kind.key)
+                for kind in SITE_WIDE.values()
+                if kind.said_when_none or summary.get(kind.values)
+            ),
         )
     )
-    if summary["licenses"]:  # RSL 1.0 lines are rare: named only when there are some
-        counts += ", " + plural(summary["licenses"], "license")
     found = counted(summary["errors"], summary["warnings"])
     out.append(f"{result['source']}: {found} ({counts})")
     return "\n".join(out)

@@ -2,42 +2,31 @@
 
 - Host: only the names it was started for, on every bind address; a name
   that an attacker rebinds to the Tester (DNS rebinding) brings its own.
-- Bodies: a declared length within the cap, or chunks counted against the
-  same cap as they come; never "read until the client stops".
-- Time: one deadline for a connection's whole request, however slowly it
-  trickles in (each read waits only for what is left of it).
-- Connections: at most ``Limits.max_connections`` at once, each a thread.
+- Limits: the time, connections and bytes a client may ask for. aiohttp
+  enforces them (framing, the body's size, the deadline of a request's
+  head); ``app`` and ``server`` hand them over.
 """
 
 from __future__ import annotations
 
-import io
 import ipaddress
-import re
-import socket
-import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
-from email.message import Message
-from typing import Final
 
-__all__ = ["DeadlineReader", "Limits", "Refused", "check_host", "host_names", "read_body"]
-
-#: A chunk-size line: hex digits (at most 2**32 - 1), then extensions we ignore.
-_CHUNK_SIZE: Final = re.compile(rb"([0-9A-Fa-f]{1,8})[ \t]*(?:;[^\r\n]*)?\r?\n")
-_LENGTH: Final = re.compile(r"[0-9]{1,18}")
-_LINE: Final = 1024  # the longest chunk-size or trailer line read
-_TRAILERS: Final = 32
+__all__ = ["Limits", "Refused", "check_host", "host_names"]
 
 
 @dataclass(frozen=True)
 class Limits:
     """How much a client may ask of the server: time, connections and bytes."""
 
-    #: Seconds a connection has to send its whole request (and each write back).
+    #: Seconds a connection has to send a request's head (from its opening, or
+    #: from the last answer on a kept-alive one), then as many for its body,
+    #: and as many to read the answer.
     request_timeout: float = 10.0
-    #: Connections served at once; the next ones are answered 503 and closed.
-    max_connections: int = 32
+    #: Connections open at once, idle ones included; the next ones are
+    #: answered 503 and closed. Each is a few kilobytes, not a thread.
+    max_connections: int = 2048
     #: The most a request body may be: a robots.txt at the parse limit, and room.
     max_body: int = 2_000_000
 
@@ -85,96 +74,3 @@ def check_host(value: str | None, names: frozenset[str], port: int) -> None:
     port_ok = given == str(port) if given is not None else port == 80
     if not host or not port_ok or _name(host) not in names:
         raise Refused(421, f"this tester answers to {', '.join(sorted(names))} (port {port}) only")
-
-
-# --- bodies --------------------------------------------------------------------------------
-
-
-def read_body(headers: Message, rfile: io.BufferedIOBase, cap: int) -> bytes:
-    """The body, framed by one valid ``Content-Length`` or by chunks; refused
-    before reading when the framing is missing, bad or over ``cap``."""
-    lengths = headers.get_all("Content-Length") or []
-    codings = headers.get_all("Transfer-Encoding") or []
-    if codings and lengths:
-        raise Refused(400, "send Content-Length or Transfer-Encoding, not both")
-    if codings:
-        if [c.strip().lower() for c in codings] != ["chunked"]:
-            raise Refused(400, "only Transfer-Encoding: chunked is read")
-        return _read_chunked(rfile, cap)
-    if not lengths:
-        raise Refused(411, "a body needs Content-Length")
-    if len(lengths) > 1 or not _LENGTH.fullmatch(lengths[0].strip()):
-        raise Refused(400, "Content-Length must be one number of bytes")
-    length = int(lengths[0])
-    if length > cap:
-        raise Refused(413, f"at most {cap} bytes")
-    return _exactly(rfile, length)
-
-
-def _exactly(rfile: io.BufferedIOBase, size: int) -> bytes:
-    try:
-        data = rfile.read(size)
-    except TimeoutError:
-        raise Refused(408, "the request took too long to arrive") from None
-    if len(data) < size:
-        raise Refused(400, "the body is shorter than announced")
-    return data
-
-
-def _line(rfile: io.BufferedIOBase) -> bytes:
-    try:
-        line = rfile.readline(_LINE)
-    except TimeoutError:
-        raise Refused(408, "the request took too long to arrive") from None
-    if not line.endswith(b"\n"):
-        raise Refused(400, "bad chunked body")
-    return line
-
-
-def _read_chunked(rfile: io.BufferedIOBase, cap: int) -> bytes:
-    """Chunks summed against ``cap``: a size past it is refused on its line."""
-    parts: list[bytes] = []
-    total = 0
-    while True:
-        found = _CHUNK_SIZE.fullmatch(_line(rfile))
-        if found is None:
-            raise Refused(400, "bad chunk size")
-        size = int(found.group(1), 16)
-        if total + size > cap:
-            raise Refused(413, f"at most {cap} bytes")
-        if size == 0:
-            break
-        parts.append(_exactly(rfile, size))
-        total += size
-        if _line(rfile).strip():
-            raise Refused(400, "a chunk is longer than announced")
-    for _ in range(_TRAILERS):  # trailer fields, read and ignored, to the blank line
-        if not _line(rfile).strip():
-            return b"".join(parts)
-    raise Refused(400, "too many trailer fields")
-
-
-# --- time ------------------------------------------------------------------------------------
-
-
-class DeadlineReader(io.RawIOBase):
-    """A socket's reads, each given only what is left until ``deadline``: a
-    client dripping a byte at a time cannot stretch its request past it."""
-
-    def __init__(
-        self, sock: socket.socket, deadline: float, clock: Callable[[], float] = time.monotonic
-    ) -> None:
-        super().__init__()
-        self._sock = sock
-        self._deadline = deadline
-        self._clock = clock
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: memoryview | bytearray) -> int:  # type: ignore[override]
-        left = self._deadline - self._clock()
-        if left <= 0:
-            raise TimeoutError("the request took too long to arrive")
-        self._sock.settimeout(left)
-        return self._sock.recv_into(buffer)

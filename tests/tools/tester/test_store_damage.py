@@ -306,12 +306,12 @@ def test_a_bug_answers_500_without_the_exceptions_text(
 ) -> None:
     """An exception the Tester did not expect: 500 and a fixed message; its
     text (a path, a value from the store) goes to the Tester's terminal."""
-    from scrapy_rep.tools.tester import server as tester_server
+    from scrapy_rep.tools.tester import calls as tester_calls
 
     def broken(*_: object) -> dict[str, Any]:
         raise RuntimeError("/home/someone/secret.sqlite3 holds 'token=abc'")
 
-    monkeypatch.setattr(tester_server, "report_answer", broken)
+    monkeypatch.setattr(tester_calls, "report_answer", broken)
     tester = start_tester(store=StoreName("/nowhere.sqlite3"))
     status, answer = tester.call("/api/report")
     assert status == 500

@@ -243,14 +243,15 @@ def test_a_link_as_long_as_the_limit_opens_and_a_longer_one_is_refused(
     start_tester: Callable[..., Running],
 ) -> None:
     """Issue 44: the page offers a link only up to ``link_limit`` bytes (and
-    says plainly when a test is longer); that is what the server takes."""
+    says plainly when a test is longer); that is what the server takes: a
+    longer request target is refused (400, aiohttp's ``max_line_size``)."""
     tester = start_tester()
     _, config = tester.call("/api/config")
     assert config["link_limit"] == LINK_LIMIT
     head = "/?robots="
     status, _, page = _get(tester, head + "x" * (LINK_LIMIT - len(head)))
     assert status == 200 and b"tester-token" in page
-    assert _get(tester, head + "x" * (LINK_LIMIT - len(head) + 1))[0] == 414
+    assert _get(tester, head + "x" * (LINK_LIMIT - len(head) + 1))[0] == 400
 
 
 def test_live_fetch_shows_status_headers_and_follows_the_crawls_rules(
@@ -346,6 +347,13 @@ def test_scrapy_robots_serve_takes_the_projects_settings(scrapy_serve: Callable[
     assert config["user_agent"] == "ExampleBot/1.0 (+https://example.invalid/bot)"
     assert config["purposes"] == ["search"]
     assert config["store"].endswith(os.path.join(".scrapy", "robotstxt.sqlite3"))
+
+
+def test_scrapy_robots_serve_in_a_reactorless_project(scrapy_serve: Callable[..., dict]) -> None:
+    """The Tester runs its own event loop in a thread of its own: a project
+    without Twisted's reactor (Scrapy's reactorless mode) serves it alike."""
+    config = scrapy_serve("-s", "TWISTED_REACTOR_ENABLED=False")
+    assert config["agents"] == ["examplebot"]
 
 
 @pytest.fixture

@@ -21,7 +21,7 @@ from crawler.servers import Redirect, Reply, SiteServer
 from selenium.webdriver.support.ui import WebDriverWait
 
 from scrapy_rep.tools.fetch.guard import Network, is_internal
-from scrapy_rep.tools.tester import server as tester_server
+from scrapy_rep.tools.tester import calls as tester_calls
 from scrapy_rep.tools.tester.server import MAX_ROWS
 
 from .conftest import Running
@@ -53,14 +53,14 @@ def test_a_link_past_the_cap_makes_one_refused_request_and_the_page_says_why(
     gets the 413 and shows its message; it asks nothing more without a click."""
     calls: list[str] = []
     lock = threading.Lock()
-    handled = tester_server.TesterHandler._test
+    handled = tester_calls.tested
 
-    def counted(self: Any, data: dict[str, Any]) -> dict[str, Any]:
+    def counted(config: Any, data: dict[str, Any]) -> dict[str, Any]:
         with lock:
             calls.append("test")
-        return handled(self, data)
+        return handled(config, data)
 
-    monkeypatch.setattr(tester_server.TesterHandler, "_test", counted)
+    monkeypatch.setattr(tester_calls, "tested", counted)
     tester = start_tester()
     urls = [f"/p{n}" for n in range(101)]
     agents = [f"bot{n}" for n in range(100)]

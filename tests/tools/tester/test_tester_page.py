@@ -236,7 +236,7 @@ def set_text(browser: Any, text: str) -> None:
 def test_a_test_too_big_for_a_link_says_so_plainly(
     browser: Any, start_tester: Callable[..., Running]
 ) -> None:
-    """Issue 44: a link over the server's limit got 414. The page says the
+    """Issue 44: a link over the server's limit is refused. The page says the
     file is too big for a link, and offers one again once it fits; a link
     it offers opens the test."""
     tester = start_tester()

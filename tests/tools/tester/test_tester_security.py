@@ -10,6 +10,7 @@ own parameters (``Limits``), made small here; nothing sleeps.
 
 from __future__ import annotations
 
+import json
 import os
 import select
 import socket
@@ -200,11 +201,16 @@ def test_a_rebound_name_is_refused_on_every_bind_address(
     live = get(port, "/api/live?url=http://127.0.0.1:1/", f"evil.example:{port}", tester.token)
     assert status_of(page) == 421 and tester.token.encode() not in page
     assert status_of(live) == 421
-    for host in (None, f"127.0.0.1:{port + 1 if port < 65535 else 1}", f"127.0.0.1.evil:{port}"):
+    for host in (f"127.0.0.1:{port + 1 if port < 65535 else 1}", f"127.0.0.1.evil:{port}"):
         assert (host, status_of(get(port, "/", host))) == (host, 421)
-    twice = f"GET / HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nHost: evil.example:{port}\r\n\r\n"
-    proxied = f"GET http://evil.example:{port}/ HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n"
-    assert status_of(exchange(port, twice.encode())) == 421
+    # No Host, or two: not HTTP/1.1 at all, refused by aiohttp's parser (400).
+    close = "Connection: close\r\n\r\n"
+    twice = f"GET / HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nHost: evil.example:{port}\r\n{close}"
+    proxied = f"GET http://evil.example:{port}/ HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n{close}"
+    for refused in (get(port, "/", None), exchange(port, twice.encode())):
+        assert status_of(refused) == 400 and tester.token.encode() not in refused
+    # HTTP/1.0 has no Host to send: refused by the Tester's own check.
+    assert status_of(exchange(port, b"GET / HTTP/1.0\r\n\r\n")) == 421
     assert status_of(exchange(port, proxied.encode())) == 421
     for host in (f"127.0.0.1:{port}", f"localhost:{port}", f"LocalHost:{port}", f"{bind}:{port}"):
         answer = get(port, "/", host)
@@ -258,6 +264,7 @@ def post_head(tester: Running, *headers: str) -> bytes:
         f"X-Tester-Token: {tester.token}",
         "Content-Type: application/json",
         *headers,
+        "Connection: close",  # else the Tester keeps it open for the next request
         "",
         "",
     ]
@@ -303,11 +310,11 @@ def test_a_chunked_body_is_read_within_the_cap(start_tester: Callable[..., Runni
     answer = exchange(port, head + chunked(body[:20], body[20:]) + b"0\r\n\r\n")
     assert status_of(answer) == 200
     assert b'"verdict": "disallowed"' in answer and b'"verdict": "allowed"' in answer
-    # A chunk announced past the cap: refused on its size line, before its bytes.
-    too_big = exchange(port, head + b"2dc6c0\r\n")
+    # A chunk announced past the cap: refused once its bytes pass the cap.
+    too_big = exchange(port, head + b"2dc6c0\r\n" + b" " * 2_000_001)
     assert status_of(too_big) == 413
-    # Chunks up to the cap, then one byte more: refused on that chunk's size line.
-    at_cap = exchange(port, head + chunked(*[b" " * 100_000] * 20) + b"1\r\n")
+    # Chunks up to the cap, then one byte more: refused at that byte.
+    at_cap = exchange(port, head + chunked(*[b" " * 100_000] * 20) + b"1\r\n ")
     assert status_of(at_cap) == 413
 
 
@@ -315,9 +322,10 @@ def test_a_chunked_body_is_read_within_the_cap(start_tester: Callable[..., Runni
 
 
 def test_idle_and_slow_connections_time_out(start_tester: Callable[..., Running]) -> None:
-    """One deadline for a connection's whole request: silent, dripping a
+    """A deadline for a request's head (aiohttp's ``keepalive_timeout``, from
+    the connection's opening), and one for its body: silent, dripping a
     header byte by byte faster than any read could time out, or sending half
-    its body, each is closed once it has passed."""
+    its body, each is closed once its deadline has passed."""
     from scrapy_rep.tools.tester.guard import Limits
 
     tester = start_tester(limits=Limits(request_timeout=0.3))
@@ -347,8 +355,9 @@ def idle_connections(port: int, count: int) -> Iterator[list[socket.socket]]:
 
 
 def test_connections_at_once_are_bounded(start_tester: Callable[..., Running]) -> None:
-    """Half-open connections hold at most ``max_connections`` threads; the
-    rest are told 503 at once; and the Tester serves again once they go."""
+    """Half-open connections hold at most ``max_connections`` places; the
+    rest are told 503 at once; the Tester serves again once they go, and
+    the bound holds as before (each place given back once)."""
     from scrapy_rep.tools.tester.guard import Limits
 
     tester = start_tester(limits=Limits(request_timeout=PATIENCE * 3, max_connections=4))
@@ -360,6 +369,37 @@ def test_connections_at_once_are_bounded(start_tester: Callable[..., Running]) -
         assert [sock.fileno() > 0 for sock in held] == [True] * 4
     assert [status_of(answer) for answer in answers] == [503] * 6
     assert during <= 4
-    deadline = time.monotonic() + PATIENCE  # the held threads see their clients go
+    deadline = time.monotonic() + PATIENCE  # the Tester sees the held ones go
     while status_of(get(port, "/", f"127.0.0.1:{port}")) != 200:
         assert time.monotonic() < deadline, "never served again"
+    with idle_connections(port, 4), idle_connections(port, 1) as [again]:
+        assert status_of(read_all(again)) == 503
+
+
+def test_a_client_that_does_not_read_its_answer_is_let_go(
+    start_tester: Callable[..., Running],
+) -> None:
+    """An answer far larger than the sockets' buffers (10,000 rows, each
+    naming its 600-byte URL: about 14 MB), asked for by a client that never
+    reads: once the answer's deadline passes, the Tester drops the connection
+    and its place is free (here the only place), instead of holding it, and
+    the answer in memory, for as long as the client likes."""
+    from scrapy_rep.tools.tester.guard import Limits
+
+    tester = start_tester(limits=Limits(request_timeout=1.0, max_connections=1))
+    port = tester.server.server_address[1]
+    data = {
+        "robots": "User-agent: *\nDisallow: /a\n",
+        "urls": [f"/p{n:03}" + "x" * 600 for n in range(100)],
+        "agents": [f"bot{n}" for n in range(100)],
+    }
+    body = json.dumps(data).encode()
+    with socket.socket() as reader:
+        reader.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # before connecting
+        reader.settimeout(PATIENCE)
+        reader.connect(("127.0.0.1", port))
+        reader.sendall(post_head(tester, f"Content-Length: {len(body)}") + body)
+        deadline = time.monotonic() + PATIENCE * 3
+        while (answer := status_of(get(port, "/", f"127.0.0.1:{port}"))) == 503:
+            assert time.monotonic() < deadline, "a client that does not read kept its place"
+        assert answer == 200

@@ -27,8 +27,8 @@ export function testLink(form, withText = true) {
 }
 
 // Put the link in the address bar and under the results, or say plainly
-// that it is too long: the server refuses a request line over its limit
-// (414), so such a link would open nothing. The address bar then keeps the
+// that it is too long: the server refuses a request target over its limit
+// (400), so such a link would open nothing. The address bar then keeps the
 // test without its text.
 export function showLink(form, limit) {
   const link = testLink(form);
