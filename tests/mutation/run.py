@@ -203,21 +203,54 @@ RESOLVER_TESTS = (
 )
 #: ``scrapy-rep report``: its rows, filters and sorts, then the command.
 REPORT_TESTS = ("tests/tools/cli/test_cli_report.py",)
-#: ``scrapy-rep cache show`` / ``forget`` on every store.
+_TESTER = "tests/tools/tester/"
+#: ``scrapy-rep cache show`` / ``forget`` on every store, line by line, then the
+#: Tester's looks and Refetches through it (a real Tester, no crawl) and the
+#: damaged records it names.
 STORE_COMMAND_TESTS = (
-    "tests/tools/tester/test_cache_command.py",
-    "tests/tools/tester/test_cache_command_safety.py",
+    _TESTER + "test_cache_command_output.py",
+    _TESTER + "test_report_api.py::test_refetch_of_a_filter_forgets_its_origins_and_no_others",
+    _TESTER + "test_report_api.py::test_refetch_and_show_stored_on_redis_close_their_connections",
+    _TESTER + "test_cache_command.py",
+    _TESTER + "test_cache_command_safety.py",
+    _TESTER + "test_store_damage.py::test_every_redis_type_under_the_prefix_is_counted_and_named",
 )
-#: The Tester's report API, on a real Tester (and the crawls it reports on).
-_REPORT_PAGE = "tests/tools/tester/test_report_page.py::"
-REPORT_API_TESTS = tuple(
-    _REPORT_PAGE + name
-    for name in (
-        "test_report_api_needs_the_token_and_the_count_the_page_showed",
-        "test_report_api_refetches_at_most_max_refetch_origins_at_once",
-        "test_report_command_agrees_with_what_the_sites_did",
-        "test_gauges_of_the_last_crawl_agree_with_the_report",
-    )
+_VERDICT = _TESTER + "test_tester_verdict.py::"
+#: The Tester's answers through its API (a real Tester on 127.0.0.1), then
+#: the pure tests of what the page shows beside a URL and a line.
+ANSWERS_TESTS = (
+    _TESTER + "test_tester_answers.py",
+    *(
+        _API + name
+        for name in (
+            "test_answers_are_the_engines_row_for_row",
+            "test_a_lines_class_is_the_worst_of_lints_findings_on_it",
+            "test_an_empty_page_reports_no_findings",
+            "test_unavailable_and_unreachable_sources_answer_as_the_crawl",
+            "test_diff_between_the_compared_file_and_the_edit",
+            "test_diff_hunks_carry_their_line_counts_as_diff_u_does",
+            "test_usage_says_which_lines_it_came_from",
+            "test_licenses_are_shown_and_the_line_is_valid",
+        )
+    ),
+    _VERDICT + "test_scrapy_a_url_that_reads_as_another_path_or_host_is_flagged",
+    _VERDICT + "test_scrapy_pacing_and_sitemap_lines_are_explained_where_they_stand",
+)
+#: The Tester's report API: each filter, sort and Refetch on a store filled
+#: as a crawl fills it (a real Tester, no crawl: seconds), then the crawls
+#: it reports on (45 s a run, for what the first ones leave alive).
+_REPORT_PAGE = _TESTER + "test_report_page.py::"
+REPORT_API_TESTS = (
+    _TESTER + "test_report_api.py",
+    *(
+        _REPORT_PAGE + name
+        for name in (
+            "test_report_api_needs_the_token_and_the_count_the_page_showed",
+            "test_report_api_refetches_at_most_max_refetch_origins_at_once",
+            "test_report_command_agrees_with_what_the_sites_did",
+            "test_gauges_of_the_last_crawl_agree_with_the_report",
+        )
+    ),
 )
 #: A REP_REDIS_URL's forms, parsed and shown in messages.
 REDIS_URL_TESTS = (
@@ -283,7 +316,7 @@ ROOMS: dict[str, Room] = {
     "cache/storage/redis/urls.py": Room("scrapy_rep/cache/storage/redis/urls.py", REDIS_URL_TESTS),
     "tools/report/rows.py": Room("scrapy_rep/tools/report/rows.py", REPORT_TESTS),
     "tools/store/view.py": Room("scrapy_rep/tools/store/view.py", STORE_COMMAND_TESTS),
-    "tools/tester/answers.py": Room("scrapy_rep/tools/tester/answers.py", TESTER_TESTS),
+    "tools/tester/answers.py": Room("scrapy_rep/tools/tester/answers.py", ANSWERS_TESTS),
     "tools/tester/report_api.py": Room("scrapy_rep/tools/tester/report_api.py", REPORT_API_TESTS),
     "crawler/pace/turns.py": Room("scrapy_rep/crawler/pace/turns.py", TURNS_TESTS, alone=True),
     "crawler/middleware.py": Room("scrapy_rep/crawler/middleware.py", MIDDLEWARE_TESTS),
@@ -292,13 +325,16 @@ ROOMS: dict[str, Room] = {
     ),
     "crawler/access/resolver.py": Room("scrapy_rep/crawler/access/resolver.py", RESOLVER_TESTS),
     "crawler/page/page_rules.py": Room(
-        "scrapy_rep/crawler/page/page_rules.py", ("tests/crawler/test_page_directives.py",)
+        "scrapy_rep/crawler/page/page_rules.py",
+        ("tests/crawler/test_page_directives.py", "tests/crawler/test_page_nofollow.py"),
     ),
     "crawler/page/usage_check.py": Room(
-        "scrapy_rep/crawler/page/usage_check.py", ("tests/crawler/test_usage.py",)
+        "scrapy_rep/crawler/page/usage_check.py",
+        ("tests/crawler/test_usage.py", "tests/crawler/test_usage_responses.py"),
     ),
     "crawler/page/sitemaps.py": Room(
-        "scrapy_rep/crawler/page/sitemaps.py", (_EXTRAS + "test_sitemaps.py",)
+        "scrapy_rep/crawler/page/sitemaps.py",
+        (_EXTRAS + "test_sitemaps.py", _EXTRAS + "test_sitemaps_notes.py"),
     ),
 }
 

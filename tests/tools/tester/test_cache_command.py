@@ -297,3 +297,28 @@ def test_cache_show_says_what_closed_means_and_until_when(
         "answers sooner (1 failed fetch so far)"
     ) in out
     assert "closed: every request to it is dropped until " in out  # the access line too
+
+
+def test_forget_on_a_cluster_that_deletes_but_cannot_log_says_so(
+    redis_cluster: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """On a Cluster the record and the log of forgotten origins live apart
+    (docs/storage.md): a log that fails after the delete is said as such,
+    with what to do, and exit 2; not as a record the store cannot read."""
+    import redis
+
+    redis_cluster.flush()
+    url: str = redis_cluster.url
+    run(_put(StoreName(url), "https://example.com", record(time.time())))
+    from redis_topologies import PASSWORD
+
+    seed = redis_cluster.nodes[0].port
+    client = redis.RedisCluster(host="127.0.0.1", port=seed, password=PASSWORD)
+    client.set("scrapy_rep:forgotten", "not a stream")  # the log's key, of another type
+    client.close()
+    assert main(["cache", "forget", "https://example.com/a", "--store", url]) == 2
+    err = capsys.readouterr().err
+    assert "the record of https://example.com was deleted but not logged" in err
+    assert "forget it again to tell them" in err
+    assert "cache forget removes it" not in err  # not called an unreadable record
+    assert read_origin(StoreName(url), "https://example.com/")[1] is None
