@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import inspect
 import logging
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from scrapy.downloadermiddlewares.offsite import OffsiteMiddleware
@@ -59,11 +59,14 @@ class RobotsTxtSpiderMiddleware:
     # Every request the spider yields passes here: the pass-through path makes
     # no generator of its own per item (an async generator costs far more
     # than the check); only a dropped request's errback output gets one.
+    # Only the asynchronous form exists: Scrapy from 2.18 on (the floor,
+    # docs/development.md) hands every spider middleware an async iterable and
+    # refuses a synchronous-only one, so a plain-iterator twin is never called.
 
     def process_start(self, start: AsyncIterator[Any]) -> AsyncIterator[Any]:
-        return self.process_spider_output_async(None, start)
+        return self.process_spider_output(None, start)
 
-    async def process_spider_output_async(
+    async def process_spider_output(
         self, response: Response | None, result: AsyncIterator[Any]
     ) -> AsyncIterator[Any]:
         async for item in result:
@@ -75,22 +78,6 @@ class RobotsTxtSpiderMiddleware:
             if item.errback is not None:  # what it gives takes the request's place
                 async for produced in _errback_outputs(drop, item, item.errback):
                     yield produced
-
-    def process_spider_output(self, response: Response, result: Iterable[Any]) -> Iterator[Any]:
-        """The same for callbacks that are plain generators; a drop whose errback
-        is a coroutine is left to the downloader (it cannot be awaited here)."""
-        for item in result:
-            drop = self._early(item) if isinstance(item, Request) else None
-            errback = item.errback if drop is not None else None
-            if drop is None or _is_async(errback):
-                yield item
-                continue
-            self._announce(drop, item)
-            if errback is not None:
-                try:
-                    yield from _sync_outputs(errback(_failure(drop, item)))
-                except Exception:
-                    logger.exception("The errback of %s failed", item)
 
     def _announce(self, drop: Drop, request: Request) -> None:
         middleware = self._middleware()
@@ -139,20 +126,6 @@ def _failure(drop: Drop, request: Request) -> Failure:
     failure = Failure(drop.error)  # type: ignore[no-untyped-call]
     failure.request = request  # type: ignore[attr-defined]
     return failure
-
-
-def _is_async(function: object) -> bool:
-    return inspect.iscoroutinefunction(function) or inspect.isasyncgenfunction(function)
-
-
-def _sync_outputs(result: object) -> Iterator[Any]:
-    """What a plain errback gave: None, one object, or an iterable of them."""
-    if result is None:
-        return
-    if isinstance(result, Iterable) and not isinstance(result, (str, bytes, dict)):
-        yield from result
-    else:
-        yield result
 
 
 async def _outputs(result: object) -> AsyncIterator[Any]:
