@@ -23,7 +23,7 @@ Off by default: then the component is not even loaded (``NotConfigured``).
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Iterable, Iterator
+from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any, Final
 
 from scrapy import signals as scrapy_signals
@@ -103,24 +103,14 @@ class PageDirectivesMiddleware:
         found = combine_directives(header, meta)
         response.meta[PAGE_RULES_META_KEY] = directives_meta(found)
 
-    async def process_spider_output_async(
+    async def process_spider_output(
         self, response: Response, result: AsyncIterator[Any]
     ) -> AsyncIterator[Any]:
+        # Async only: every supported Scrapy hands the output on as an async
+        # iterable and takes this method (scrapy/core/spidermw.py, 2.18 on).
         removed = 0
         nofollow = self._nofollow(response)
         async for item in result:
-            if nofollow and _followed(item):
-                removed += 1
-                continue
-            yield item
-        self._removed(response, removed)
-
-    def process_spider_output(
-        self, response: Response, result: Iterable[Any], spider: Spider | None = None
-    ) -> Iterator[Any]:
-        removed = 0
-        nofollow = self._nofollow(response)
-        for item in result:
             if nofollow and _followed(item):
                 removed += 1
                 continue
