@@ -1,0 +1,125 @@
+"""The crawl-delay on its own, with ``REP_RETRY_AFTER = "ignore"``, and the
+pace's stats counted exactly (docs/politeness.md, "Stats").
+
+Real crawls against local servers, timed by the site's own clock; the
+stats are compared with each other and with the number of pages that
+waited, never with a duration.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import AsyncIterator, Iterator
+
+from scrapy import Request
+from scrapy.http import Response
+from scrapy.utils.defer import deferred_f_from_coro_f
+
+from crawler.servers import Reply, SiteServer
+
+from .conftest import PagesSpider, crawl, gaps, hits, spider_of, stats
+
+SLACK = 0.1
+LATE = 0.3
+DELAY = 0.5
+
+
+def robots(text: str) -> Reply:
+    return Reply(200, text.encode(), {"Content-Type": "text/plain"})
+
+
+@deferred_f_from_coro_f
+async def test_crawl_delay_obeyed_with_retry_after_ignored_paces_its_origin_and_no_other() -> None:
+    """Retry-After ignored leaves the crawl-delay obeyed; an origin without one
+    is not paced at all (nothing waits for it)."""
+    with (
+        SiteServer({"/robots.txt": robots(f"User-agent: *\nCrawl-delay: {DELAY}\n")}) as paced,
+        SiteServer({"/robots.txt": robots("User-agent: *\nDisallow: /x\n")}) as free,
+    ):
+        urls = [paced.url(f"/p{n}") for n in range(3)]
+        others = [free.url(f"/o{n}", "localhost") for n in range(3)]
+        settings = {"REP_CRAWL_DELAY": "obey", "REP_RETRY_AFTER": "ignore"}
+        crawler = await crawl([*urls, *others], settings)
+    assert sorted(spider_of(crawler).got) == sorted([*urls, *others])
+    paced_gaps = gaps(hits(paced))
+    assert len(paced_gaps) == 3
+    assert all(gap >= DELAY - SLACK for gap in paced_gaps), paced_gaps
+    assert statistics.median(paced_gaps) < DELAY + LATE, paced_gaps
+    assert stats(crawler)["robotstxt/pace/waited"] == 3  # the paced pages only
+
+
+@deferred_f_from_coro_f
+async def test_retry_after_obeyed_alone_leaves_the_crawl_delay_unapplied() -> None:
+    """``REP_RETRY_AFTER = "obey"`` with the crawl-delay ignored: no page waits
+    for a turn, with a ``Crawl-delay`` in robots.txt or without one."""
+    with (
+        SiteServer({"/robots.txt": robots("User-agent: *\nCrawl-delay: 2\n")}) as delayed,
+        SiteServer({"/robots.txt": robots("User-agent: *\nDisallow: /x\n")}) as free,
+    ):
+        urls = [delayed.url(f"/p{n}") for n in range(3)]
+        others = [free.url(f"/o{n}", "localhost") for n in range(3)]
+        # one page of an origin at a time: the others wait for their slot, not a turn
+        settings = {
+            "REP_CRAWL_DELAY": "ignore",
+            "REP_RETRY_AFTER": "obey",
+            "CONCURRENT_REQUESTS_PER_DOMAIN": 1,
+        }
+        crawler = await crawl([*urls, *others], settings)
+    assert sorted(spider_of(crawler).got) == sorted([*urls, *others])
+    assert "robotstxt/pace/waited" not in stats(crawler)
+    assert "robotstxt/crawl_delay/applied" not in stats(crawler)
+
+
+@deferred_f_from_coro_f
+async def test_one_page_that_waited_is_counted_once_and_its_wait_is_the_sum() -> None:
+    """One page waits its turn after robots.txt: it is the one that waited,
+    the most at once, its wait both the longest and the sum (to the ms)."""
+    with SiteServer({"/robots.txt": robots("User-agent: *\nRequest-rate: 2/1s\n")}) as site:
+        crawler = await crawl([site.url("/p0")], {"REP_CRAWL_DELAY": "obey"})
+    assert len(spider_of(crawler).got) == 1
+    found = stats(crawler)
+    assert found["robotstxt/pace/waited"] == 1
+    assert found["robotstxt/pace/waiting_max"] == 1
+    longest = found["robotstxt/pace/wait_seconds_longest"]
+    assert 0 < longest == round(longest, 3) < 30  # seconds, not a clock's reading
+    assert found["robotstxt/pace/wait_seconds_summed"] == longest
+    assert found["robotstxt/pace/wait_seconds"] == longest
+
+
+@deferred_f_from_coro_f
+async def test_pages_waiting_at_once_are_each_counted_once() -> None:
+    """Two pages asked together: both wait (the second in line, then for its
+    turn), each counted once, both at once at the most."""
+    with SiteServer({"/robots.txt": robots("User-agent: *\nRequest-rate: 2/1s\n")}) as site:
+        urls = [site.url("/p0"), site.url("/p1")]
+        crawler = await crawl(urls, {"REP_CRAWL_DELAY": "obey"})
+    assert sorted(spider_of(crawler).got) == sorted(urls)
+    found = stats(crawler)
+    assert found["robotstxt/pace/waited"] == 2
+    assert found["robotstxt/pace/waiting_max"] == 2
+    summed = found["robotstxt/pace/wait_seconds_summed"]
+    longest = found["robotstxt/pace/wait_seconds_longest"]
+    assert 0 < longest < summed == round(summed, 3) < 60
+
+
+class ChainSpider(PagesSpider):
+    """Asks for each page once the one before came back: one waits at a time."""
+
+    async def start(self) -> AsyncIterator[Request]:
+        yield Request(self.urls[0], callback=self.parse, dont_filter=True)
+
+    def parse(self, response: Response) -> Iterator[Request]:  # type: ignore[override]
+        super().parse(response)
+        if len(self.got) < len(self.urls):
+            yield Request(self.urls[len(self.got)], callback=self.parse, dont_filter=True)
+
+
+@deferred_f_from_coro_f
+async def test_pages_waiting_one_after_another_are_never_counted_at_once() -> None:
+    with SiteServer({"/robots.txt": robots("User-agent: *\nRequest-rate: 4/1s\n")}) as site:
+        urls = [site.url(f"/p{n}") for n in range(3)]
+        crawler = await crawl(urls, {"REP_CRAWL_DELAY": "obey"}, ChainSpider)
+    assert spider_of(crawler).got == urls
+    found = stats(crawler)
+    assert found["robotstxt/pace/waited"] == 3
+    assert found["robotstxt/pace/waiting_max"] == 1
