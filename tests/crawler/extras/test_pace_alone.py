@@ -8,14 +8,17 @@ waited, never with a duration.
 
 from __future__ import annotations
 
+import logging
 import statistics
+import time
 from collections.abc import AsyncIterator, Iterator
 
+import pytest
 from scrapy import Request
 from scrapy.http import Response
 from scrapy.utils.defer import deferred_f_from_coro_f
 
-from crawler.servers import Reply, SiteServer
+from crawler.servers import Reply, SiteServer, page
 
 from .conftest import PagesSpider, crawl, gaps, hits, spider_of, stats
 
@@ -71,11 +74,18 @@ async def test_retry_after_obeyed_alone_leaves_the_crawl_delay_unapplied() -> No
 
 
 @deferred_f_from_coro_f
-async def test_one_page_that_waited_is_counted_once_and_its_wait_is_the_sum() -> None:
+async def test_one_page_that_waited_is_counted_once_and_its_wait_is_the_sum(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     """One page waits its turn after robots.txt: it is the one that waited,
-    the most at once, its wait both the longest and the sum (to the ms)."""
-    with SiteServer({"/robots.txt": robots("User-agent: *\nRequest-rate: 2/1s\n")}) as site:
+    the most at once, its wait both the longest and the sum (to the ms); the
+    debug log says how long its turn was away."""
+    with (
+        SiteServer({"/robots.txt": robots("User-agent: *\nRequest-rate: 2/1s\n")}) as site,
+        caplog.at_level(logging.DEBUG, "scrapy_rep"),
+    ):
         crawler = await crawl([site.url("/p0")], {"REP_CRAWL_DELAY": "obey"})
+    assert [r for r in caplog.records if ": turn in 0." in r.getMessage()]
     assert len(spider_of(crawler).got) == 1
     found = stats(crawler)
     assert found["robotstxt/pace/waited"] == 1
@@ -123,3 +133,24 @@ async def test_pages_waiting_one_after_another_are_never_counted_at_once() -> No
     found = stats(crawler)
     assert found["robotstxt/pace/waited"] == 3
     assert found["robotstxt/pace/waiting_max"] == 1
+
+
+@deferred_f_from_coro_f
+async def test_a_turn_that_comes_while_its_download_slot_is_busy_waits_for_the_slot() -> None:
+    """Two origins on one host share Scrapy's download slot (one transfer at
+    a time here): a page whose turn comes while the other origin's slow page
+    holds the slot goes once the slot is free, and each page arrives."""
+
+    def slow(host: str) -> Reply:
+        time.sleep(1.0)
+        return page("/slow")
+
+    with (
+        SiteServer({"/robots.txt": robots(f"User-agent: *\nCrawl-delay: {DELAY}\n")}) as paced,
+        SiteServer({"/robots.txt": robots(""), "/slow": slow}) as other,
+    ):
+        urls = [paced.url(f"/p{n}") for n in range(3)]
+        settings = {"REP_CRAWL_DELAY": "obey", "CONCURRENT_REQUESTS_PER_DOMAIN": 1}
+        crawler = await crawl([*urls, other.url("/slow")], {**settings, "DOWNLOAD_TIMEOUT": 10})
+    assert sorted(spider_of(crawler).got) == sorted([*urls, other.url("/slow")])
+    assert all(gap >= DELAY - SLACK for gap in gaps(hits(paced))), gaps(hits(paced))

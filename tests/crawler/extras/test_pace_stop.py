@@ -98,15 +98,15 @@ async def test_a_resume_sharing_the_store_waits_one_turn_not_one_per_page_requeu
             "REP_STORAGE": "sqlite",
             "REP_STORAGE_PATH": str(tmp_path / "rep.sqlite3"),
         }
-        for _ in range(2):
-            crawler = _crawler(settings, _stop_after_the_first_page)
-            opened: list[float] = []
+        opened: list[float] = []  # when the second crawl's engine started
 
-            def started() -> None:
-                opened.append(time.monotonic())
+        def started() -> None:
+            opened.append(time.monotonic())
 
-            crawler.signals.connect(started, signals.engine_started)
-            await crawler.crawl_async(urls=urls)
+        await _crawler(settings, _stop_after_the_first_page).crawl_async(urls=urls)
+        second = _crawler(settings, _stop_after_the_first_page)
+        second.signals.connect(started, signals.engine_started)
+        await second.crawl_async(urls=urls)
         got = [hit.at for hit in hits(site) if hit.path != "/robots.txt"]
 
     assert len(got) == 2

@@ -43,7 +43,9 @@ async def test_a_pause_one_worker_saw_holds_the_turns_the_other_was_given(
     """Worker A's page gets a 503 with ``Retry-After: 2``, a second after it
     went; worker B, started as that page went, was given its turns meanwhile
     (``DELAY`` apart): none of its pages goes within the pause."""
-    robots = Reply(200, f"User-agent: *\nCrawl-delay: {DELAY}\n".encode(), {"Content-Type": "text/plain"})
+    robots = Reply(
+        200, f"User-agent: *\nCrawl-delay: {DELAY}\n".encode(), {"Content-Type": "text/plain"}
+    )
     busy = Reply(503, b"busy", {"Retry-After": f"{PAUSE:.0f}"})
     routes: dict[str, Any] = {"/robots.txt": robots}
     with SiteServer(routes) as site:
