@@ -78,3 +78,39 @@ async def test_a_pause_one_worker_saw_holds_the_turns_the_other_was_given(
     answered = at.pop("/a0") + SLOW
     within = {path: at[path] - answered for path in at if 0 < at[path] - answered < PAUSE}
     assert within == {}, at
+
+
+@deferred_f_from_coro_f
+async def test_a_robots_txt_one_worker_fetched_counts_as_a_request_for_the_other(
+    tmp_path: Path,
+) -> None:
+    """Worker A fetches the origin's robots.txt (its page is disallowed);
+    worker B, started as that robots.txt came back, reads it from the store
+    and waits a crawl-delay after A's fetch before its first page."""
+    delay = 2.0
+    text = f"User-agent: *\nCrawl-delay: {delay:g}\nDisallow: /a\n".encode()
+    robots = Reply(200, text, {"Content-Type": "text/plain"})
+    with SiteServer({"/robots.txt": robots, "/b0": page("/b0")}) as site:
+        settings = {
+            **SETTINGS,
+            "REP_CRAWL_DELAY": "obey",
+            "REP_STORAGE": "sqlite",
+            "REP_STORAGE_PATH": str(tmp_path / "rep.sqlite3"),
+        }
+        first = get_crawler(PagesSpider, settings)
+        second = get_crawler(PagesSpider, settings)
+        started: list[Deferred[None]] = []
+
+        def start_the_second(response: object, request: Request, spider: object) -> None:
+            if request.url.endswith("/robots.txt") and not started:
+                crawl = second.crawl_async(urls=[site.url("/b0")])
+                started.append(deferred_from_coro(crawl))
+
+        first.signals.connect(start_the_second, signal=signals.response_received)
+        await first.crawl_async(urls=[site.url("/a0")])
+        assert started, "the robots.txt never came"
+        await maybe_deferred_to_future(started[0])
+        at = [(hit.path, hit.at) for hit in hits(site)]
+
+    assert [path for path, _ in at] == ["/robots.txt", "/b0"]  # one fetch, shared
+    assert at[1][1] - at[0][1] >= delay - 0.1, at
