@@ -10,6 +10,7 @@ and counts every request by (host, path).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 from collections import Counter
 from collections.abc import Callable
@@ -21,6 +22,8 @@ Route = Callable[[str, str], tuple[int, bytes]]
 Delay = float | Callable[[str, str], float]
 
 _PER_OCTET: Final = 250
+#: Ports tried before giving up, should others take each free one first.
+_BIND_TRIES: Final = 5
 
 
 def host(index: int) -> str:
@@ -86,11 +89,23 @@ class ManyHosts:
 
     async def _start(self) -> asyncio.Server:
         # One port for every address: take a free one on the first, then bind all.
+        # Another process may take that port between the two (tests run side by
+        # side, tests/mutation/run.py --jobs): then take another.
+        for _ in range(_BIND_TRIES - 1):
+            with contextlib.suppress(OSError):
+                return await asyncio.start_server(
+                    self._handle, self.hosts, await self._free_port(), backlog=1024
+                )
+        return await asyncio.start_server(
+            self._handle, self.hosts, await self._free_port(), backlog=1024
+        )
+
+    async def _free_port(self) -> int:
         probe = await asyncio.start_server(self._handle, self.hosts[0], 0)
-        port = probe.sockets[0].getsockname()[1]
+        port: int = probe.sockets[0].getsockname()[1]
         probe.close()
         await probe.wait_closed()
-        return await asyncio.start_server(self._handle, self.hosts, port, backlog=1024)
+        return port
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self._writers.add(writer)

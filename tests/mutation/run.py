@@ -144,13 +144,24 @@ TESTER_TESTS = (
 # tests/many_hosts.py: two at once could take each other's).
 
 _EXTRAS = "tests/crawler/extras/"
-#: Crawl-delay, Retry-After and a stop while pages wait: the pace's crawls.
+#: Crawl-delay, Retry-After and a stop while pages wait: the pace's crawls,
+#: the quickest first (about 2 s each), the whole of test_retry_after.py last.
+_DELAY = _EXTRAS + "test_crawl_delay.py::test_scrapy_"
+_GAPS = _EXTRAS + "test_pace_gaps.py::test_crawl_delay_holds_from_the_first_page_when_turns_wait"
 TURNS_TESTS = (
+    _EXTRAS + "test_pace_alone.py",
+    _DELAY + "request_rate_paces_its_origin",
+    _EXTRAS + "test_pace_workers.py",
+    _GAPS + "_for_a_place[memory-1-1]",
+    _DELAY + "crawl_delay_and_request_rate_in_one_group_the_slower_paces",
+    _DELAY + "crawl_delay_pages_asked_while_the_slot_is_busy_or_after_the_delay",
     _EXTRAS + "test_pace_stop.py",
-    _EXTRAS + "test_crawl_delay.py",
+    _DELAY + "request_rate_obeyed_is_said_with_its_value_and_waits_summed",
+    _DELAY + "crawl_delay_reapplied_when_robots_txt_is_refreshed",
+    _DELAY + "retry_after_pauses_the_origin",
+    _DELAY + "crawl_delay_86400_is_clamped_and_logged",
+    _GAPS + "_for_a_place[memory-3-2]",
     _EXTRAS + "test_retry_after.py",
-    _EXTRAS + "test_pace_gaps.py::"
-    "test_crawl_delay_holds_from_the_first_page_when_turns_wait_for_a_place",
 )
 #: The face: what a crawl sees of the downloader middleware, requests that
 #: come over the crawl (an outage's retry started before the scheduler) first;
@@ -318,7 +329,7 @@ ROOMS: dict[str, Room] = {
     "tools/store/view.py": Room("scrapy_rep/tools/store/view.py", STORE_COMMAND_TESTS),
     "tools/tester/answers.py": Room("scrapy_rep/tools/tester/answers.py", ANSWERS_TESTS),
     "tools/tester/report_api.py": Room("scrapy_rep/tools/tester/report_api.py", REPORT_API_TESTS),
-    "crawler/pace/turns.py": Room("scrapy_rep/crawler/pace/turns.py", TURNS_TESTS, alone=True),
+    "crawler/pace/turns.py": Room("scrapy_rep/crawler/pace/turns.py", TURNS_TESTS),
     "crawler/middleware.py": Room("scrapy_rep/crawler/middleware.py", MIDDLEWARE_TESTS),
     "crawler/spider_middleware.py": Room(
         "scrapy_rep/crawler/spider_middleware.py", SPIDER_MIDDLEWARE_TESTS

@@ -153,6 +153,7 @@ async def test_scrapy_crawl_delay_pages_asked_while_the_slot_is_busy_or_after_th
     paths = [hit.path for hit in hits(paced)]
     assert paths == ["/robots.txt", "/slow", "/late", "/next", "/last"]
     assert all(gap >= 0.2 - SLACK for gap in gaps(hits(paced))), gaps(hits(paced))
+    assert stats(crawler)["robotstxt/pace/waited"] == 1  # /slow: the turns of the others had come
 
 
 @deferred_f_from_coro_f

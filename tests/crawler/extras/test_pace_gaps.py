@@ -80,6 +80,8 @@ async def test_crawl_delay_holds_from_the_first_page_when_turns_wait_for_a_place
     short = [gap for gap in site.gaps() if gap < DELAY]
     assert short == [], sorted(short)
     assert stats(crawler)["robotstxt/pace/waited"] >= origins
+    assert site.hosts.peak <= places  # a page that waited took a place to go
+    assert "robotstxt/pace/requeued_on_stop" not in stats(crawler)  # nor went back
 
 
 class KillingSpider(PagesSpider):

@@ -9,6 +9,7 @@ duplicate filter JOBDIR keeps.
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,8 @@ from crawler.servers import Reply, SiteServer
 from .conftest import SETTINGS, PagesSpider, crawl, hits, spider_of, stats
 
 PAGES = 6
+SLACK = 0.1
+TEXT = {"Content-Type": "text/plain"}
 
 
 class ResumableSpider(PagesSpider):
@@ -74,3 +77,51 @@ def _crawler(settings: dict[str, Any], on_request: Callable[..., None]) -> Crawl
     crawler = get_crawler(ResumableSpider, {**SETTINGS, **settings})
     crawler.signals.connect(on_request, signal=signals.request_reached_downloader)
     return crawler
+
+
+@deferred_f_from_coro_f
+async def test_a_resume_sharing_the_store_waits_one_turn_not_one_per_page_requeued(
+    tmp_path: Path,
+) -> None:
+    """Only the first page of an origin waiting in a process holds a turn in
+    the store (docs/politeness.md): after a stop, a crawl resumed on the same
+    store file sends its first page a turn or two after the last page (or
+    as soon as it has started), not after a turn kept for each page that was
+    waiting. Each crawl stops at its first page."""
+    delay, pages = 0.5, 10
+    robots = Reply(200, f"User-agent: *\nCrawl-delay: {delay}\n".encode(), TEXT)
+    with SiteServer({"/robots.txt": robots}) as site:
+        urls = [site.url(f"/p{n}") for n in range(pages)]
+        settings = {
+            "REP_CRAWL_DELAY": "obey",
+            "JOBDIR": str(tmp_path / "job"),
+            "REP_STORAGE": "sqlite",
+            "REP_STORAGE_PATH": str(tmp_path / "rep.sqlite3"),
+        }
+        opened: list[float] = []  # when the second crawl's engine started
+
+        def started() -> None:
+            opened.append(time.monotonic())
+
+        await _crawler(settings, _stop_after_the_first_page).crawl_async(urls=urls)
+        second = _crawler(settings, _stop_after_the_first_page)
+        second.signals.connect(started, signals.engine_started)
+        await second.crawl_async(urls=urls)
+        got = [hit.at for hit in hits(site) if hit.path != "/robots.txt"]
+
+    assert len(got) == 2
+    assert got[1] - got[0] >= delay - SLACK
+    # late by this much at most: a turn and a moment, not the turns of 9 pages
+    late = got[1] - max(opened[0], got[0] + delay)
+    assert late < 4 * delay, (got, opened)
+
+
+def _stop_after_the_first_page(request: Request, spider: Any) -> None:
+    if request.url.endswith("/robots.txt"):
+        return
+    from twisted.internet import reactor
+
+    crawler = spider.crawler
+    if not getattr(crawler, "stop_asked", False):
+        crawler.stop_asked = True
+        reactor.callLater(0.1, lambda: deferred_from_coro(crawler.stop_async()))
