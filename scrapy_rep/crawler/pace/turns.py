@@ -161,7 +161,7 @@ class Pace:
         if first <= 0 and self._slots.room(request):
             self._gone(request, origin, lead)
             return None
-        return await self._wait(request, origin, interval, first, lead)
+        return await self._wait(request, origin, interval, first, lead, time.monotonic())
 
     def _interval(self, origin: Origin, access: Access, request: Request) -> float | None:
         """Seconds between two turns of the origin (0: only pauses); None: no pacing."""
@@ -183,15 +183,22 @@ class Pace:
         return interval
 
     async def _wait(
-        self, request: Request, origin: Origin, interval: float, first: float | None, lead: Lead
+        self,
+        request: Request,
+        origin: Origin,
+        interval: float,
+        first: float | None,
+        lead: Lead,
+        answered: float = 0.0,
     ) -> Request | None:
-        """``first``: the turn reserved (seconds to it); None: not reserved yet
-        (the request waits in line, or for its download slot)."""
+        """``first``: the turn reserved (seconds to it), ``answered`` when
+        (``time.monotonic``); None: not reserved yet (the request waits in
+        line, or for its download slot)."""
         seat = Seat(self._parking, request)
         waited = _Waited(self)
         try:
             went = await unless_stopped(
-                self._take_turn(request, origin, interval, first, lead, seat, waited),
+                self._take_turn(request, origin, interval, (first, answered), lead, seat, waited),
                 self._parking.stop_signal,
             )
             if not went:
@@ -210,13 +217,14 @@ class Pace:
         request: Request,
         origin: Origin,
         interval: float,
-        first: float | None,
+        reserved: tuple[float | None, float],
         lead: Lead,
         seat: Seat,
         waited: _Waited,
     ) -> bool:
         """Wait until the request may go; False: the crawl is stopping."""
         seat.leave()
+        first, answered = reserved
         if first is None:
             if lead.lined and not lead.head:
                 waited.begin()
@@ -225,6 +233,7 @@ class Pace:
             while not self._slots.room(request):
                 await self._slots.wait_room(request)
             first = await self._store.reserve(origin, interval)
+            answered = time.monotonic()
         wait_for, mine = first, first <= 0  # mine: the store counts it as gone now
         while True:
             if wait_for > 0:
@@ -239,9 +248,13 @@ class Pace:
                 return True
             # The store's last word, now that nothing stands between the request
             # and the site: not yet if a pause began, or another request went
-            # less than a delay ago; else it goes, and the store says so.
-            wait_for = await self._store.going(origin, 0.0 if mine else interval)
-            mine = wait_for <= 0
+            # less than a delay ago; else it goes, and the store says so. A turn
+            # the store counted as gone when it answered (``mine``) waits only
+            # for a request of another worker that went since: its own mark is
+            # that long ago, the other's less (docs/politeness.md).
+            since = time.monotonic() - answered
+            wait_for = await self._store.going(origin, min(interval, since) if mine else interval)
+            mine, answered = wait_for <= 0, time.monotonic()
             if mine and self._slots.room(request):
                 return True
 

@@ -8,6 +8,7 @@ Real crawls against a local server, timed by the site's own clock.
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ from scrapy.utils.test import get_crawler
 from twisted.internet.defer import Deferred
 
 from crawler.servers import Reply, SiteServer, page
+from scrapy_rep.crawler.async_bridge import sleep
 
 from .conftest import SETTINGS, PagesSpider, hits, spider_of
 
@@ -117,3 +119,124 @@ async def test_a_robots_txt_one_worker_fetched_counts_as_a_request_for_the_other
 
     assert [path for path, _ in at] == ["/robots.txt", "/b0"]  # one fetch, shared
     assert at[1][1] - at[0][1] >= delay - 0.1, at
+
+
+class _TurnSpider(PagesSpider):
+    """Once ``/gate`` is back, asks for ``/p1`` (origin 1), ``/p2`` (origin 2,
+    the same host: one download slot) and ``/r`` (another host), in that order."""
+
+    def __init__(self, later: list[str], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.later = later
+
+    def parse(self, response: Any) -> Any:  # type: ignore[override]
+        super().parse(response)
+        if response.url.endswith("/gate"):
+            for n, url in enumerate(self.later):
+                yield Request(url, callback=super().parse, dont_filter=True, priority=-n)
+
+
+#: Set when the site has read worker B's page; ``_HoldPlace`` waits for it.
+_Q_CAME = threading.Event()
+
+
+class _HoldPlace:
+    """Keeps ``/p1``'s place in CONCURRENT_REQUESTS (its response not through
+    the downloader yet) until the site read worker B's page."""
+
+    async def process_response(self, request: Request, response: Any, spider: Any = None) -> Any:
+        for _ in range(1000):
+            if _Q_CAME.is_set() or not request.url.endswith("/p1"):
+                break
+            await sleep(0.01)
+        return response
+
+
+@deferred_f_from_coro_f
+async def test_a_turn_that_waited_for_a_place_keeps_the_delay_after_another_workers_page(
+    tmp_path: Path,
+) -> None:
+    """Worker A's ``/p2`` (origin 2) waits for its download slot, busy with
+    ``/p1`` (origin 1, the same host). ``/p1`` leaves the slot: ``/p2`` gets
+    its turn at once from the store, which counts it as gone then, and waits
+    for a place (``/p1`` and ``/r`` hold both until the site read ``/q``).
+    Worker B starts as ``/p1`` leaves the slot; its ``/q`` (origin 2) gets
+    the turn after ``/p2``'s and goes meanwhile. ``/p2`` then goes a
+    crawl-delay after ``/q``, not right behind it."""
+    _Q_CAME.clear()
+
+    def robots(host: str) -> Reply:
+        if host == "localhost":
+            return Reply(200, b"User-agent: *\nDisallow:\n", {"Content-Type": "text/plain"})
+        text = f"User-agent: *\nCrawl-delay: {DELAY}\nDisallow: /private\n".encode()
+        return Reply(200, text, {"Content-Type": "text/plain"})
+
+    def after(event: threading.Event, reply: Reply, seconds: float = 0.0) -> Any:
+        def route(host: str) -> Reply:
+            event.wait(10)
+            threading.Event().wait(seconds)
+            return reply
+
+        return route
+
+    def q(host: str) -> Reply:
+        _Q_CAME.set()
+        return page("/q")
+
+    robots_came = threading.Event()
+    with SiteServer({"/robots.txt": robots}) as site_one, SiteServer({}) as site_two:
+
+        def counted_robots(host: str) -> Reply:
+            if host != "localhost" and site_one.count("/robots.txt") >= 1:
+                robots_came.set()
+            return robots(host)
+
+        site_two.routes.update(
+            {
+                "/robots.txt": counted_robots,
+                # the first pages' turns are due: a delay after the robots.txt fetches
+                "/gate": after(robots_came, page("/gate"), DELAY + 0.3),
+                "/q": q,
+                "/r": after(_Q_CAME, page("/r")),
+            }
+        )
+        # in the slot still when /p2 comes: /p2 waits for the slot, not for its turn
+        site_one.routes["/p1"] = _slow(site_one, 0.3, page("/p1"))
+        settings = {
+            **SETTINGS,
+            "REP_CRAWL_DELAY": "obey",
+            "REP_STORAGE": "sqlite",
+            "REP_STORAGE_PATH": str(tmp_path / "rep.sqlite3"),
+        }
+        first = get_crawler(
+            _TurnSpider,
+            {
+                **settings,
+                "CONCURRENT_REQUESTS": 2,
+                "CONCURRENT_REQUESTS_PER_DOMAIN": 1,
+                # by priority alone: /p2 before /r, though its slot is busy
+                "SCHEDULER_PRIORITY_QUEUE": "scrapy.pqueues.ScrapyPriorityQueue",
+                "DOWNLOADER_MIDDLEWARES": {_HoldPlace: 950},
+            },
+        )
+        second = get_crawler(PagesSpider, settings)
+        started: list[Deferred[None]] = []
+
+        def start_the_second(request: Request, spider: object) -> None:
+            if request.url.endswith("/p1") and not started:
+                crawl = second.crawl_async(urls=[site_two.url("/q")])
+                started.append(deferred_from_coro(crawl))
+
+        first.signals.connect(start_the_second, signal=signals.request_left_downloader)
+        start = [site_one.url("/private"), site_two.url("/private")]
+        later = [site_one.url("/p1"), site_two.url("/p2"), site_two.url("/r", "localhost")]
+        await first.crawl_async(urls=[*start, site_two.url("/gate", "localhost")], later=later)
+        assert started, "/p1 never went"
+        await maybe_deferred_to_future(started[0])
+        at = [(hit.path, hit.at) for hit in hits(site_two) if hit.path in ("/q", "/p2")]
+
+    assert spider_of(second).got == [site_two.url("/q")]
+    assert second.stats is not None
+    assert second.stats.get_value("robotstxt/pace/waited") == 1  # its turn came after /p2's
+    assert [path for path, _ in at] == ["/q", "/p2"], at
+    assert at[1][1] - at[0][1] >= DELAY, at
