@@ -83,6 +83,27 @@ def test_pace_a_pause_never_moves_turns_already_given_earlier() -> None:
     assert reserve(paused.times, NOW, 1.0, AHEAD).wait == 3.0
 
 
+
+def test_pace_a_turn_given_now_that_waited_holds_only_for_a_later_request() -> None:
+    """Worker A's turn is now (the store counts it as gone), then it waits for
+    its download slot or a place. Asked with the seconds since (at most the
+    interval, as ``Pace`` asks), it goes at once if no one went meanwhile; if
+    worker B's turn (the next one) went, an interval after B, not right
+    behind it as when asked with 0 (docs/politeness.md)."""
+    interval = 1.0
+    a = reserve(EMPTY, NOW, interval, AHEAD)
+    assert a.wait == 0.0
+    assert going(a.times, NOW + 0.3, min(interval, 0.3), AHEAD).wait == 0.0  # no one went
+    b = reserve(a.times, NOW + 0.1, interval, AHEAD)  # B reserves during A's wait
+    assert b.wait == pytest.approx(0.9)
+    gone = going(b.times, NOW + interval, interval, AHEAD)  # B's turn came: it goes
+    assert gone.wait == 0.0
+    for waited, left in ((1.5, 0.5), (4.0, 0.0)):
+        asked = min(interval, waited)
+        assert going(gone.times, NOW + waited, asked, AHEAD).wait == pytest.approx(left)
+    assert going(gone.times, NOW + 1.5, 0.0, AHEAD).wait == 0.0  # 0.5 s after B, before
+
+
 # --- follow: the local stand-in's times while the shared store answers --------------
 
 
