@@ -1,7 +1,9 @@
 """Two crawls in one process sharing a store file: two workers of one
 crawl, as two processes would be (docs/politeness.md). What one learns
 about an origin (a Retry-After pause) holds the other's pages that wait
-for their crawl-delay turns, though they were handed out before.
+for their crawl-delay turns, though they were handed out before; and a
+page one worker sent keeps the other's page, whose turn came before but
+waited for a place, a crawl-delay behind it.
 
 Real crawls against a local server, timed by the site's own clock.
 """
@@ -152,6 +154,40 @@ class _HoldPlace:
         return response
 
 
+#: Worker A: two places, one transfer per host; /p2 pulled before /r by
+#: priority alone, though its slot is busy.
+_TWO_PLACES: dict[str, Any] = {
+    "CONCURRENT_REQUESTS": 2,
+    "CONCURRENT_REQUESTS_PER_DOMAIN": 1,
+    "SCHEDULER_PRIORITY_QUEUE": "scrapy.pqueues.ScrapyPriorityQueue",
+    "DOWNLOADER_MIDDLEWARES": {_HoldPlace: 950},
+}
+
+
+def _robots(host: str) -> Reply:
+    """Origins on 127.0.0.1 ask for the delay; ``localhost`` for nothing."""
+    if host == "localhost":
+        return Reply(200, b"User-agent: *\nDisallow:\n", {"Content-Type": "text/plain"})
+    text = f"User-agent: *\nCrawl-delay: {DELAY}\nDisallow: /private\n".encode()
+    return Reply(200, text, {"Content-Type": "text/plain"})
+
+
+def _after(event: threading.Event, reply: Reply, seconds: float = 0.0) -> Any:
+    """Answered once ``event`` is set (10 s at most), ``seconds`` after it."""
+
+    def route(host: str) -> Reply:
+        event.wait(10)
+        threading.Event().wait(seconds)
+        return reply
+
+    return route
+
+
+def _q(host: str) -> Reply:
+    _Q_CAME.set()
+    return page("/q")
+
+
 @deferred_f_from_coro_f
 async def test_a_turn_that_waited_for_a_place_keeps_the_delay_after_another_workers_page(
     tmp_path: Path,
@@ -164,40 +200,21 @@ async def test_a_turn_that_waited_for_a_place_keeps_the_delay_after_another_work
     the turn after ``/p2``'s and goes meanwhile. ``/p2`` then goes a
     crawl-delay after ``/q``, not right behind it."""
     _Q_CAME.clear()
-
-    def robots(host: str) -> Reply:
-        if host == "localhost":
-            return Reply(200, b"User-agent: *\nDisallow:\n", {"Content-Type": "text/plain"})
-        text = f"User-agent: *\nCrawl-delay: {DELAY}\nDisallow: /private\n".encode()
-        return Reply(200, text, {"Content-Type": "text/plain"})
-
-    def after(event: threading.Event, reply: Reply, seconds: float = 0.0) -> Any:
-        def route(host: str) -> Reply:
-            event.wait(10)
-            threading.Event().wait(seconds)
-            return reply
-
-        return route
-
-    def q(host: str) -> Reply:
-        _Q_CAME.set()
-        return page("/q")
-
     robots_came = threading.Event()
-    with SiteServer({"/robots.txt": robots}) as site_one, SiteServer({}) as site_two:
+    with SiteServer({"/robots.txt": _robots}) as site_one, SiteServer({}) as site_two:
 
         def counted_robots(host: str) -> Reply:
             if host != "localhost" and site_one.count("/robots.txt") >= 1:
                 robots_came.set()
-            return robots(host)
+            return _robots(host)
 
         site_two.routes.update(
             {
                 "/robots.txt": counted_robots,
                 # the first pages' turns are due: a delay after the robots.txt fetches
-                "/gate": after(robots_came, page("/gate"), DELAY + 0.3),
-                "/q": q,
-                "/r": after(_Q_CAME, page("/r")),
+                "/gate": _after(robots_came, page("/gate"), DELAY + 0.3),
+                "/q": _q,
+                "/r": _after(_Q_CAME, page("/r")),
             }
         )
         # in the slot still when /p2 comes: /p2 waits for the slot, not for its turn
@@ -208,17 +225,7 @@ async def test_a_turn_that_waited_for_a_place_keeps_the_delay_after_another_work
             "REP_STORAGE": "sqlite",
             "REP_STORAGE_PATH": str(tmp_path / "rep.sqlite3"),
         }
-        first = get_crawler(
-            _TurnSpider,
-            {
-                **settings,
-                "CONCURRENT_REQUESTS": 2,
-                "CONCURRENT_REQUESTS_PER_DOMAIN": 1,
-                # by priority alone: /p2 before /r, though its slot is busy
-                "SCHEDULER_PRIORITY_QUEUE": "scrapy.pqueues.ScrapyPriorityQueue",
-                "DOWNLOADER_MIDDLEWARES": {_HoldPlace: 950},
-            },
-        )
+        first = get_crawler(_TurnSpider, {**settings, **_TWO_PLACES})
         second = get_crawler(PagesSpider, settings)
         started: list[Deferred[None]] = []
 
