@@ -85,6 +85,12 @@ class PaceStore:
         #: Turns the store took on its own, its shared part down, counted so far.
         self._local_seen = 0
 
+    def now(self) -> float:
+        """The crawl's clock (``REP_CLOCK``), the one a store gives turns on:
+        a turn's age is read on it, so an injected clock that stands still
+        makes no turn wait for itself."""
+        return self._clock()
+
     def _store(self) -> Pacing:
         storage = self._storage_of()
         shared = pace_of(storage)

@@ -161,7 +161,7 @@ class Pace:
         if first <= 0 and self._slots.room(request):
             self._gone(request, origin, lead)
             return None
-        return await self._wait(request, origin, interval, first, lead, time.monotonic())
+        return await self._wait(request, origin, interval, first, lead, self._store.now())
 
     def _interval(self, origin: Origin, access: Access, request: Request) -> float | None:
         """Seconds between two turns of the origin (0: only pauses); None: no pacing."""
@@ -192,7 +192,7 @@ class Pace:
         answered: float = 0.0,
     ) -> Request | None:
         """``first``: the turn reserved (seconds to it), ``answered`` when
-        (``time.monotonic``); None: not reserved yet (the request waits in
+        (the store's clock, ``PaceStore.now``); None: not reserved yet (the request waits in
         line, or for its download slot)."""
         seat = Seat(self._parking, request)
         waited = _Waited(self)
@@ -233,7 +233,7 @@ class Pace:
             while not self._slots.room(request):
                 await self._slots.wait_room(request)
             first = await self._store.reserve(origin, interval)
-            answered = time.monotonic()
+            answered = self._store.now()
         wait_for, mine = first, first <= 0  # mine: the store counts it as gone now
         while True:
             if wait_for > 0:
@@ -252,9 +252,9 @@ class Pace:
             # the store counted as gone when it answered (``mine``) waits only
             # for a request of another worker that went since: its own mark is
             # that long ago, the other's less (docs/politeness.md).
-            since = time.monotonic() - answered
+            since = self._store.now() - answered
             wait_for = await self._store.going(origin, min(interval, since) if mine else interval)
-            mine, answered = wait_for <= 0, time.monotonic()
+            mine, answered = wait_for <= 0, self._store.now()
             if mine and self._slots.room(request):
                 return True
 
