@@ -8,14 +8,20 @@ Waves of ``ArrivingSpider``, time moved through REP_CLOCK between them.
 
 from __future__ import annotations
 
+import asyncio
+import threading
+from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
-from crawler.conftest import ArrivingSpider, crawl, spider_of, stats
+from crawler.conftest import SETTINGS, ArrivingSpider, RecordingSpider, crawl, spider_of, stats
 from crawler.servers import Reply, SiteServer
 from scrapy import Request
 from scrapy.utils.defer import deferred_f_from_coro_f
+from scrapy.utils.test import get_crawler
 
+from scrapy_rep.crawler.async_bridge import sleep
 from scrapy_rep.crawler.errors import ForbiddenByRobotsTxt
 
 from .conftest import FakeClock, VirtualClock
@@ -77,3 +83,56 @@ async def test_storage_a_download_is_learned_only_when_newer_than_the_stored_cop
     dropped, got = ("/later/l", "/private/p") if newer else ("/private/p", "/later/l")
     assert site.paths() == ["/robots.txt", "/a", "/a", "/robots.txt", got]
     assert list(spider_of(after).dropped) == [site.url(dropped)]
+
+
+class OwnDownloadMidFetch(RecordingSpider):
+    """Asks for a page (its robots.txt fetch is held open by the site), then
+    downloads that robots.txt itself past the middleware's answer, then asks
+    for two pages more while the held fetch is still under way."""
+
+    def __init__(self, site: SiteServer, fetching: threading.Event, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.site, self.fetching = site, fetching
+        self.own = Request(site.url("/robots.txt"), meta={"dont_obey_robotstxt": True})
+
+    async def start(self) -> AsyncIterator[Request]:
+        self.urls = [self.site.url("/a")]
+        async for request in super().start():
+            yield request
+        await ArrivingSpider.until(self.fetching.is_set)
+        self.urls = [self.own]
+        async for request in super().start():
+            yield request
+        await ArrivingSpider.until(lambda: self.own.url in self.got)
+        self.urls = [self.site.url("/spider/x"), self.site.url("/fetched/y")]
+        async for request in super().start():
+            yield request
+
+
+@deferred_f_from_coro_f
+async def test_scrapy_own_download_while_the_fetch_is_under_way_is_not_learned() -> None:
+    """The spider's own download of a robots.txt the crawl is fetching does not
+    answer for it: the requests that come meanwhile wait for the fetch, and
+    its rules decide (docs/spec.md §3.5)."""
+    fetching, release = threading.Event(), threading.Event()
+
+    def robots(host: str) -> Reply:
+        if not fetching.is_set():  # the crawl's own fetch: held open
+            fetching.set()
+            release.wait(30)
+            return Reply(200, b"User-agent: *\nDisallow: /fetched\n")
+        return Reply(200, b"User-agent: *\nDisallow: /spider\n")
+
+    async def let_go() -> None:
+        await ArrivingSpider.until(lambda: len(site.paths()) >= 2)  # the spider's download
+        await sleep(0.3)  # its response read, the two pages asked for: ordering only
+        release.set()
+
+    with SiteServer({"/robots.txt": robots}) as site:
+        crawler = get_crawler(OwnDownloadMidFetch, SETTINGS)
+        going = asyncio.ensure_future(let_go())
+        await crawler.crawl_async(site=site, fetching=fetching)
+        await going
+    spider = spider_of(crawler)
+    assert list(spider.dropped) == [site.url("/fetched/y")]
+    assert site.count("/spider/x") == 1
