@@ -28,7 +28,7 @@ from .conftest import HOUR, FakeClock, VirtualClock
 DISALLOW_PRIVATE = b"User-agent: *\nDisallow: /private\n"
 
 
-def sqlite(tmp_path: Path, clock: FakeClock, **more: Any) -> dict[str, Any]:
+def sqlite(tmp_path: Path, clock: FakeClock | VirtualClock, **more: Any) -> dict[str, Any]:
     return {
         "REP_STORAGE": "sqlite",
         "REP_STORAGE_PATH": str(tmp_path / "robotstxt.sqlite3"),
@@ -128,6 +128,34 @@ async def test_status_5xx_after_30d_pages_that_answered_keep_the_site_open(
     else:
         assert spider_of(late).got == []
         assert stats(late)["robotstxt/requests_in_outage/closed"] == 2
+
+
+@deferred_f_from_coro_f
+async def test_status_5xx_a_page_answering_between_retries_is_remembered_across_restarts(
+    tmp_path: Path,
+) -> None:
+    """docs/spec.md §2.2, §2.3: a page that answers while no retry of robots.txt
+    is due is written to the store at once, so the crawl that starts after
+    30 days of outage finds the site answered within the last day."""
+    clock = VirtualClock()
+    robots = Switch(Reply(200, DISALLOW_PRIVATE))
+    settings = sqlite(tmp_path, clock, REP_UNREACHABLE_WAIT=0)
+    with SiteServer({"/robots.txt": robots}) as site:
+        private, public = [site.url("/private")], [site.url("/public")]
+        await crawl(private, settings)  # the good copy
+        robots.reply = Reply(503)
+        clock.now += 25 * HOUR  # expired an hour ago: the refresh starts the outage
+        await crawl(private, settings)
+        clock.now += 30 * 24 * HOUR - HOUR
+        await crawl(private, settings)  # a retry (no page answers: the last copy drops it)
+        answered = await crawl(public, settings)  # no retry due: only the page
+        clock.now += 2 * HOUR  # 30 days and an hour into the outage
+        late = await crawl(private + public, settings)
+    assert site.paths()[:5] == ["/robots.txt"] * 3 + ["/public", "/robots.txt"]
+    assert sorted(site.paths()[5:]) == ["/private", "/public"]
+    assert spider_of(answered).got == public
+    assert sorted(spider_of(late).got) == sorted(private + public)  # as if no robots.txt
+    assert stats(late)["robotstxt/requests_in_outage/outage-allow"] == 2
 
 
 @deferred_f_from_coro_f

@@ -244,3 +244,18 @@ async def test_scrapy_spiders_own_robots_txt_goes_to_the_site_when_it_is_unreach
     assert stats(crawler)["robotstxt/dropped_early"] == 1
     assert site.paths() == ["/robots.txt", "/robots.txt"]  # the middleware's, the spider's
     assert list(spider.failed) == [robots]  # HTTP 503, Scrapy's own error
+
+
+@deferred_f_from_coro_f
+async def test_spec_3_4_the_origin_asked_again_is_the_last_let_go() -> None:
+    """Memory (and the memory store) hold two origins (REP_MEMORY_MAX_ORIGINS):
+    the one let go for a third is the one asked for least recently, not the
+    one held longest, so an origin asked for again keeps its robots.txt."""
+    with ExitStack() as stack:
+        a, b, c = (stack.enter_context(SiteServer({})) for _ in range(3))
+        waves = [[b.url("/1")], [a.url("/2")], [c.url("/1")], [a.url("/3")]]
+        settings = {"REP_MEMORY_MAX_ORIGINS": 2}
+        crawler = await crawl([a.url("/1")], settings, ArrivingSpider, waves=waves)
+    assert a.paths() == ["/robots.txt", "/1", "/2", "/3"]
+    assert (b.paths(), c.paths()) == (["/robots.txt", "/1"], ["/robots.txt", "/1"])
+    assert len(spider_of(crawler).got) == 5

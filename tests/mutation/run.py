@@ -197,6 +197,7 @@ SPIDER_MIDDLEWARE_TESTS = (
 #: the resolver on its own first, then the crawls that go through it.
 RESOLVER_TESTS = (
     "tests/cache/test_cache_resolver.py",
+    "tests/cache/test_cache_resolver_bounds.py",
     "tests/crawler/test_resolver.py",
     "tests/cache/test_arrivals.py",
     "tests/cache/test_arrivals_resolved.py",
