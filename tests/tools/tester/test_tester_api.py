@@ -247,7 +247,7 @@ def test_a_link_as_long_as_the_limit_opens_and_a_longer_one_is_refused(
     longer request target is refused (400, aiohttp's ``max_line_size``)."""
     tester = start_tester()
     _, config = tester.call("/api/config")
-    assert config["link_limit"] == LINK_LIMIT
+    assert config["link_limit"] == LINK_LIMIT == 65_536  # docs/tester.md's figure
     head = "/?robots="
     status, _, page = _get(tester, head + "x" * (LINK_LIMIT - len(head)))
     assert status == 200 and b"tester-token" in page
@@ -416,6 +416,7 @@ def test_stored_answer_reads_what_the_store_keeps(
         False,
     )
     assert 0 <= time.time() - stored["fetched"]["at"] < 120
+    assert stored["tokens"] == ["scrapy"]  # the pace shown is the crawler's, not *'s
     assert forgot["forgotten"] is True and gone is None
 
 

@@ -62,6 +62,36 @@ def test_make_server_without_a_port_picks_a_free_one() -> None:
             server.server_close()
 
 
+def test_on_ipv6_loopback_the_address_and_the_link_are_the_bound_ones() -> None:
+    """``--host ::1``: the address is (host, port) as on IPv4, the printed
+    link has the host in brackets, and the page answers there."""
+    server = make_server(tester_server.TesterConfig(), "::1")
+    serving = threading.Thread(target=server.serve_forever)
+    serving.start()
+    try:
+        host, port = server.server_address
+        assert (host, server.url) == ("::1", f"http://[::1]:{port}/")
+        with closing(socket.create_connection(("::1", port), PATIENCE)) as sock:
+            head = f"GET / HTTP/1.1\r\nHost: [::1]:{port}\r\nConnection: close\r\n\r\n"
+            sock.sendall(head.encode())
+            assert status_of(read_to_the_end(sock)) == 200
+    finally:
+        server.shutdown()
+        server.server_close()
+        serving.join(PATIENCE)
+
+
+def test_a_tester_stopped_before_it_serves_stops_quietly() -> None:
+    """Ctrl+C at once, before the serving thread has started its loop:
+    ``serve`` stops the server without a traceback, and a ``serve_forever``
+    that starts after the stop returns at once."""
+    server = make_server(tester_server.TesterConfig())
+    server.shutdown()
+    server.serve_forever()
+    server.server_close()
+    assert server.socket.fileno() == -1
+
+
 def read_to_the_end(sock: socket.socket) -> bytes:
     """All a socket receives until the other side ends it; a reset fails the test."""
     received = b""
