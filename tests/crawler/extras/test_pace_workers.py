@@ -11,6 +11,7 @@ Real crawls against a local server, timed by the site's own clock.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -201,16 +202,23 @@ async def test_a_turn_that_waited_for_a_place_keeps_the_delay_after_another_work
     crawl-delay after ``/q``, not right behind it."""
     _Q_CAME.clear()
     robots_came = threading.Event()
-    with SiteServer({"/robots.txt": _robots}) as site_one, SiteServer({}) as site_two:
+    with SiteServer({}) as site_one, SiteServer({}) as site_two:
+        served: set[int] = set()  # which of the two 127.0.0.1 origins had its robots.txt
 
-        def counted_robots(host: str) -> Reply:
-            if host != "localhost" and site_one.count("/robots.txt") >= 1:
-                robots_came.set()
-            return _robots(host)
+        def counted_robots(site: int) -> Callable[[str], Reply]:
+            def robots(host: str) -> Reply:
+                if host != "localhost":
+                    served.add(site)
+                if served == {1, 2}:  # whichever came first
+                    robots_came.set()
+                return _robots(host)
 
+            return robots
+
+        site_one.routes["/robots.txt"] = counted_robots(1)
         site_two.routes.update(
             {
-                "/robots.txt": counted_robots,
+                "/robots.txt": counted_robots(2),
                 # the first pages' turns are due: a delay after the robots.txt fetches
                 "/gate": _after(robots_came, page("/gate"), DELAY + 0.3),
                 "/q": _q,
