@@ -8,8 +8,8 @@ Waves of ``ArrivingSpider``, time moved through REP_CLOCK between them.
 
 from __future__ import annotations
 
-import asyncio
 import threading
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -21,7 +21,6 @@ from scrapy import Request
 from scrapy.utils.defer import deferred_f_from_coro_f
 from scrapy.utils.test import get_crawler
 
-from scrapy_rep.crawler.async_bridge import sleep
 from scrapy_rep.crawler.errors import ForbiddenByRobotsTxt
 
 from .conftest import FakeClock, VirtualClock
@@ -123,16 +122,19 @@ async def test_scrapy_own_download_while_the_fetch_is_under_way_is_not_learned()
             return Reply(200, b"User-agent: *\nDisallow: /fetched\n")
         return Reply(200, b"User-agent: *\nDisallow: /spider\n")
 
-    async def let_go() -> None:
-        await ArrivingSpider.until(lambda: len(site.paths()) >= 2)  # the spider's download
-        await sleep(0.3)  # its response read, the two pages asked for: ordering only
+    def let_go() -> None:  # in a thread of its own: the same under every reactor
+        deadline = time.monotonic() + 30
+        while len(site.paths()) < 2 and time.monotonic() < deadline:  # the spider's download
+            time.sleep(0.01)
+        time.sleep(0.3)  # its response read, the two pages asked for: ordering only
         release.set()
 
     with SiteServer({"/robots.txt": robots}) as site:
         crawler = get_crawler(OwnDownloadMidFetch, SETTINGS)
-        going = asyncio.ensure_future(let_go())
+        going = threading.Thread(target=let_go, daemon=True)
+        going.start()
         await crawler.crawl_async(site=site, fetching=fetching)
-        await going
+        going.join(30)
     spider = spider_of(crawler)
     assert list(spider.dropped) == [site.url("/fetched/y")]
     assert site.count("/spider/x") == 1
