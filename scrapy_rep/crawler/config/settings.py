@@ -140,6 +140,9 @@ class Config:
     cache_max_ttl: float = _POLICY.cache_max_ttl
     #: REP_CACHE_KEEP: how long a record outlives its last update in storage.
     cache_keep: float = _POLICY.cache_keep
+    #: REP_VERSIONS_KEPT / REP_VERSIONS_MAX_BYTES: earlier answers kept per origin.
+    versions_kept: int = _POLICY.versions_kept
+    versions_max_bytes: int = _POLICY.versions_max_bytes
 
     # --- outages (docs/spec.md §2.2) ------------------------------------------------------
     #: REP_OUTAGE_RULES: the preset the three settings below default to.

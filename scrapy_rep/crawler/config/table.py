@@ -16,9 +16,11 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from scrapy_rep.cache.policy import DAY, LONG_OUTAGE_VALUES, PolicyConfig, span
+from scrapy_rep.cache.record import MAX_EARLIER
 from scrapy_rep.crawler.config.values import (
     choice,
     int_at_least,
+    int_within,
     number_within,
     positive_seconds,
     seconds,
@@ -307,6 +309,22 @@ SETTINGS: Final[tuple[Setting, ...]] = (
         "How long a record is kept in storage after its last update.",
         attribute="cache_keep",
         parse=number_within(0.0, MAX_KEEP),
+    ),
+    Setting(
+        "REP_VERSIONS_KEPT",
+        f"int 0 to {MAX_EARLIER}",
+        "Earlier good robots.txt answers kept per origin beside the current one, "
+        "to tell what changed (docs/versions.md); 0 keeps none.",
+        attribute="versions_kept",
+        parse=int_within(0, MAX_EARLIER),
+    ),
+    Setting(
+        "REP_VERSIONS_MAX_BYTES",
+        "int >= 0",
+        "The most bytes the earlier answers' bodies of one origin may take; the "
+        "oldest go first.",
+        attribute="versions_max_bytes",
+        parse=int_at_least(0),
     ),
     # --- outages ---------------------------------------------------------------
     Setting(
