@@ -40,7 +40,7 @@ Crawl-delay: 1
 # --- nothing changed -----------------------------------------------------------------
 
 
-def test_the_same_body_is_no_change() -> None:
+def test_scrapy_the_same_body_is_no_change() -> None:
     found = change(BODY, BODY)
     assert not found
     assert found.summary() == ""
@@ -48,7 +48,7 @@ def test_the_same_body_is_no_change() -> None:
     assert found.as_dict()["newly_disallowed"] == []
 
 
-def test_rules_that_moved_lines_are_no_change() -> None:
+def test_scrapy_rules_that_moved_lines_are_no_change() -> None:
     moved = (
         "User-agent: *\n\nDisallow: /tmp/\nCrawl-delay: 1\nDisallow: /private/\nAllow: /public/\n"
     )
@@ -56,12 +56,12 @@ def test_rules_that_moved_lines_are_no_change() -> None:
     assert not change(BODY, moved)
 
 
-def test_a_text_change_that_says_nothing_new_is_no_change() -> None:
+def test_scrapy_a_text_change_that_says_nothing_new_is_no_change() -> None:
     commented = BODY.replace("Disallow: /tmp/", "# keep out\nDISALLOW:   /tmp/   # temp")
     assert not change(BODY, commented)
 
 
-def test_two_nones_are_no_change() -> None:
+def test_scrapy_two_nones_are_no_change() -> None:
     assert not change(None, None)
     assert change(None, None).summary() == ""
 
@@ -69,20 +69,20 @@ def test_two_nones_are_no_change() -> None:
 # --- rules ---------------------------------------------------------------------------
 
 
-def test_a_disallow_added_is_newly_disallowed_with_its_new_line() -> None:
+def test_scrapy_a_disallow_added_is_newly_disallowed_with_its_new_line() -> None:
     found = change(BODY, BODY.replace("Crawl-delay: 1", "Crawl-delay: 1\nDisallow: /drafts/"))
     assert said(found.newly_disallowed) == [("disallow", "/drafts/", 7, True)]
     assert found.newly_allowed == ()
     assert found.summary() == "1 path newly disallowed (Disallow: /drafts/ line 7)"
 
 
-def test_an_allow_removed_is_newly_disallowed_with_its_old_line() -> None:
+def test_scrapy_an_allow_removed_is_newly_disallowed_with_its_old_line() -> None:
     found = change(BODY, BODY.replace("Allow: /public/\n", ""))
     assert said(found.newly_disallowed) == [("allow", "/public/", 3, False)]
     assert "removed Allow: /public/ line 3" in found.summary()
 
 
-def test_a_disallow_removed_and_an_allow_added_are_newly_allowed() -> None:
+def test_scrapy_a_disallow_removed_and_an_allow_added_are_newly_allowed() -> None:
     new = BODY.replace("Disallow: /tmp/\n", "").replace("Allow: /public/", "Allow: /private/ok")
     found = change(BODY, new)
     assert said(found.newly_allowed) == [
@@ -92,14 +92,14 @@ def test_a_disallow_removed_and_an_allow_added_are_newly_allowed() -> None:
     assert said(found.newly_disallowed) == [("allow", "/public/", 3, False)]
 
 
-def test_rules_are_a_multiset_the_later_copy_is_the_one_removed() -> None:
+def test_scrapy_rules_are_a_multiset_the_later_copy_is_the_one_removed() -> None:
     old = "User-agent: *\nDisallow: /x\nDisallow: /y\nDisallow: /x\n"
     found = change(old, "User-agent: *\nDisallow: /y\nDisallow: /x\n")
     assert said(found.newly_allowed) == [("disallow", "/x", 4, False)]
     assert found.newly_disallowed == ()
 
 
-def test_kind_and_pattern_both_count() -> None:
+def test_scrapy_kind_and_pattern_both_count() -> None:
     found = change("User-agent: *\nDisallow: /a\n", "User-agent: *\nDisallow: /a/\nDisallow: /A\n")
     assert said(found.newly_disallowed) == [
         ("disallow", "/a/", 2, True),
@@ -108,7 +108,7 @@ def test_kind_and_pattern_both_count() -> None:
     assert said(found.newly_allowed) == [("disallow", "/a", 2, False)]
 
 
-def test_the_summary_names_three_rules_then_says_there_are_more() -> None:
+def test_scrapy_the_summary_names_three_rules_then_says_there_are_more() -> None:
     new = "User-agent: *\n" + "".join(f"Disallow: /p{i}\n" for i in range(5))
     summary = change("User-agent: *\nDisallow: /x\n", new).summary()
     assert summary.startswith(
@@ -120,7 +120,7 @@ def test_the_summary_names_three_rules_then_says_there_are_more() -> None:
 # --- no rules: a 4xx answer, no group, no Disallow -------------------------------------
 
 
-def test_from_a_body_to_none_newly_allows_what_it_disallowed() -> None:
+def test_scrapy_from_a_body_to_none_newly_allows_what_it_disallowed() -> None:
     found = change(BODY, None)
     assert said(found.newly_allowed) == [
         ("disallow", "/private/", 4, False),
@@ -132,7 +132,7 @@ def test_from_a_body_to_none_newly_allows_what_it_disallowed() -> None:
     assert found.sitemaps_removed == ("https://example.com/sitemap.xml",)
 
 
-def test_from_none_to_a_body_newly_disallows_what_it_disallows() -> None:
+def test_scrapy_from_none_to_a_body_newly_disallows_what_it_disallows() -> None:
     found = change(None, BODY)
     assert said(found.newly_disallowed) == [
         ("disallow", "/private/", 4, True),
@@ -142,20 +142,20 @@ def test_from_none_to_a_body_newly_disallows_what_it_disallows() -> None:
     assert "group none -> *" in found.summary()
 
 
-def test_a_group_of_allows_only_is_no_rules() -> None:
+def test_scrapy_a_group_of_allows_only_is_no_rules() -> None:
     found = change("User-agent: *\nAllow: /a\n", "User-agent: *\nAllow: /b\nDisallow: /c\n")
     assert said(found.newly_disallowed) == [("disallow", "/c", 3, True)]
     assert found.newly_allowed == ()
 
 
-def test_tokens_with_no_group_see_no_change() -> None:
+def test_scrapy_tokens_with_no_group_see_no_change() -> None:
     old = "User-agent: otherbot\nDisallow: /\n"
     found = change(old, "User-agent: otherbot\nAllow: /\nDisallow: /x\n")
     assert not found
     assert found.group_before is found.group_after is None
 
 
-def test_a_malformed_body_is_no_rules_and_never_raises() -> None:
+def test_scrapy_a_malformed_body_is_no_rules_and_never_raises() -> None:
     garbage = RobotsTxt.parse(b"\xff\xfe\x00<html><body>Disallow /x</body></html>\x00\x80")
     found = change_for(garbage, parse(BODY), AGENT)
     assert [c.rule.pattern for c in found.newly_disallowed] == ["/private/", "/tmp/"]
@@ -167,7 +167,7 @@ def test_a_malformed_body_is_no_rules_and_never_raises() -> None:
 # --- the group -------------------------------------------------------------------------
 
 
-def test_a_group_switching_from_star_to_the_crawlers_own() -> None:
+def test_scrapy_a_group_switching_from_star_to_the_crawlers_own() -> None:
     own = "User-agent: mybot\nAllow: /public/\nDisallow: /private/\nDisallow: /news/\n"
     found = change(BODY, BODY + "\n" + own)
     assert (found.group_before, found.group_after) == ("*", "mybot")
@@ -178,30 +178,30 @@ def test_a_group_switching_from_star_to_the_crawlers_own() -> None:
     assert "group * -> mybot" in found.summary()
 
 
-def test_a_group_switch_with_the_same_rules_is_still_a_change() -> None:
+def test_scrapy_a_group_switch_with_the_same_rules_is_still_a_change() -> None:
     found = change("User-agent: *\nDisallow: /x\n", "User-agent: mybot\nDisallow: /x\n")
     assert found
     assert found.summary() == "group * -> mybot"
 
 
-def test_another_crawlers_group_changing_is_no_change_for_this_one() -> None:
+def test_scrapy_another_crawlers_group_changing_is_no_change_for_this_one() -> None:
     old = BODY + "\nUser-agent: otherbot\nDisallow: /\n"
     assert not change(old, BODY + "\nUser-agent: otherbot\nDisallow: /other\n")
 
 
-def test_a_full_user_agent_string_is_read_as_the_crawl_reads_it() -> None:
+def test_scrapy_a_full_user_agent_string_is_read_as_the_crawl_reads_it() -> None:
     own = "User-agent: mybot\nDisallow: /mine\n"
     found = change(BODY, BODY + own, "MyBot/1.0 (+https://example.com/bot)")
     assert found.group_after == "mybot"
 
 
-def test_tokens_in_preference_order() -> None:
+def test_scrapy_tokens_in_preference_order() -> None:
     old = "User-agent: news\nDisallow: /a\n"
     found = change(old, old + "User-agent: mybot\nDisallow: /b\n", ["mybot", "news"])
     assert (found.group_before, found.group_after) == ("news", "mybot")
 
 
-def test_use_global_false_leaves_the_star_group_out() -> None:
+def test_scrapy_use_global_false_leaves_the_star_group_out() -> None:
     found = change_for(parse("User-agent: *\nDisallow: /\n"), None, AGENT, use_global=False)
     assert not found
 
@@ -209,7 +209,7 @@ def test_use_global_false_leaves_the_star_group_out() -> None:
 # --- pacing, site-wide lines -------------------------------------------------------------
 
 
-def test_crawl_delay_and_request_rate_changes() -> None:
+def test_scrapy_crawl_delay_and_request_rate_changes() -> None:
     new = BODY.replace("Crawl-delay: 1", "Crawl-delay: 5\nRequest-rate: 1/10")
     found = change(BODY, new)
     assert found.crawl_delay == (1.0, 5.0)
@@ -217,13 +217,13 @@ def test_crawl_delay_and_request_rate_changes() -> None:
     assert found.summary() == "crawl-delay 1 -> 5, request-rate none -> 10 s per request"
 
 
-def test_an_unchanged_pacing_value_is_none() -> None:
+def test_scrapy_an_unchanged_pacing_value_is_none() -> None:
     found = change(BODY, BODY + "Disallow: /x\n")
     assert found.crawl_delay is None
     assert found.request_rate is None
 
 
-def test_sitemaps_and_licences_added_and_removed_in_file_order() -> None:
+def test_scrapy_sitemaps_and_licences_added_and_removed_in_file_order() -> None:
     old = "Sitemap: https://e.com/a.xml\nSitemap: https://e.com/b.xml\nLicense: https://e.com/l1\n"
     new = (
         "License: https://e.com/l2\nSitemap: https://e.com/d.xml\nSitemap: https://e.com/b.xml\n"
@@ -251,14 +251,14 @@ def test_sitemaps_and_licences_added_and_removed_in_file_order() -> None:
         "User-agent: *\nContent-Signal: ai-train=no, search=yes\n",
     ],
 )
-def test_train_ai_now_refused(line: str) -> None:
+def test_scrapy_train_ai_now_refused(line: str) -> None:
     found = change("User-agent: *\nDisallow: /x\n", line + "Disallow: /x\n")
     train = [usage for usage in found.usage if usage.key == "train-ai"]
     assert train == [UsageChange("train-ai", None, "n")]
     assert "train-ai now refused" in found.summary()
 
 
-def test_a_preference_turned_from_y_to_n() -> None:
+def test_scrapy_a_preference_turned_from_y_to_n() -> None:
     found = change(
         "User-agent: *\nContent-Usage: train-ai=y\n", "User-agent: *\nContent-Usage: train-ai=n\n"
     )
@@ -268,31 +268,31 @@ def test_a_preference_turned_from_y_to_n() -> None:
     ]
 
 
-def test_the_same_preference_in_the_other_syntax_is_no_change() -> None:
+def test_scrapy_the_same_preference_in_the_other_syntax_is_no_change() -> None:
     old = "User-agent: *\nContent-Usage: train-ai=n\n"
     assert not change(old, "User-agent: *\nContent-Signal: ai-train=no\n")
 
 
-def test_a_preference_no_longer_stated() -> None:
+def test_scrapy_a_preference_no_longer_stated() -> None:
     found = change("User-agent: *\nContent-Usage: search=y\n", "User-agent: *\nDisallow:\n")
     assert found.usage == (UsageChange("search", "y", None),)
     assert found.summary() == "search no longer stated"
 
 
-def test_a_path_scoped_preference_names_its_path() -> None:
+def test_scrapy_a_path_scoped_preference_names_its_path() -> None:
     old = "User-agent: *\nContent-Usage: train-ai=y\n"
     found = change(old, old + "Content-Usage: /news/ train-ai=n\n")
     assert found.usage == (UsageChange("train-ai", "y", "n", "/news/"),)
     assert found.summary() == "train-ai now refused for /news/"
 
 
-def test_a_site_wide_change_is_said_once_not_per_path() -> None:
+def test_scrapy_a_site_wide_change_is_said_once_not_per_path() -> None:
     old = "User-agent: *\nContent-Signal: ai-train=yes\nContent-Usage: /news/ search=y\n"
     found = change(old, old.replace("ai-train=yes", "ai-train=no"))
     assert found.usage == (UsageChange("train-ai", "y", "n"),)
 
 
-def test_another_crawlers_usage_lines_are_no_change() -> None:
+def test_scrapy_another_crawlers_usage_lines_are_no_change() -> None:
     old = "User-agent: *\nDisallow: /x\nUser-agent: otherbot\nDisallow: /y\n"
     assert not change(old, old + "Content-Usage: train-ai=n\n")
 
@@ -300,7 +300,7 @@ def test_another_crawlers_usage_lines_are_no_change() -> None:
 # --- the shapes --------------------------------------------------------------------------
 
 
-def test_as_dict_is_json_ready_and_says_every_field() -> None:
+def test_scrapy_as_dict_is_json_ready_and_says_every_field() -> None:
     new = (
         "License: https://e.com/l\nUser-agent: mybot\nAllow: /public/\nDisallow: /private/\n"
         "Disallow: /x\n"
@@ -330,7 +330,7 @@ def test_as_dict_is_json_ready_and_says_every_field() -> None:
     )
 
 
-def test_a_change_is_frozen_and_compares_by_value() -> None:
+def test_scrapy_a_change_is_frozen_and_compares_by_value() -> None:
     found = change(BODY, None)
     assert found == change(BODY, None)
     with pytest.raises(AttributeError):
@@ -343,7 +343,7 @@ def test_a_change_is_frozen_and_compares_by_value() -> None:
 # --- a big file ----------------------------------------------------------------------------
 
 
-def test_a_huge_file_with_one_rule_changed_says_that_one() -> None:
+def test_scrapy_a_huge_file_with_one_rule_changed_says_that_one() -> None:
     lines = [f"Disallow: /section{i}/page" for i in range(15_000)]
     usage = [f"Content-Usage: /area{i}/ train-ai=n" for i in range(2_000)]
     old = "User-agent: *\n" + "\n".join(lines + usage) + "\n"
