@@ -23,13 +23,13 @@ from scrapy_rep.engine.grammar import rule_text
 from scrapy_rep.engine.lines import ALLOW, DISALLOW
 from scrapy_rep.engine.robotstxt import RobotsTxt, UserAgent, group_rules
 from scrapy_rep.engine.rules import Rule
-from scrapy_rep.engine.usage import UsageChange, UsageMatcher, usage_changes
+from scrapy_rep.engine.usage import UsageChange, UsageMatcher, usage_changes, usage_said
 
 __all__ = ["Change", "RuleChange", "UsageChange", "change_for"]
 
 Pair = tuple[float | None, float | None]
 
-#: How many rules ``Change.summary`` names before "...": one log line.
+#: How many rules (and paths of a usage change) ``Change.summary`` names: one log line.
 SUMMARY_RULES: Final = 3
 
 
@@ -94,7 +94,7 @@ class Change:
             parts.append(f"group {_token(self.group_before)} -> {_token(self.group_after)}")
         parts.append(_pair_said("crawl-delay", self.crawl_delay, ""))
         parts.append(_pair_said("request-rate", self.request_rate, " s per request"))
-        parts += (str(usage) for usage in self.usage)
+        parts.append(usage_said(self.usage, SUMMARY_RULES))
         parts.append(_urls_said("licence", self.licenses_added, self.licenses_removed))
         parts.append(_urls_said("sitemap", self.sitemaps_added, self.sitemaps_removed))
         return ", ".join(part for part in parts if part)

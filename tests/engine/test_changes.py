@@ -292,6 +292,26 @@ def test_scrapy_a_site_wide_change_is_said_once_not_per_path() -> None:
     assert found.usage == (UsageChange("train-ai", "y", "n"),)
 
 
+def test_scrapy_usage_changes_of_many_paths_are_gathered_in_the_summary() -> None:
+    old = "User-agent: *\n" + "".join(f"Content-Usage: /p{i}/ search=y\n" for i in range(6))
+    found = change(old, old.replace("search=y", "search=n") + "Content-Usage: ai-use=n\n")
+    # ai-use speaks for ai-input too (docs/usage-preferences.md)
+    assert found.usage[:2] == (UsageChange("ai-use", None, "n"), UsageChange("ai-input", None, "n"))
+    assert [usage.path for usage in found.usage[2:]] == [f"/p{i}/" for i in range(6)]
+    assert found.summary() == (
+        "ai-use now refused, ai-input now refused,"
+        " search now refused for /p0/, /p1/, /p2/ and 3 more paths"
+    )
+
+
+def test_scrapy_usage_lines_that_moved_are_no_change() -> None:
+    old = "User-agent: *\nContent-Usage: /a/ train-ai=n\nDisallow: /x\nContent-Signal: search=yes\n"
+    new = (
+        "User-agent: *\nContent-Signal: search=yes\nDisallow: /x\n\nContent-Usage: /a/ train-ai=n\n"
+    )
+    assert not change(old, new)
+
+
 def test_scrapy_another_crawlers_usage_lines_are_no_change() -> None:
     old = "User-agent: *\nDisallow: /x\nUser-agent: otherbot\nDisallow: /y\n"
     assert not change(old, old + "Content-Usage: train-ai=n\n")

@@ -31,7 +31,7 @@ between two versions of a group's lines). Import from here.
 
 from __future__ import annotations
 
-from scrapy_rep.engine.usage.compare import UsageChange, usage_changes
+from scrapy_rep.engine.usage.compare import UsageChange, usage_changes, usage_said
 from scrapy_rep.engine.usage.header import HeaderUsage, header_usage
 from scrapy_rep.engine.usage.matcher import UsageMatcher, compile_usage
 from scrapy_rep.engine.usage.preferences import Preferences, UsageDecision, combine
@@ -91,5 +91,6 @@ __all__ = [
     "read_rule",
     "signal_statement",
     "usage_changes",
+    "usage_said",
     "vocabulary_statement",
 ]

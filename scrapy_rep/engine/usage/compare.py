@@ -14,14 +14,15 @@ change is said only when it differs from the one at ``/``.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections import Counter
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Final
 
 from scrapy_rep.engine.usage.matcher import UsageMatcher
 from scrapy_rep.engine.usage.vocabulary import ALLOWED, DENIED, LABELS
 
-__all__ = ["UsageChange", "usage_changes"]
+__all__ = ["UsageChange", "usage_changes", "usage_said"]
 
 #: A label's effective preference as a change writes it: the vocabulary's tokens.
 _WRITTEN: Final = {ALLOWED: "y", DENIED: "n"}
@@ -59,7 +60,7 @@ def usage_changes(
     matchers of the group the crawl's tokens select; None: no rules), the
     site-wide ones first, then per path in file order (the new version's
     paths, then the old one's), each label in ``LABELS`` order."""
-    if not (before or after):  # no usage line in either: the usual case
+    if _written(before) == _written(after):  # none in either (the usual case), or the same
         return ()
     root = _pairs(before, after, _ROOT)
     found = [UsageChange(label, old, new) for label, (old, new) in root.items() if old != new]
@@ -68,6 +69,31 @@ def usage_changes(
             if old != new and (old, new) != root[label]:
                 found.append(UsageChange(label, old, new, path))
     return tuple(found)
+
+
+def usage_said(changes: Sequence[UsageChange], shown: int) -> str:
+    """The changes in a few words: ``train-ai now refused``, and those of
+    paths gathered by what they say, ``shown`` paths named: ``search now
+    refused for /a/, /b/ and 12 more paths``."""
+    by_news: dict[tuple[str, str | None, bool], list[UsageChange]] = {}
+    for change in changes:
+        by_news.setdefault((change.key, change.after, change.path is None), []).append(change)
+    said: list[str] = []
+    for alike in by_news.values():
+        if alike[0].path is None:
+            said += map(str, alike)
+            continue
+        paths = ", ".join(str(change.path) for change in alike[:shown])
+        more = len(alike) - shown
+        tail = f" and {more} more path{'' if more == 1 else 's'}" if more > 0 else ""
+        said.append(f"{alike[0].key} {_NOW[alike[0].after]} for {paths}{tail}")
+    return ", ".join(said)
+
+
+def _written(matcher: UsageMatcher | None) -> Counter[tuple[object, ...]]:
+    """The matcher's rules as they state, wherever they stand."""
+    rules = matcher.rules if matcher else ()
+    return Counter((rule.source, rule.path, rule.statement, rule.is_global) for rule in rules)
 
 
 def _pairs(
