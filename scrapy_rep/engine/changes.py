@@ -117,19 +117,12 @@ class Change:
         }
 
 
-def change_for(
-    before: RobotsTxt | None,
-    after: RobotsTxt | None,
-    user_agent: UserAgent,
-    *,
-    use_global: bool = True,
-) -> Change:
-    """What changed for ``user_agent`` (the tokens ``RobotsTxt`` takes)
-    from ``before`` to ``after``; None for a version that has no rules (a
-    4xx answer). ``use_global=False``: the ``*`` group does not apply
-    (docs/spec.md §5.8), as the crawl asks."""
-    group_before, rules_before = _group(before, user_agent, use_global)
-    group_after, rules_after = _group(after, user_agent, use_global)
+def change_for(before: RobotsTxt | None, after: RobotsTxt | None, user_agent: UserAgent) -> Change:
+    """What changed for ``user_agent`` (the tokens ``RobotsTxt`` takes, as the
+    crawl asks with them) from ``before`` to ``after``; None for a version
+    that has no rules (a 4xx answer)."""
+    group_before, rules_before = _group(before, user_agent)
+    group_after, rules_after = _group(after, user_agent)
     if not (_disallows(rules_before) and _disallows(rules_after)):
         # Without a Disallow everything is allowed: an Allow changes nothing there.
         rules_before, rules_after = _only_disallows(rules_before), _only_disallows(rules_after)
@@ -145,8 +138,8 @@ def change_for(
         crawl_delay=_pair(before, after, user_agent, "crawl_delay"),
         request_rate=_pair(before, after, user_agent, "request_rate"),
         usage=usage_changes(
-            _matcher_of(before, user_agent, use_global),
-            _matcher_of(after, user_agent, use_global),
+            _matcher_of(before, user_agent),
+            _matcher_of(after, user_agent),
         ),
         licenses_added=licenses_added,
         licenses_removed=licenses_removed,
@@ -158,12 +151,8 @@ def change_for(
 # --- comparing ---------------------------------------------------------------------
 
 
-def _group(
-    robots: RobotsTxt | None, user_agent: UserAgent, use_global: bool
-) -> tuple[str | None, tuple[Rule, ...]]:
-    if robots is None:
-        return None, ()
-    return group_rules(robots, user_agent, use_global=use_global)
+def _group(robots: RobotsTxt | None, user_agent: UserAgent) -> tuple[str | None, tuple[Rule, ...]]:
+    return (None, ()) if robots is None else group_rules(robots, user_agent)
 
 
 def _disallows(rules: Sequence[Rule]) -> bool:
@@ -212,10 +201,8 @@ def _urls(
     return tuple(url for url in new if url not in old), tuple(url for url in old if url not in new)
 
 
-def _matcher_of(
-    robots: RobotsTxt | None, user_agent: UserAgent, use_global: bool
-) -> UsageMatcher | None:
-    return None if robots is None else robots.usage_matcher(user_agent, use_global=use_global)
+def _matcher_of(robots: RobotsTxt | None, user_agent: UserAgent) -> UsageMatcher | None:
+    return None if robots is None else robots.usage_matcher(user_agent)
 
 
 # --- saying it -----------------------------------------------------------------------

@@ -201,11 +201,6 @@ def test_scrapy_tokens_in_preference_order() -> None:
     assert (found.group_before, found.group_after) == ("news", "mybot")
 
 
-def test_scrapy_use_global_false_leaves_the_star_group_out() -> None:
-    found = change_for(parse("User-agent: *\nDisallow: /\n"), None, AGENT, use_global=False)
-    assert not found
-
-
 # --- pacing, site-wide lines -------------------------------------------------------------
 
 
