@@ -99,7 +99,15 @@ CRAWLER = PACKAGE / "crawler"
 WINGS = ("config", "access", "pace", "page")
 #: Top-level crawler modules every wing stands on; they import only config/
 #: and each other.
-GROUND = {"async_bridge", "errors", "gauges", "internals", "reporting", "robot_parser"}
+GROUND = {
+    "async_bridge",
+    "decision_log",
+    "errors",
+    "gauges",
+    "internals",
+    "reporting",
+    "robot_parser",
+}
 
 
 def crawler_part(module: str) -> str | None:

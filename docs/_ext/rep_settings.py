@@ -70,6 +70,14 @@ GROUPS: tuple[Group, ...] = (
          "REP_RETRY_FACTOR", "REP_RETRY_JITTER"),
     ),
     Group(
+        "Versions and the decision log",
+        "The earlier robots.txt answers kept per origin, and a record of why each request "
+        "was let through or dropped (docs/versions.md).",
+        'REP_VERSIONS_KEPT = 5\nREP_DECISION_LOG = "decisions.jsonl"',
+        ("REP_VERSIONS_KEPT", "REP_VERSIONS_MAX_BYTES", "REP_DECISION_LOG",
+         "REP_DECISION_LOG_MAX_BYTES"),
+    ),
+    Group(
         "Storage",
         "Where records are kept, and shared between processes.",
         'REP_STORAGE = "redis"\nREP_REDIS_URL = "redis://localhost:6379/0"',

@@ -170,3 +170,5 @@ class CrawlLife:
         self._report.flush()  # before Scrapy dumps the stats
         await self._resolver.close()
         self._report.flush()  # what closing counted
+        if self._report.decisions is not None:
+            self._report.decisions.close()

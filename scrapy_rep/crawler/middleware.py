@@ -19,6 +19,7 @@ from urllib.parse import ParseResult
 from scrapy.exceptions import NotConfigured
 from scrapy.http import Request, Response
 from scrapy.utils.httpobj import urlparse_cached
+from scrapy.utils.project import data_path
 
 from scrapy_rep.cache.outcome import Access, FetchOutcome
 from scrapy_rep.cache.storage.defaults import known_bytes, parsed_bytes
@@ -32,12 +33,14 @@ from scrapy_rep.crawler.access.fetcher import (
     route_of,
 )
 from scrapy_rep.crawler.access.origins import CheckedOrigins, opted_out
+from scrapy_rep.crawler.access.provenance import PROVENANCE_META_KEY, Provenance, opted_out_meta
 from scrapy_rep.crawler.access.resolver import Fetch, FetchStopped, Resolver
 from scrapy_rep.crawler.access.spider_robots import ROBOTS_PATH
 from scrapy_rep.crawler.access.tokens import RequestTokens
 from scrapy_rep.crawler.access.waiting import Waiting
 from scrapy_rep.crawler.config.settings import Config
 from scrapy_rep.crawler.crawl_life import CrawlLife
+from scrapy_rep.crawler.decision_log import DecisionLog
 from scrapy_rep.crawler.errors import RobotsTxtNoOrigin, RobotsTxtStorageUnavailable
 from scrapy_rep.crawler.internals import Parking
 from scrapy_rep.crawler.pace.turns import Pace
@@ -118,6 +121,11 @@ class RobotsTxtMiddleware:
             parsed_max_bytes=parsed_bytes(config.memory_max_bytes),
             watch=self._report.gauges.watch,  # robotstxt/origins_now/* (docs/stats-signals.md)
         )
+        # Why each request was fetched: meta["rep_robotstxt"], and the decision log.
+        self._provenance = Provenance(self._resolver.record, tokens)
+        if config.decision_log is not None:
+            path = data_path(config.decision_log)
+            self._report.decisions = DecisionLog(path, config.decision_log_max_bytes, config.clock)
         self.checks = request_checks(config, self._tokens, self._report)
         self._response_checks = tuple(c for c in self.checks if isinstance(c, ResponseCheck))
         # Each origin's pace across processes (docs/politeness.md); None unless asked for.
@@ -156,7 +164,11 @@ class RobotsTxtMiddleware:
     async def process_request(
         self, request: Request, spider: Spider | None = None
     ) -> Request | Response | None:
-        if self._life.bypass or opted_out(request):
+        if self._life.bypass:
+            return None
+        if opted_out(request):
+            if not request.meta.get(ROBOTSTXT_FETCH_META_KEY):  # not our own fetch
+                self._allowed(request, opted_out_meta())
             return None
         parts = urlparse_cached(request)
         origin = self._origin(request, parts)
@@ -164,8 +176,9 @@ class RobotsTxtMiddleware:
             return None
         if parts.path == ROBOTS_PATH and spider_robots.is_robots_path(parts):
             # resolves the origin: this may be the fetch
-            if await self._access(origin, request) is None:
+            if (access := await self._access(origin, request)) is None:
                 return self._requeued(request)
+            self._allowed(request, self._provenance.robots_txt(origin, access))
             answer = spider_robots.cached_response(request, self._resolver.last_answer(origin))
             if answer is not None:
                 self._report.stats.inc_value("robotstxt/cache/served")
@@ -229,11 +242,21 @@ class RobotsTxtMiddleware:
         return outcome
 
     def _check(self, request: Request, origin: Origin, access: Access) -> None:
-        """The verdict: pass (return) or drop (raise)."""
+        """The verdict: pass (return) or drop (raise); either way, why in its meta."""
         drop = first_drop(self.checks, request, origin, access)
+        meta = self._provenance.of(request, origin, access)
         if drop is not None:
+            request.meta[PROVENANCE_META_KEY] = meta
             self._report.announce(drop, request)
             raise drop.error
+        self._allowed(request, meta)
+
+    def _allowed(self, request: Request, meta: dict[str, object]) -> None:
+        """``meta["rep_robotstxt"]`` of a request let through; its line in the decision log."""
+        request.meta[PROVENANCE_META_KEY] = meta
+        decisions = self._report.decisions
+        if decisions is not None:
+            decisions.allow(request.url, meta)
 
     def announce_early(self, drop: Drop, request: Request) -> None:
         """A drop decided before the scheduler: counted as the downloader would
@@ -264,7 +287,10 @@ class RobotsTxtMiddleware:
         if access is None:
             self._resolver.prefetch(origin, request)
             return None
-        return first_drop(self.checks, request, origin, access)
+        drop = first_drop(self.checks, request, origin, access)
+        if drop is not None:
+            request.meta[PROVENANCE_META_KEY] = self._provenance.of(request, origin, access)
+        return drop
 
     async def process_response(
         self, request: Request, response: Response, spider: Spider | None = None

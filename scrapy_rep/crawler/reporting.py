@@ -20,6 +20,7 @@ from scrapy.http import Request
 
 from scrapy_rep import signals
 from scrapy_rep.cache.outcome import Access, AccessState, FetchOutcome
+from scrapy_rep.crawler.decision_log import PROVENANCE_META_KEY, DecisionLog
 from scrapy_rep.crawler.errors import RobotsTxtDisallowed
 from scrapy_rep.crawler.gauges import OriginGauges
 from scrapy_rep.crawler.robot_parser import RepRobotParser
@@ -87,6 +88,8 @@ class Reporter:
             self.gauges = OriginGauges(config.policy(), config.clock, tokens, COUNT_BATCH)
         self.gauges.on_batch = self.set_gauges
         self._gauges_set = False
+        #: REP_DECISION_LOG's file, when set: a line per request let through or dropped.
+        self.decisions: DecisionLog | None = None
 
     @property
     def stats(self) -> StatsCollector:
@@ -112,6 +115,9 @@ class Reporter:
         self.tally(f"robotstxt/{drop.stat}")
         if early:
             self.tally("robotstxt/dropped_early")
+        if self.decisions is not None:
+            meta = request.meta.get(PROVENANCE_META_KEY)
+            self.decisions.drop(request.url, meta, drop.stat, early)
         if logs(_DEBUG):
             tokens = "/".join(drop.tokens) or "*"
             group = f" (group {drop.agent}, as {tokens})" if drop.agent else ""
@@ -160,6 +166,8 @@ class Reporter:
                 self.stats.inc_value(stat, tally)
         self._tallies.clear()
         self.set_gauges()
+        if self.decisions is not None:
+            self.decisions.flush()
 
     def set_gauges(self) -> None:
         """The gauges' values in the stats, if they changed (docs/stats-signals.md)."""

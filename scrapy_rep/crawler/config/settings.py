@@ -32,6 +32,7 @@ from scrapy_rep.cache.storage.defaults import (
 )
 from scrapy_rep.crawler.config.table import (
     CRAWL_DELAY_MAX,
+    DECISION_LOG_MAX_BYTES,
     DEFAULT_ROBOTSTXT_TIMEOUT,
     DEFAULT_STORAGE_FILE,
     FOLLOW_SITEMAPS,
@@ -143,6 +144,10 @@ class Config:
     #: REP_VERSIONS_KEPT / REP_VERSIONS_MAX_BYTES: earlier answers kept per origin.
     versions_kept: int = _POLICY.versions_kept
     versions_max_bytes: int = _POLICY.versions_max_bytes
+    #: REP_DECISION_LOG: the decision log's path (None: no log), and
+    #: REP_DECISION_LOG_MAX_BYTES: its file's bound (``crawler/decision_log.py``).
+    decision_log: str | None = None
+    decision_log_max_bytes: int = DECISION_LOG_MAX_BYTES
 
     # --- outages (docs/spec.md §2.2) ------------------------------------------------------
     #: REP_OUTAGE_RULES: the preset the three settings below default to.

@@ -33,6 +33,7 @@ from scrapy_rep.crawler.config.values import (
     to_str,
     to_tokens,
 )
+from scrapy_rep.crawler.decision_log import KEPT as DECISION_LOGS_KEPT
 from scrapy_rep.engine.lines import MAX_BODY_BYTES
 
 __all__ = [
@@ -73,6 +74,9 @@ WAIT_SLACK: Final = 30.0
 
 #: REP_STORAGE_PATH's default, inside Scrapy's project data dir (``.scrapy/``).
 DEFAULT_STORAGE_FILE: Final = "robotstxt.sqlite3"
+#: REP_DECISION_LOG_MAX_BYTES: its default, and its least (a few hundred lines).
+DECISION_LOG_MAX_BYTES: Final = 100 * 1024 * 1024
+MIN_DECISION_LOG_BYTES: Final = 64 * 1024
 #: REP_OUTAGE_RULES presets: Google's current text, and its older edition
 #: ("5xx: full disallow until a retry succeeds; after 30 days the cached copy").
 OUTAGE_RULES: Final = ("google", "google-legacy")
@@ -325,6 +329,24 @@ SETTINGS: Final[tuple[Setting, ...]] = (
         "oldest go first.",
         attribute="versions_max_bytes",
         parse=int_at_least(0),
+    ),
+    Setting(
+        "REP_DECISION_LOG",
+        "a path (relative: in the project data dir)",
+        "A JSON Lines file with one line per request let through or dropped: its URL, "
+        'the verdict, and the fields of `meta["rep_robotstxt"]` (docs/versions.md, '
+        '"The decision log"). Unset: no log.',
+        attribute="decision_log",
+        parse=to_path,
+        default="unset",
+    ),
+    Setting(
+        "REP_DECISION_LOG_MAX_BYTES",
+        f"int >= {MIN_DECISION_LOG_BYTES}",
+        "The most bytes the decision log's file grows to; then it becomes `.1` (and `.1` "
+        f"`.2`...), {DECISION_LOGS_KEPT} such files kept.",
+        attribute="decision_log_max_bytes",
+        parse=int_at_least(MIN_DECISION_LOG_BYTES),
     ),
     # --- outages ---------------------------------------------------------------
     Setting(
