@@ -31,6 +31,17 @@
     Handlers run synchronously (``send_catch_log``), before the requests
     waiting for the origin are answered.
 
+``robotstxt_changed``
+    Sent once per change when a robots.txt fetch of this process brings an
+    origin a new version that tells the crawl's tokens something else than
+    the version before it (perhaps one an earlier crawl stored):
+    docs/versions.md, "In the crawl". Keyword arguments: ``origin``,
+    ``robotstxt_url``, ``before`` and ``after`` (``scrapy_rep.cache.versions.Version``:
+    ``status``, ``body``, ``digest``, ``first_seen``, ``last_seen``),
+    ``change`` (``scrapy_rep.engine.changes.Change``: ``summary()``,
+    ``as_dict()``, ``newly_disallowed``...), ``spider``. Also counted as
+    ``robotstxt/changed`` and said in one INFO line.
+
 ``found(values)``
     The signal of each kind of line outside any group handed to the spider
     (``scrapy_rep/engine/site_wide.py``), by its ``values``:
@@ -45,7 +56,14 @@ from __future__ import annotations
 
 from typing import Final
 
-__all__ = ["found", "licenses_found", "request_dropped", "robotstxt_resolved", "sitemaps_found"]
+__all__ = [
+    "found",
+    "licenses_found",
+    "request_dropped",
+    "robotstxt_changed",
+    "robotstxt_resolved",
+    "sitemaps_found",
+]
 
 _FOUND: Final[dict[str, object]] = {}
 
@@ -63,3 +81,4 @@ sitemaps_found: Final = found("sitemaps")
 licenses_found: Final = found("licenses")
 request_dropped: Final = object()
 robotstxt_resolved: Final = object()
+robotstxt_changed: Final = object()

@@ -34,9 +34,15 @@ from scrapy_rep.crawler.access.fetcher import (
 )
 from scrapy_rep.crawler.access.origins import CheckedOrigins, opted_out
 from scrapy_rep.crawler.access.provenance import PROVENANCE_META_KEY, Provenance, opted_out_meta
-from scrapy_rep.crawler.access.resolver import Fetch, FetchStopped, Resolver
+from scrapy_rep.crawler.access.resolver import (
+    Fetch,
+    FetchStopped,
+    Resolver,
+    shared_parsed_bodies,
+)
 from scrapy_rep.crawler.access.spider_robots import ROBOTS_PATH
 from scrapy_rep.crawler.access.tokens import RequestTokens
+from scrapy_rep.crawler.access.version_changes import VersionChanges
 from scrapy_rep.crawler.access.waiting import Waiting
 from scrapy_rep.crawler.config.settings import Config
 from scrapy_rep.crawler.crawl_life import CrawlLife
@@ -123,6 +129,9 @@ class RobotsTxtMiddleware:
         )
         # Why each request was fetched: meta["rep_robotstxt"], and the decision log.
         self._provenance = Provenance(self._resolver.record, tokens)
+        # What changed when a fetch brings a new version (docs/versions.md, "In the crawl").
+        parse = shared_parsed_bodies(config.google_quirks)
+        self._changes = VersionChanges(crawler, self._report, parse, lambda: tokens.default)
         if config.decision_log is not None:
             path = data_path(config.decision_log)
             self._report.decisions = DecisionLog(path, config.decision_log_max_bytes, config.clock)
@@ -326,5 +335,7 @@ class RobotsTxtMiddleware:
             await self._resolver.site_answered(origin)
 
     async def _resolved(self, origin: Origin, access: Access, fetched: FetchOutcome | None) -> None:
-        """Say so; Scrapy's ``robots_parsed`` names the request that waited first."""
+        """Say so, and what changed; Scrapy's ``robots_parsed`` names the request
+        that waited first."""
+        self._changes.fetched(origin, self._resolver.record(origin), fetched)
         await self._report.resolved(origin, access, fetched, self._waiting.triggers.get(origin))
