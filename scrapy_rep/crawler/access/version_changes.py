@@ -105,7 +105,7 @@ class VersionChanges:
 
     def _say(self, origin: Origin, before: Version, after: Version, change: Change) -> None:
         spider = self._crawler.spider
-        self._report.tally(CHANGED_STAT)
+        self._report.stats.inc_value(CHANGED_STAT)  # rare: at once
         if logs(logging.INFO):
             logger.info(
                 "robots.txt of %(origin)s changed (%(before)s -> %(after)s): %(summary)s",
