@@ -168,3 +168,26 @@ async def test_a_log_that_cannot_be_written_warns_once_and_the_crawl_goes_on(
     warned = [r for r in caplog.records if "decision log" in r.getMessage()]
     assert len(warned) == 1
     assert all(meta_of(crawler)[url] is not None for url in urls)
+
+
+@deferred_f_from_coro_f
+async def test_a_version_is_described_once_for_all_its_requests(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from scrapy_rep.crawler.access import provenance
+
+    digests: list[bytes | None] = []
+
+    def counted(body: bytes | None) -> str | None:
+        digests.append(body)
+        return body_digest(body)
+
+    monkeypatch.setattr(provenance, "body_digest", counted)
+    with SiteServer({"/robots.txt": Reply(200, ROBOTS)}) as site:
+        urls = [site.url(f"/{n}") for n in range(20)]
+        crawler = await crawl(urls, {}, MetaSpider)
+    meta = meta_of(crawler)
+    assert len(spider_of(crawler).got) == 20
+    assert digests == [ROBOTS]  # once, not per request
+    first = meta[urls[0]]["version"]
+    assert all(meta[url]["version"] is first for url in urls)  # one shared part

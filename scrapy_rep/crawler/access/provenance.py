@@ -8,12 +8,15 @@ decided: a rule (kind, pattern, line) and its group, or why none applied.
 
 Cheap by construction: the per-version part (origin, URL, state, version) is
 worked out once per origin's access and shared by every request it answers,
-and a body's digest once per parsed body (the parse is shared per body,
-``cache/storage/parsed.py``). Per request: one ``explain`` and one small dict.
+and a body's digest once per distinct body, as its parse is
+(``cache/storage/parsed.py``). Per request: one ``explain`` and one small dict.
+Neither memo keeps an access, a parse or a record alive: the parts hold plain
+data and a weak reference to their access, the digests are bounded in bytes.
 """
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
 
@@ -31,7 +34,6 @@ if TYPE_CHECKING:
     from scrapy_rep.cache.record import OriginRecord
     from scrapy_rep.crawler.access.tokens import RequestTokens
     from scrapy_rep.engine.origin import Origin
-    from scrapy_rep.engine.robotstxt import RobotsTxt
 
 __all__ = [
     "DONT_OBEY",
@@ -42,9 +44,11 @@ __all__ = [
 
 #: ``decided_by`` of a request with ``meta["dont_obey_robotstxt"]``.
 DONT_OBEY: Final = "dont_obey_robotstxt"
-#: Bounds of the memos (cleared when full, as the resolver's sets are).
-_MAX_ORIGINS: Final = 100_000
-_MAX_DIGESTS: Final = 4_096
+#: Bounds of the memos (cleared when full, as the resolver's sets are): the
+#: parts of this many origins (a few hundred bytes each), and the bodies
+#: whose digest is kept (their bytes; a body is shared with its parse).
+_MAX_PARTS: Final = 10_000
+_MAX_DIGEST_BYTES: Final = 4 * 1024 * 1024
 _RULES: Final = AccessState.RULES
 _CLOSED: Final = AccessState.CLOSED
 
@@ -72,10 +76,11 @@ class Provenance:
     ) -> None:
         self._record_of = record_of
         self._tokens = tokens
-        #: origin -> (the access, its shared part): one part per access settled.
-        self._parts: dict[Origin, tuple[Access, Part]] = {}
-        #: id of a shared parse -> (the parse, kept alive so the id holds; its body's digest).
-        self._digests: dict[int, tuple[RobotsTxt, str | None]] = {}
+        #: origin -> (its access, weakly; the part it shares): one per access settled.
+        self._parts: dict[Origin, tuple[weakref.ref[Access], Part]] = {}
+        #: body -> its digest; ``_digest_bytes`` their size.
+        self._digests: dict[bytes, str | None] = {}
+        self._digest_bytes = 0
 
     def of(self, request: Request, origin: Origin, access: Access) -> dict[str, Any]:
         """The meta of ``request``, which ``access`` answered (let through or dropped)."""
@@ -106,12 +111,12 @@ class Provenance:
     def part(self, origin: Origin, access: Access) -> Part:
         """The part every request ``access`` answers shares (do not change it)."""
         held = self._parts.get(origin)
-        if held is not None and held[0] is access:
+        if held is not None and held[0]() is access:
             return held[1]
         part = self._made(origin, access)
-        if len(self._parts) >= _MAX_ORIGINS:
+        if len(self._parts) >= _MAX_PARTS:
             self._parts.clear()
-        self._parts[origin] = (access, part)
+        self._parts[origin] = (weakref.ref(access), part)
         return part
 
     def _made(self, origin: Origin, access: Access) -> Part:
@@ -134,7 +139,7 @@ class Provenance:
         robots = access.robots
         if version is None or (robots is None) != (version.body is None):
             return None
-        digest = None if robots is None else self._digest(robots, version.body)
+        digest = None if version.body is None else self._digest(version.body)
         return {
             "digest": digest,
             "status": version.status,
@@ -142,13 +147,16 @@ class Provenance:
             "fetched_at": version.last_seen,
         }
 
-    def _digest(self, robots: RobotsTxt, body: bytes | None) -> str | None:
-        """The digest of the body ``robots`` was parsed from: once per parse."""
-        held = self._digests.get(id(robots))
-        if held is not None and held[0] is robots:
-            return held[1]
+    def _digest(self, body: bytes) -> str | None:
+        """``body_digest(body)``, once per distinct body (its hash is already
+        known: the parse cache looked it up)."""
+        digest = self._digests.get(body)
+        if digest is not None:
+            return digest
         digest = body_digest(body)
-        if len(self._digests) >= _MAX_DIGESTS:
+        if self._digest_bytes + len(body) > _MAX_DIGEST_BYTES:
             self._digests.clear()
-        self._digests[id(robots)] = (robots, digest)
+            self._digest_bytes = 0
+        self._digests[body] = digest
+        self._digest_bytes += len(body)
         return digest
