@@ -21,7 +21,8 @@ Modes: ``none`` (ROBOTSTXT_OBEY = False), ``builtin`` (Scrapy's
 RobotsTxtMiddleware with Protego), ``rep`` (``ADDONS = {"scrapy_rep.Addon": 0}``
 with ``REP_STORAGE = "memory"``) and ``rep-sqlite`` (the add-on with its
 default sqlite store, ``REP_STORAGE_PATH`` in a fresh temporary directory per
-crawl).
+crawl); ``rep-sqlite-log`` is ``rep-sqlite`` with the decision log on
+(``REP_DECISION_LOG`` beside the store).
 
     cd /work/main && .venv/bin/python benchmarks/broad_crawl.py --preset latency --runs 3
     cd /work/main && .venv/bin/python benchmarks/broad_crawl.py --preset cpu --runs 3
@@ -122,12 +123,13 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-MODES = ("none", "builtin", "rep", "rep-sqlite")
+MODES = ("none", "builtin", "rep", "rep-sqlite", "rep-sqlite-log")
 LABELS = {
     "none": "none (no robots.txt)",
     "builtin": "builtin (Protego)",
     "rep": "rep (memory)",
     "rep-sqlite": "rep-sqlite",
+    "rep-sqlite-log": "rep-sqlite + decision log",
 }
 USER_AGENT = "BroadBot/1.0 (+http://127.0.0.1/)"
 ROBOTSTXT_USER_AGENT = "broadbot"
@@ -489,12 +491,14 @@ def crawl_settings(mode: str, options: dict[str, Any], store: Path) -> dict[str,
         # even an empty one: at the default 100 that alone caps a local crawl.
         "CONCURRENT_ITEMS": 1,
     }
-    if mode in ("rep", "rep-sqlite"):
+    if mode in ("rep", "rep-sqlite", "rep-sqlite-log"):
         settings["ADDONS"] = {"scrapy_rep.Addon": 0}
     if mode == "rep":
         settings["REP_STORAGE"] = "memory"
-    if mode == "rep-sqlite":  # the default store, in a file nobody has used before
+    if mode.startswith("rep-sqlite"):  # the default store, in a file nobody has used before
         settings["REP_STORAGE_PATH"] = str(store / "robotstxt.sqlite3")
+    if mode == "rep-sqlite-log":  # docs/versions.md, "The decision log"
+        settings["REP_DECISION_LOG"] = str(store / "decisions.jsonl")
     if mode.startswith("rep") and options.get("memory_max_origins"):
         settings["REP_MEMORY_MAX_ORIGINS"] = options["memory_max_origins"]
     if mode.startswith("rep"):  # a store of the caller's (report_scale.py: one a report reads)
