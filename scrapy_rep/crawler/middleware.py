@@ -75,6 +75,10 @@ class RobotsTxtMiddleware:
     closed with ``finish_reason = "robotstxt_storage_unavailable"`` before any
     request is sent.
 
+    Each checked request carries ``meta["rep_robotstxt"]``: the robots.txt
+    version and the rule (or state) that let it through or dropped it; with
+    ``REP_DECISION_LOG`` set, a JSON line says the same (docs/versions.md).
+
     Its stats are those of docs/stats-signals.md (the built-in's five keys, and
     ``robotstxt/*`` for each drop and each cache answer).
 

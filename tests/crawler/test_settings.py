@@ -59,6 +59,8 @@ def test_scrapy_settings_as_strings_from_the_command_line() -> None:
         ("REP_FOLLOW_REDIRECTS", -1, "an integer >= 0"),
         ("REP_FOLLOW_REDIRECTS", "five", "an integer >= 0"),
         ("REP_MAX_BODY_BYTES", 1000, "an integer >= 512000"),
+        ("REP_DECISION_LOG_MAX_BYTES", 1000, "an integer >= 65536"),
+        ("REP_DECISION_LOG", "", "a file path"),
         ("REP_ROBOTSTXT_TIMEOUT", 0, "a number of seconds > 0"),
         ("REP_ROBOTSTXT_TIMEOUT", "soon", "a number of seconds > 0"),
         ("REP_FORGET_POLL_INTERVAL", 0, "a number >= 0.01 and <= 86400"),
