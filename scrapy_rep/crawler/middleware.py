@@ -257,12 +257,12 @@ class RobotsTxtMiddleware:
     def _check(self, request: Request, origin: Origin, access: Access) -> None:
         """The verdict: pass (return) or drop (raise); either way, why in its meta."""
         drop = first_drop(self.checks, request, origin, access)
-        meta = self._provenance.of(request, origin, access)
         if drop is not None:
+            meta = self._provenance.dropped(request, origin, access, drop)
             request.meta[PROVENANCE_META_KEY] = meta
             self._report.announce(drop, request)
             raise drop.error
-        self._allowed(request, meta)
+        self._allowed(request, self._provenance.of(request, origin, access))
 
     def _allowed(self, request: Request, meta: dict[str, object]) -> None:
         """``meta["rep_robotstxt"]`` of a request let through; its line in the decision log."""
@@ -302,7 +302,8 @@ class RobotsTxtMiddleware:
             return None
         drop = first_drop(self.checks, request, origin, access)
         if drop is not None:
-            request.meta[PROVENANCE_META_KEY] = self._provenance.of(request, origin, access)
+            meta = self._provenance.dropped(request, origin, access, drop)
+            request.meta[PROVENANCE_META_KEY] = meta
         return drop
 
     async def process_response(

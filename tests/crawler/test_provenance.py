@@ -191,3 +191,28 @@ async def test_a_version_is_described_once_for_all_its_requests(
     assert digests == [ROBOTS]  # once, not per request
     first = meta[urls[0]]["version"]
     assert all(meta[url]["version"] is first for url in urls)  # one shared part
+
+
+@deferred_f_from_coro_f
+async def test_a_drop_before_the_scheduler_names_its_rule_too(tmp_path: Path) -> None:
+    from scrapy.utils.test import get_crawler
+
+    from .conftest import SETTINGS, stats
+    from .test_robotstxt_changes import ChangeSpider
+
+    log = tmp_path / "decisions.jsonl"
+    with SiteServer({"/robots.txt": Reply(200, ROBOTS)}) as site:
+        closed = site.url("/private/x")
+        crawler = get_crawler(ChangeSpider, {**SETTINGS, "REP_DECISION_LOG": str(log)})
+        # The origin is known when the second wave comes: dropped before the scheduler.
+        await crawler.crawl_async(urls=[site.url("/page")], waves=[[closed]])
+    assert stats(crawler)["robotstxt/dropped_early"] == 1
+    spider = crawler.spider
+    assert isinstance(spider, ChangeSpider)
+    (meta,) = spider.meta[closed]
+    assert meta["rule"] == {"kind": "disallow", "pattern": "/private", "line": 2}
+    assert meta["group"] == "*"
+    (line,) = [line for line in lines_of(log) if line["url"] == closed]
+    assert line["verdict"] == "drop"
+    assert line["early"] is True
+    assert {k: v for k, v in line.items() if k in meta} == meta

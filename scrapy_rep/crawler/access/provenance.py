@@ -24,6 +24,7 @@ from scrapy_rep.cache.outcome import AccessState
 from scrapy_rep.cache.standing import IN_OUTAGE
 from scrapy_rep.cache.versions import body_digest, current_version
 from scrapy_rep.crawler.decision_log import PROVENANCE_META_KEY
+from scrapy_rep.crawler.errors import ForbiddenByRobotsTxt
 from scrapy_rep.engine.origin import robots_url
 from scrapy_rep.engine.robotstxt import NO_GROUP, NO_RULE, ROBOTS_TXT, RULE
 
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
     from scrapy_rep.cache.outcome import Access
     from scrapy_rep.cache.record import OriginRecord
     from scrapy_rep.crawler.access.tokens import RequestTokens
+    from scrapy_rep.crawler.reporting import Drop
     from scrapy_rep.engine.origin import Origin
 
 __all__ = [
@@ -103,6 +105,19 @@ class Provenance:
         else:
             by = NO_RULE
         return {**part, "decided_by": by, "rule": None, "group": verdict.agent}
+
+    def dropped(
+        self, request: Request, origin: Origin, access: Access, drop: Drop
+    ) -> dict[str, Any]:
+        """The meta of a request ``drop`` drops: a rule's drop says its rule
+        already (no second look at the file)."""
+        error = drop.error
+        if not isinstance(error, ForbiddenByRobotsTxt):
+            return self.of(request, origin, access)
+        rule = error.rule
+        said = {"kind": rule.kind, "pattern": rule.pattern, "line": rule.line}
+        part = self.part(origin, access)
+        return {**part, "decided_by": RULE, "rule": said, "group": drop.agent}
 
     def robots_txt(self, origin: Origin, access: Access) -> dict[str, Any]:
         """The meta of a request for the origin's robots.txt itself (docs/spec.md §6.9)."""
