@@ -47,9 +47,11 @@ __all__ = [
 #: ``decided_by`` of a request with ``meta["dont_obey_robotstxt"]``.
 DONT_OBEY: Final = "dont_obey_robotstxt"
 #: Bounds of the memos (cleared when full, as the resolver's sets are): the
-#: parts of this many origins (a few hundred bytes each), and the bodies
-#: whose digest is kept (their bytes; a body is shared with its parse).
-_MAX_PARTS: Final = 10_000
+#: parts of this many origins (about 700 bytes each: 7 MiB more for 10,000
+#: origins of the scale preset; a crawl asks a few hundred origins at a
+#: time, so a clear costs a few parts made again), and the bodies whose
+#: digest is kept (their bytes; a body is shared with its parse).
+_MAX_PARTS: Final = 4_096
 _MAX_DIGEST_BYTES: Final = 4 * 1024 * 1024
 _RULES: Final = AccessState.RULES
 _CLOSED: Final = AccessState.CLOSED
