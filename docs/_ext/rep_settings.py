@@ -3,9 +3,10 @@
 ``{rep-settings}`` (a directive without arguments) renders
 ``scrapy_rep.crawler.config.table.SETTINGS`` grouped by task (``GROUPS``:
 a title, a sentence, an example, the settings), each group a table: name,
-default, accepted values, what it does. Defaults come from ``Config``'s
-fields unless an entry words its own, so the page cannot drift from what the
-crawler reads; a setting in no group, or in two, is a build error.
+default, accepted values, what it does. Defaults come from the fields the
+settings fill (``Config``'s or ``PolicyConfig``'s) unless an entry words its
+own, so the page cannot drift from what the crawler reads; a setting in no
+group, or in two, is a build error.
 
 The extension also warns (an error under ``-W``) when a page names a
 ``REP_*`` setting the table does not hold: a renamed or removed setting
@@ -22,7 +23,7 @@ from docutils.parsers.rst import Directive
 from sphinx.application import Sphinx
 from sphinx.util import logging
 
-from scrapy_rep.crawler.config.settings import Config
+from scrapy_rep.crawler.config.settings import field_default
 from scrapy_rep.crawler.config.table import SETTINGS, Setting
 
 logger = logging.getLogger(__name__)
@@ -110,7 +111,7 @@ def shown_default(setting: Setting) -> str:
     """The default as the page shows it, `code` marked with backquotes."""
     if setting.default is not None:
         return setting.default
-    value = getattr(Config(), str(setting.attribute))
+    value = field_default(str(setting.attribute))
     if isinstance(value, bool):
         return f"`{value}`"
     if isinstance(value, str):

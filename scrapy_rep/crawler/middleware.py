@@ -101,7 +101,7 @@ class RobotsTxtMiddleware:
         self._resolver = Resolver(
             self._fetch,
             fetch_for=self._fetch_for,
-            policy=config.policy(),
+            policy=config.policy,
             google_quirks=config.google_quirks,
             clock=config.clock,
             # REP_CLOCK (a testing hook) may also time the waits between quick retries.

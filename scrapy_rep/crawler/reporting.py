@@ -84,7 +84,7 @@ class Reporter:
         #: without a User-Agent of its own).
         self.gauges = OriginGauges(batch=COUNT_BATCH)
         if config is not None:
-            self.gauges = OriginGauges(config.policy(), config.clock, tokens, COUNT_BATCH)
+            self.gauges = OriginGauges(config.policy, config.clock, tokens, COUNT_BATCH)
         self.gauges.on_batch = self.set_gauges
         self._gauges_set = False
 

@@ -342,7 +342,7 @@ class Probe:
         origin = origin_of(self.url)
         assert origin is not None
         now = config.clock()
-        policy = config.policy()
+        policy = config.policy
         record = read_stored(config, str(origin))
         trusted = None if record is None else loaded_record(record, now, policy)
         if trusted is None:
