@@ -33,7 +33,7 @@ from scrapy_rep.cache.storage.defaults import (
     REDIS_RETRY_INTERVAL,
     STORAGE_KIND,
 )
-from scrapy_rep.crawler.config.table import (
+from scrapy_rep.crawler.config.defaults import (
     CRAWL_DELAY_MAX,
     DEFAULT_ROBOTSTXT_TIMEOUT,
     DEFAULT_STORAGE_FILE,
@@ -41,11 +41,11 @@ from scrapy_rep.crawler.config.table import (
     FOLLOW_SITEMAPS_MAX,
     MIN_BODY_BYTES,
     MIN_REDIRECTS,
-    SETTINGS,
     SITEMAP_CALLBACK,
     WAIT_SLACK,
-    Setting,
 )
+from scrapy_rep.crawler.config.setting import Setting
+from scrapy_rep.crawler.config.table import SETTINGS
 from scrapy_rep.crawler.config.unknown import unknown_setting_notes
 from scrapy_rep.crawler.config.values import (
     SettingError,

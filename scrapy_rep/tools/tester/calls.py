@@ -17,7 +17,7 @@ from typing import Any, Final
 from scrapy_rep.cache.policy import PolicyConfig
 from scrapy_rep.cache.storage import StorageError
 from scrapy_rep.cache.storage.errors import UnreadableRecord
-from scrapy_rep.crawler.config.table import MIN_BODY_BYTES, MIN_REDIRECTS
+from scrapy_rep.crawler.config.defaults import MIN_BODY_BYTES, MIN_REDIRECTS
 from scrapy_rep.engine.origin import origin_of, robots_url
 from scrapy_rep.engine.usage import LABELS
 from scrapy_rep.tools.fetch.live import (
