@@ -138,7 +138,8 @@ class Config:
 
     # --- the cache's life and outages (docs/spec.md §2.2, §3) -------------------------
     #: REP_OUTAGE_RULES: the preset the outage settings left unset take
-    #: (``PolicyConfig()``, or ``PolicyConfig.older_google()``).
+    #: (``PolicyConfig()``, or ``PolicyConfig.older_google()``), applied by
+    #: ``from_settings`` as it fills ``policy``.
     outage_rules: str = "google"
     #: Every setting whose entry names a ``PolicyConfig`` field (REP_CACHE_TTL:
     #: ``cache_ttl``, REP_UNREACHABLE_DISALLOW, the retries, ...), read into
