@@ -37,6 +37,7 @@ from scrapy_rep.cache.policy_config import (
     PolicyConfig,
 )
 from scrapy_rep.cache.record import CLOCK_SKEW, OriginRecord
+from scrapy_rep.cache.versions import kept_versions
 from scrapy_rep.engine.robotstxt import RobotsTxt
 
 __all__ = [
@@ -146,18 +147,29 @@ def record_outcome(
         lambda: (min(max(config.cache_ttl, config.cache_min_ttl), config.cache_max_ttl), False),
     )
     success = outcome.kind is FetchKind.SUCCESS
+    body = outcome.body if success else None
+    good_since, earlier = kept_versions(
+        record,
+        outcome.status or 0,
+        body,
+        now,
+        kept=config.versions_kept,
+        max_bytes=config.versions_max_bytes,
+    )
     return OriginRecord(
         kind=outcome.kind,
         status=outcome.status,
         reason=outcome.reason,
         fetched_at=now,
         expires_at=now + ttl,
-        good_body=outcome.body if success else None,
+        good_body=body,
         good_at=now,
         good_status=outcome.status,
         no_store=no_store and success,
         final_url=outcome.final_url,
         truncated=outcome.truncated and success,
+        good_since=good_since,
+        earlier=earlier,
     )
 
 

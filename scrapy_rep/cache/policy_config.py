@@ -89,6 +89,10 @@ class PolicyConfig:
     #: How long a record is kept in storage after its last update (the last
     #: good copy must outlive an outage).
     cache_keep: float = 31 * DAY
+    #: Earlier good answers kept per origin beside the current one, and the
+    #: most bytes their bodies may take (docs/versions.md).
+    versions_kept: int = 1
+    versions_max_bytes: int = 512_000
 
     def __post_init__(self) -> None:
         for item in fields(self):

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from scrapy_rep.cache.outcome import FetchKind
+from scrapy_rep.cache.versions import Version
 
 __all__ = ["CLOCK_SKEW", "OriginRecord"]
 
@@ -39,6 +40,12 @@ class OriginRecord:
     final_url: str | None = None
     #: The good body was cut at the size cap (docs/spec.md §4.3): the file is longer.
     truncated: bool = False
+    #: When the current good answer first came (an equal refetch keeps it);
+    #: None: at ``good_at``.
+    good_since: float | None = None
+    #: The good answers before the current one that differed, newest first
+    #: (``cache.versions``, docs/versions.md).
+    earlier: tuple[Version, ...] = ()
 
     @property
     def in_outage(self) -> bool:
@@ -73,8 +80,18 @@ class OriginRecord:
             header["u"] = self.final_url
         if self.truncated:
             header["t"] = True
+        if self.good_since is not None and self.good_since != self.good_at:
+            header["gf"] = self.good_since
+        tail = b""
+        if self.earlier:
+            # Version 2: the earlier bodies follow the current one. An earlier
+            # release reads it as not its own (fetched again), never as rules.
+            header["v"] = 2
+            header["bl"] = len(body or b"")
+            header["vs"] = [_version_head(version) for version in self.earlier]
+            tail = b"".join(version.body or b"" for version in self.earlier)
         head = json.dumps(header, separators=(",", ":")).encode()
-        return head + b"\n" + (body or b"")
+        return head + b"\n" + (body or b"") + tail
 
     @classmethod
     def from_bytes(cls, data: bytes) -> OriginRecord:
@@ -88,8 +105,9 @@ class OriginRecord:
         head, sep, body = data.partition(b"\n")
         try:
             header = _DECODE(head.decode())
-            if not sep or not isinstance(header, dict) or header.get("v") != 1:
-                raise ValueError("not a version-1 record")
+            if not sep or not isinstance(header, dict) or header.get("v") not in (1, 2):
+                raise ValueError("not a version-1 or version-2 record")
+            body, earlier = _earlier(header, body) if header["v"] == 2 else (body, ())
             if not isinstance(header["b"], bool) or not isinstance(header["ns"], bool):
                 raise ValueError("flags are not booleans")
             if header["b"] is False and body:
@@ -110,10 +128,48 @@ class OriginRecord:
                 no_store=header["ns"],
                 final_url=_url(header.get("u")),
                 truncated=_flag(header.get("t", False)),
+                good_since=_time(header.get("gf"), optional=True),
+                earlier=earlier,
             )
         except (KeyError, TypeError, AttributeError, UnicodeDecodeError) as exc:
             raise ValueError(f"malformed origin record: {exc!r}") from exc
         return _consistent(record)
+
+
+def _version_head(version: Version) -> list[object]:
+    size = None if version.body is None else len(version.body)
+    return [version.status, version.first_seen, version.last_seen, size]
+
+
+#: The most earlier versions a record may hold (``REP_VERSIONS_KEPT``'s bound).
+MAX_EARLIER = 100
+
+
+def _earlier(header: dict[str, Any], data: bytes) -> tuple[bytes, tuple[Version, ...]]:
+    """A version-2 record's current body and its earlier versions, checked."""
+    heads = header["vs"]
+    current = header["bl"]
+    if not isinstance(heads, list) or not 0 < len(heads) <= MAX_EARLIER:
+        raise ValueError(f"not a list of earlier versions: {heads!r}")
+    if isinstance(current, bool) or not isinstance(current, int) or not 0 <= current <= len(data):
+        raise ValueError(f"not a body length: {current!r}")
+    earlier: list[Version] = []
+    at = current
+    for head in heads:
+        if not isinstance(head, list) or len(head) != 4:
+            raise ValueError(f"not an earlier version: {head!r}")
+        status, first, last, size = head
+        if size is not None and (isinstance(size, bool) or not isinstance(size, int) or size < 0):
+            raise ValueError(f"not a body length: {size!r}")
+        body = None if size is None else bytes(data[at : at + size])
+        at += size or 0
+        code = _status(status)
+        if code is None or (body is None) != (code >= 300):
+            raise ValueError(f"an earlier version's status and body disagree: {head!r}")
+        earlier.append(Version(code, body, _time(first), _time(last)))
+    if at != len(data):
+        raise ValueError("the earlier bodies and their lengths disagree")
+    return data[:current], tuple(earlier)
 
 
 _KINDS = {kind.value: kind for kind in FetchKind}

@@ -111,6 +111,10 @@ def _other(field: str) -> Any:
         return 0.5
     if field == "retry_factor":
         return 3.0
+    if field == "versions_kept":
+        return 5
+    if field == "versions_max_bytes":
+        return 1_000_000
     if field in {low for low, _ in ORDERED}:
         return 1.5  # a low bound: still under its high one
     return 40 * 24 * 3600.0  # a high bound or a duration, above every low one

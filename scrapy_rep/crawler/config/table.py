@@ -16,6 +16,7 @@ import math
 from typing import Final
 
 from scrapy_rep.cache.policy import DAY, LONG_OUTAGE_VALUES
+from scrapy_rep.cache.record import MAX_EARLIER
 from scrapy_rep.crawler.config.defaults import (
     CRAWL_DELAY_MAX,
     DEFAULT_ROBOTSTXT_TIMEOUT,
@@ -33,6 +34,7 @@ from scrapy_rep.crawler.config.setting import Setting
 from scrapy_rep.crawler.config.values import (
     choice,
     int_at_least,
+    int_within,
     number_within,
     positive_seconds,
     seconds,
@@ -170,6 +172,22 @@ CACHE_AND_OUTAGES: Final[tuple[Setting, ...]] = (
         "How long a record is kept in storage after its last update.",
         attribute="cache_keep",
         parse=number_within(0.0, MAX_KEEP),
+    ),
+    Setting(
+        "REP_VERSIONS_KEPT",
+        f"int 0 to {MAX_EARLIER}",
+        "Earlier good robots.txt answers kept per origin beside the current one, "
+        "to tell what changed (docs/versions.md); 0 keeps none.",
+        attribute="versions_kept",
+        parse=int_within(0, MAX_EARLIER),
+    ),
+    Setting(
+        "REP_VERSIONS_MAX_BYTES",
+        "int >= 0",
+        "The most bytes the earlier answers' bodies of one origin may take; the "
+        "oldest go first.",
+        attribute="versions_max_bytes",
+        parse=int_at_least(0),
     ),
     Setting(
         "REP_OUTAGE_RULES",

@@ -182,15 +182,21 @@ def to_clock(value: object) -> Callable[[], float]:
 
 
 def int_at_least(minimum: int) -> Callable[[object], int]:
+    return int_within(minimum, None)
+
+
+def int_within(minimum: int, maximum: int | None) -> Callable[[object], int]:
+    accepted = f"an integer {minimum} to {maximum}" if maximum else f"an integer >= {minimum}"
+
     def parse(value: object) -> int:
         if isinstance(value, bool):
-            raise Rejected(f"an integer >= {minimum}")
+            raise Rejected(accepted)
         try:
             number = int(value) if isinstance(value, (int, str)) else None
         except ValueError:
             number = None
-        if number is None or number < minimum:
-            raise Rejected(f"an integer >= {minimum}")
+        if number is None or number < minimum or (maximum is not None and number > maximum):
+            raise Rejected(accepted)
         return number
 
     return parse
