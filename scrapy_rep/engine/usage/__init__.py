@@ -25,11 +25,13 @@ content. A statement that cannot be read states nothing, and says why in
 The package by job: ``structured_fields`` (the RFC 9651 reader),
 ``vocabulary`` (labels, keys and what one line or header states),
 ``preferences`` (answers, and combining them), ``matcher`` (robots.txt rules
-matched by path) and ``header`` (the HTTP header). Import from here.
+matched by path), ``header`` (the HTTP header) and ``compare`` (what changed
+between two versions of a group's lines). Import from here.
 """
 
 from __future__ import annotations
 
+from scrapy_rep.engine.usage.compare import UsageChange, usage_changes, usage_said
 from scrapy_rep.engine.usage.header import HeaderUsage, header_usage
 from scrapy_rep.engine.usage.matcher import UsageMatcher, compile_usage
 from scrapy_rep.engine.usage.preferences import Preferences, UsageDecision, combine
@@ -78,6 +80,7 @@ __all__ = [
     "Preferences",
     "Problem",
     "Token",
+    "UsageChange",
     "UsageDecision",
     "UsageMatcher",
     "UsageRule",
@@ -87,5 +90,7 @@ __all__ = [
     "parse_dictionary",
     "read_rule",
     "signal_statement",
+    "usage_changes",
+    "usage_said",
     "vocabulary_statement",
 ]

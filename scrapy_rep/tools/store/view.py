@@ -101,6 +101,11 @@ async def _with_store(store: StoreName, url: str, forgetting: bool) -> tuple[str
 
         if not isinstance(exc, RedisError):
             raise
+        if forgetting:  # the script deletes and logs in one step: neither was done
+            raise StorageError(
+                f"{key}: {store.shown()} answered {exc} when asked to forget it; nothing "
+                "was deleted"
+            ) from None
         raise UnreadableRecord(
             f"{key}: {store.shown()} answered {exc} for its record; a crawl cannot read it "
             "either (cache forget removes it)"

@@ -322,3 +322,23 @@ def test_forget_on_a_cluster_that_deletes_but_cannot_log_says_so(
     assert "forget it again to tell them" in err
     assert "cache forget removes it" not in err  # not called an unreadable record
     assert read_origin(StoreName(url), "https://example.com/")[1] is None
+
+
+def test_forget_on_one_server_whose_log_is_of_another_type_says_nothing_was_deleted(
+    redis_server: RedisServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """On one server the delete and the log are one script: when the log's
+    key holds another type, neither happens, and the error says so rather
+    than calling the record unreadable."""
+    import redis
+
+    store = StoreName(redis_server.url)
+    run(_put(store, "https://example.com", record(time.time())))
+    client = redis.Redis.from_url(redis_server.url)
+    client.set("scrapy_rep:forgotten", "not a stream")
+    client.close()
+    assert main(["cache", "forget", "https://example.com/a", "--store", redis_server.url]) == 2
+    err = capsys.readouterr().err
+    assert "when asked to forget it; nothing was deleted" in err
+    assert "cache forget removes it" not in err
+    assert read_origin(store, "https://example.com/")[1] is not None

@@ -124,8 +124,14 @@ redis.call('expire', {stream}, ARGV[3])
 
 _REPLICATE = "if redis.replicate_commands then redis.replicate_commands() end\n"
 # One server: delete a record and log it in one step (KEYS: the record, the log).
+# A log of another type fails the step before the delete: a forget that
+# running crawls would not hear of deletes nothing.
 FORGET = (
     _REPLICATE
+    + "local kind = redis.call('type', KEYS[2]).ok\n"
+    + "if kind ~= 'none' and kind ~= 'stream' then\n"
+    + "    return redis.error_reply('WRONGTYPE the log of forgotten origins is a ' .. kind)\n"
+    + "end\n"
     + "local deleted = redis.call('del', KEYS[1])\n"
     + _logged("KEYS[2]")
     + "return deleted\n"
