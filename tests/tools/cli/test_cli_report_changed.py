@@ -218,3 +218,17 @@ def test_changed_inside_a_project_reads_with_its_tokens(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert {json.loads(line)["origin"] for line in done.stdout.splitlines()} == set(CHANGED)
     assert "this project's tokens" in done.stderr
+
+
+def test_the_report_of_states_reads_records_with_versions(
+    store: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Its header-only scan reads a record with earlier versions as the
+    record without them (once counted unreadable), its size the current body's."""
+    code, data, err = report(capsys, "--store", str(store), "--json")
+    assert code == 0 and "could not be read" not in err
+    sizes = {item["origin"]: item["size"] for item in map(json.loads, data.splitlines())}
+    expected = {
+        key: len(item.good_body) if item.good_body else None for key, item in RECORDS.items()
+    }
+    assert sizes == expected
