@@ -15,6 +15,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 import pytest
+from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
 from scrapy_rep.cache.outcome import FetchKind, FetchOutcome
@@ -142,3 +143,15 @@ def test_the_page_shows_the_versions_and_what_changed(
     assert "newly disallowed: Disallow: /drafts" in mine_text
     assert "nothing changed" in other_text
     screenshot(browser, "versions")  # docs/versions.md's picture (REP_TESTER_SCREENSHOTS=docs)
+
+    # The change follows the crawlers as they are edited.
+    agents = browser.find_element(By.ID, "agents")
+    agents.clear()
+    agents.send_keys("mybot-news,mybot")
+    WebDriverWait(browser, 20).until(
+        lambda d: d.execute_script(
+            "return Array.from(document.querySelectorAll('#versions .change'))"
+            ".map(c => c.dataset.agent + '=' + c.dataset.changed).join(' ')"
+        )
+        == "mybot-news,mybot=true"
+    )

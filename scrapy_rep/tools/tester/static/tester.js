@@ -10,7 +10,7 @@ import { $, call, el, info } from "./dom.js";
 import { Editor, showFindings } from "./editor.js";
 import { showLink } from "./link.js";
 import { Selection } from "./select.js";
-import { showVersions } from "./versions.js";
+import { followAgents, showVersions } from "./versions.js";
 
 const state = {
   source: "text", // "text", "live" or "stored"
@@ -461,6 +461,7 @@ async function start() {
     $("store-help").hidden = false;
   }
   for (const id of ["robots", "url", "urls", "agents"]) $(id).addEventListener("input", schedule);
+  followAgents(() => lines("agents"));
   $("robots-url").addEventListener("input", remember); // the link names it
   $("fetch-live").addEventListener("click", fetchLive);
   $("load-stored").addEventListener("click", () => loadStored(false));

@@ -6,6 +6,9 @@
 
 import { $, call, el } from "./dom.js";
 
+/** The URL whose versions are shown (null: none), for ``followAgents``. */
+let shownUrl = null;
+
 function utc(seconds) {
   return new Date(seconds * 1000).toISOString().replace(".000", "").replace("T", " ");
 }
@@ -67,10 +70,12 @@ export async function showVersions(url, agents) {
     got = await call("GET", "/api/versions?" + query);
   } catch (error) {
     box.hidden = false;
+    shownUrl = null;
     box.append(el("p", "versions: " + error.message, "bad"));
     return null;
   }
   box.hidden = !got.kept;
+  shownUrl = got.kept ? url : null;
   if (!got.kept) return got;
   box.append(el("h3", "Versions kept for " + got.origin + " (" + got.versions.length + ")"));
   const table = el("table");
@@ -89,4 +94,14 @@ export async function showVersions(url, agents) {
   box.append(frame, ...got.changes.map(changeBlock));
   box.dataset.shown = got.origin;
   return got;
+}
+
+/** Show the change again for the crawlers of the form as they are edited. */
+export function followAgents(agentsOf) {
+  let pending = null;
+  $("agents").addEventListener("input", () => {
+    if (shownUrl === null) return;
+    clearTimeout(pending);
+    pending = setTimeout(() => showVersions(shownUrl, agentsOf()), 300);
+  });
 }
