@@ -149,9 +149,11 @@ def test_the_page_shows_the_versions_and_what_changed(
     agents.clear()
     agents.send_keys("mybot-news,mybot")
     WebDriverWait(browser, 20).until(
-        lambda d: d.execute_script(
-            "return Array.from(document.querySelectorAll('#versions .change'))"
-            ".map(c => c.dataset.agent + '=' + c.dataset.changed).join(' ')"
+        lambda d: (
+            d.execute_script(
+                "return Array.from(document.querySelectorAll('#versions .change'))"
+                ".map(c => c.dataset.agent + '=' + c.dataset.changed).join(' ')"
+            )
+            == "mybot-news,mybot=true"
         )
-        == "mybot-news,mybot=true"
     )
