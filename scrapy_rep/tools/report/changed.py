@@ -12,7 +12,7 @@ Scrapy here.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Final
 
 from scrapy_rep.cache.record import OriginRecord
@@ -91,7 +91,7 @@ def changed_rows(
     reader: ChangeReader,
     *,
     since: float | None = None,
-    host: Any = None,
+    host: Callable[[str], bool] | None = None,
 ) -> Iterator[dict[str, Any]]:
     """A row per origin whose rules changed for ``reader``'s tokens, in the
     store's order: the origin, when it changed, the two versions, and the
