@@ -66,31 +66,62 @@ def records(count: int, kept: int, fetches: int, now: float) -> Iterator[tuple[s
         yield origin, record
 
 
-def sqlite_bytes(count: int, kept: int, fetches: int, now: float) -> int:
+def fill_sqlite(path: Path, count: int, kept: int, fetches: int, now: float) -> None:
     import asyncio
 
     from scrapy_rep.cache.storage.sqlite.store import SqliteStorage
 
+    async def create() -> None:
+        await (await SqliteStorage.open(path)).close()
+
+    asyncio.run(create())
+    db = sqlite3.connect(path, isolation_level=None)
+    db.execute("BEGIN")
+    db.executemany(
+        "INSERT OR REPLACE INTO origins VALUES (?, ?, ?)",
+        (
+            (key, item.to_bytes(), now + retention(item, now, PolicyConfig()))
+            for key, item in records(count, kept, fetches, now)
+        ),
+    )
+    db.execute("COMMIT")
+    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    db.close()
+
+
+def sqlite_bytes(count: int, kept: int, fetches: int, now: float) -> int:
     with tempfile.TemporaryDirectory() as work:
         path = Path(work) / "robots.sqlite3"
-
-        async def create() -> None:
-            await (await SqliteStorage.open(path)).close()
-
-        asyncio.run(create())
-        db = sqlite3.connect(path, isolation_level=None)
-        db.execute("BEGIN")
-        db.executemany(
-            "INSERT OR REPLACE INTO origins VALUES (?, ?, ?)",
-            (
-                (key, item.to_bytes(), now + retention(item, now, PolicyConfig()))
-                for key, item in records(count, kept, fetches, now)
-            ),
-        )
-        db.execute("COMMIT")
-        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        db.close()
+        fill_sqlite(path, count, kept, fetches, now)
         return path.stat().st_size
+
+
+def report_times(count: int, now: float) -> None:
+    """``scrapy-rep report`` over the SQLite file with one version kept, each
+    command in a child process as a user runs it: the states, ``--deep``
+    and ``--changed`` (every origin changed: the worst case); best of three."""
+    import subprocess
+
+    commands = {"report --json": [], "--deep": ["--deep"], "--changed": ["--changed"]}
+    with tempfile.TemporaryDirectory() as work:
+        path = Path(work) / "robots.sqlite3"
+        fill_sqlite(path, count, 1, 2, now)
+        took = {}
+        for name, extra in commands.items():
+            runs = []
+            for _ in range(3):
+                started = time.perf_counter()
+                subprocess.run(
+                    [sys.executable, "-m", "scrapy_rep.tools.cli", "report", "--store",
+                     str(path), "--json", *extra],
+                    check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                )  # fmt: skip
+                runs.append(time.perf_counter() - started)
+            took[name] = min(runs)
+        base = took["report --json"]
+        for name, seconds in took.items():
+            rate = count / seconds
+            print(f"{name:<16}{seconds:>8.2f} s  x{seconds / base:.2f}  {rate:,.0f} origins/s")
 
 
 def redis_bytes(count: int, kept: int, fetches: int, now: float) -> int:
@@ -134,9 +165,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--origins", type=int, default=30_000)
     parser.add_argument("--stores", default="sqlite,redis,memory", help="comma-separated")
+    parser.add_argument("--report", action="store_true", help="time scrapy-rep report instead")
     args = parser.parse_args()
     now = time.time()
     count = args.origins
+    if args.report:
+        report_times(count, now)
+        return
     every = {"sqlite": ("SQLite file", sqlite_bytes), "redis": ("Redis used_memory", redis_bytes)}
     every["memory"] = ("memory store", memory_bytes)
     stores = dict(every[name.strip()] for name in args.stores.split(","))
