@@ -102,8 +102,9 @@ def filters_of(args: argparse.Namespace) -> Filters:
 
 def run_report(args: argparse.Namespace) -> int:
     if args.changed or args.since is not None:
-        from scrapy_rep.tools.cli.report_changed import run_changed
+        from scrapy_rep.tools.cli.report_changed import check_changed, run_changed
 
+        check_changed(args)  # a usage error before the project is read
         return run_changed(args, _context(args))
     context = _context(args)
     filters = filters_of(args)

@@ -31,7 +31,7 @@ from scrapy_rep.tools.store.scan import scan_store
 if TYPE_CHECKING:  # cli.report imports this module when asked
     from scrapy_rep.tools.cli.report import ReportContext
 
-__all__ = ["run_changed"]
+__all__ = ["check_changed", "run_changed"]
 
 EXIT_OK: Final = 0
 EXIT_NONE: Final = 1
@@ -47,7 +47,8 @@ _NOT_WITH_CHANGED: Final = {
 }
 
 
-def _check(args: argparse.Namespace) -> None:
+def check_changed(args: argparse.Namespace) -> None:
+    """``--since`` without ``--changed``, or an option of the report of states with it."""
     if not args.changed:
         raise SourceError("--since goes with --changed (the changes AGE old at most)")
     given = [flag for name, flag in _NOT_WITH_CHANGED.items() if getattr(args, name)]
@@ -62,7 +63,7 @@ def run_changed(args: argparse.Namespace, context: ReportContext) -> int:
     """The changed origins, in text, CSV or JSON Lines; 0 if any, 1 if none."""
     from scrapy_rep.tools.cli.report import said_tokens
 
-    _check(args)
+    check_changed(args)
     print(
         f"scrapy-rep: note: --changed reads each file as {said_tokens(args, context)}",
         file=sys.stderr,
