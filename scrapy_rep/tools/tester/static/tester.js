@@ -6,10 +6,11 @@
 // link.js.
 "use strict";
 
-import { $, call, el } from "./dom.js";
+import { $, call, el, info } from "./dom.js";
 import { Editor, showFindings } from "./editor.js";
 import { showLink } from "./link.js";
 import { Selection } from "./select.js";
+import { followAgents, showVersions } from "./versions.js";
 
 const state = {
   source: "text", // "text", "live" or "stored"
@@ -261,13 +262,6 @@ function editorHint() {
   $("editor").dataset.empty = state.access && !editor.value ? state.access : "";
 }
 
-function info(id, text, kind) {
-  const box = $(id);
-  box.hidden = false;
-  box.className = "info" + (kind ? " " + kind : "");
-  box.textContent = text;
-}
-
 async function fetchLive() {
   const url = $("robots-url").value.trim();
   setStatus("fetching " + url + " ...");
@@ -360,6 +354,7 @@ async function loadStored(quiet) {
       return got;
     }
     info("store-info", text, got.closed ? "bad" : "");
+    await showVersions(url, lines("agents"));
     if (!quiet) {
       state.source = "stored";
       state.robotsUrl = url;
@@ -466,6 +461,7 @@ async function start() {
     $("store-help").hidden = false;
   }
   for (const id of ["robots", "url", "urls", "agents"]) $(id).addEventListener("input", schedule);
+  followAgents(() => lines("agents"));
   $("robots-url").addEventListener("input", remember); // the link names it
   $("fetch-live").addEventListener("click", fetchLive);
   $("load-stored").addEventListener("click", () => loadStored(false));
