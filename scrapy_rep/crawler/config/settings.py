@@ -147,9 +147,8 @@ class Config:
     policy: PolicyConfig = field(default_factory=PolicyConfig)
 
     # --- what the content may be used for (docs/usage-preferences.md) ----------
-    #: REP_PURPOSES: the usage labels the crawl's output is used for
-    #: (``LABELS``: "train-ai", "ai-use", "search", "ai-input"). Empty: no
-    #: usage check at all, and no cost.
+    #: REP_PURPOSES: the usage labels (of ``LABELS``) the crawl's output is
+    #: used for. Empty: no usage check at all, and no cost.
     purposes: tuple[str, ...] = ()
     #: REP_USAGE_ACTION: "drop" or "tag" a response whose Content-Usage header
     #: refuses a purpose (robots.txt refusals are always dropped, before download).

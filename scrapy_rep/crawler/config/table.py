@@ -47,6 +47,7 @@ from scrapy_rep.crawler.config.values import (
     to_str,
     to_tokens,
 )
+from scrapy_rep.engine.usage import LABELS
 
 __all__ = [
     "CACHE_AND_OUTAGES",
@@ -404,7 +405,7 @@ POLITENESS: Final[tuple[Setting, ...]] = (
 USAGE: Final[tuple[Setting, ...]] = (
     Setting(
         "REP_PURPOSES",
-        "a list (or comma-separated string) of `train-ai`, `ai-use`, `search`, `ai-input`",
+        "a list (or comma-separated string) of " + ", ".join(f"`{label}`" for label in LABELS),
         "What the crawl's output is used for: robots.txt refusals drop requests before "
         "download. Empty: no usage check at all.",
         attribute="purposes",
