@@ -370,7 +370,7 @@ def effect(access: Access) -> str:
     robots = access.robots
     outside = robots.site_wide
     counts = "".join(
-        f", {plural(len(outside.get(key, ())), kind.noun)}"
+        f", {kind.counted(len(outside.get(key, ())))}"
         for key, kind in SITE_WIDE.items()
         if kind.said_when_none or key in outside
     )

@@ -84,7 +84,7 @@ async function run() {
   try {
     const answer = await call("POST", "/api/test", body);
     showFindings(answer, editor, $("findings"), $("lint-summary"));
-    showLicenses(answer.licenses);
+    showSiteWide(answer.site_wide);
     showRows(answer.rows, body.purposes);
     showVerdict(answer.rows);
     showLineNotes(answer.lines);
@@ -219,15 +219,20 @@ function showRows(rows, labels) {
   selection.restore();
 }
 
-// The site's licence URLs (RSL 1.0 License lines, docs/spec.md §7.3), as the
-// crawl hands them to the spider; the licences themselves are not fetched.
-function showLicenses(licenses) {
-  const list = $("licenses");
-  list.replaceChildren();
-  list.hidden = !licenses.length;
-  if (!licenses.length) return;
-  list.append(el("span", "Licence terms (RSL License, not fetched): "));
-  licenses.forEach((url, i) => list.append(el("span", (i ? ", " : "") + url, "license")));
+// The values of the lines outside any group that cover every URL (the site's
+// licence URLs, RSL 1.0 License lines, docs/spec.md §7.3), one line per kind,
+// as the crawl hands them to the spider; they are not fetched.
+function showSiteWide(kinds) {
+  const box = $("site-wide");
+  box.replaceChildren();
+  const found = kinds.filter((kind) => kind.values.length);
+  box.hidden = !found.length;
+  for (const kind of found) {
+    const about = kind.about.charAt(0).toUpperCase() + kind.about.slice(1);
+    const line = el("p", `${about} (not fetched): `);
+    kind.values.forEach((value, i) => line.append(el("span", (i ? ", " : "") + value, kind.key)));
+    box.append(line);
+  }
 }
 
 function showDiff(diff) {
