@@ -45,6 +45,8 @@ the order given)::
         },
         "licenses": [str]          # only when robots.txt has License lines (RSL 1.0):
                                    # the site's licence terms, absolute URLs, file order
+                                   # (one list per kind of line outside any group with
+                                   # ``about``: its ``values`` in engine/site_wide.py)
       }
     ]
 
