@@ -336,6 +336,12 @@ def test_scrapy_as_dict_is_json_ready_and_says_every_field() -> None:
         "licenses_removed": [],
         "sitemaps_added": [],
         "sitemaps_removed": ["https://example.com/sitemap.xml"],
+        **{  # every other kind of line outside any group, by its table entry
+            f"{kind.values}_{how}": []
+            for kind in SITE_WIDE.values()
+            if kind.key not in ("sitemap", "license")
+            for how in ("added", "removed")
+        },
         "summary": found.summary(),
     }
     assert found.summary() == (
