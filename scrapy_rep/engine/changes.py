@@ -188,9 +188,7 @@ def change_for(before: RobotsTxt | None, after: RobotsTxt | None, user_agent: Us
         sitemaps_added=sitemaps_added,
         sitemaps_removed=sitemaps_removed,
         site_wide=tuple(
-            SiteWideChange(key, added, removed)
-            for key, (added, removed) in outside.items()
-            if added or removed
+            SiteWideChange(key, new, gone) for key, (new, gone) in outside.items() if new or gone
         ),
     )
 
