@@ -281,6 +281,20 @@ REDIS_URL_TESTS = (
     "tests/tools/tester/test_cache_command.py::test_cache_command_names_a_missing_store_and_a_bad_url",
 )
 
+#: A flight's steps (one per origin, shared through the store, its load, fetch,
+#: retry and save): the resolver driven on its own, with a real store and a
+#: hand-moved clock (seconds), then the crawls through it.
+ACCESS_TESTS = (
+    "tests/cache/test_cache_resolver.py",
+    "tests/cache/test_resolver_flights.py",
+    "tests/cache/test_resolver_quick_retry.py",
+    "tests/cache/test_cache_resolver_bounds.py",
+    "tests/cache/test_forget_watch.py",
+    "tests/cache/test_cache_dead_fetcher.py",
+    "tests/crawler/test_resolver.py",
+    "tests/cache/test_arrivals.py",
+)
+
 
 @dataclass(frozen=True)
 class Room:
@@ -347,6 +361,17 @@ ROOMS: dict[str, Room] = {
         "scrapy_rep/crawler/spider_middleware.py", SPIDER_MIDDLEWARE_TESTS
     ),
     "crawler/access/resolver.py": Room("scrapy_rep/crawler/access/resolver.py", RESOLVER_TESTS),
+    "crawler/access/single_flight.py": Room(
+        "scrapy_rep/crawler/access/single_flight.py", ACCESS_TESTS
+    ),
+    "crawler/access/shared_records.py": Room(
+        "scrapy_rep/crawler/access/shared_records.py", ACCESS_TESTS
+    ),
+    "crawler/access/driver.py": Room("scrapy_rep/crawler/access/driver.py", ACCESS_TESTS),
+    "crawler/access/waiting.py": Room("scrapy_rep/crawler/access/waiting.py", ACCESS_TESTS),
+    "crawler/access/forget_watch.py": Room(
+        "scrapy_rep/crawler/access/forget_watch.py", ACCESS_TESTS
+    ),
     "crawler/page/page_rules.py": Room(
         "scrapy_rep/crawler/page/page_rules.py",
         ("tests/crawler/test_page_directives.py", "tests/crawler/test_page_nofollow.py"),
