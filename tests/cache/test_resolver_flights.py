@@ -12,7 +12,8 @@ from scrapy.utils.defer import deferred_f_from_coro_f
 from scrapy_rep.cache.outcome import AccessState
 from scrapy_rep.crawler.access.resolver import Resolver
 from scrapy_rep.crawler.async_bridge import FetchStopped, StopSignal
-from tests.cache.test_cache_resolver import DOWN, OK, A, ManualClock, Server, resolver, settle
+
+from .test_cache_resolver import DOWN, OK, A, ManualClock, Server, resolver, settle
 
 
 @deferred_f_from_coro_f

@@ -14,7 +14,8 @@ from scrapy_rep.cache.policy import PolicyConfig
 from scrapy_rep.cache.storage import MemoryStorage
 from scrapy_rep.crawler.access.resolver import Resolver
 from scrapy_rep.engine.origin import Origin
-from tests.cache.test_cache_resolver import DOWN, OK, A, ManualClock, Server, settle
+
+from .test_cache_resolver import DOWN, OK, A, ManualClock, Server, settle
 
 
 def waiting_resolver(
