@@ -289,6 +289,7 @@ ACCESS_TESTS = (
     "tests/cache/test_resolver_flights.py",
     "tests/cache/test_resolver_quick_retry.py",
     "tests/cache/test_resolver_store_failures.py",
+    "tests/cache/test_resolver_page_marks.py",
     "tests/cache/test_cache_resolver_bounds.py",
     "tests/cache/test_forget_watch.py",
     "tests/cache/test_cache_dead_fetcher.py",
