@@ -78,3 +78,20 @@ async def test_what_a_crawl_fetched_is_in_the_sqlite_file_once_it_closes(tmp_pat
     finally:
         await later.close()
     assert stored is not None and stored.good_body == BODY
+
+
+class ClosingFails(MemoryStorage):
+    async def close(self) -> None:
+        raise RuntimeError("cannot close")
+
+
+@deferred_f_from_coro_f
+async def test_a_store_that_fails_to_close_is_logged_and_the_close_goes_on(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    clock = ManualClock()
+    rep = resolver(Server(clock, OK), clock, ClosingFails(clock=clock))
+    await rep.access(A)
+    with caplog.at_level(logging.ERROR, "scrapy_rep.crawler.access.resolver"):
+        await rep.close()
+    assert [r.getMessage() for r in caplog.records] == ["Closing the robots.txt cache failed"]
