@@ -95,6 +95,8 @@ TESTER_TESTS = (
     "tests/tools/tester/test_tester_guard.py",
     "tests/tools/tester/test_tester_server.py",
     "tests/tools/tester/test_tester_connections.py",
+    "tests/tools/tester/test_tester_terminal.py",
+    "tests/tools/tester/test_tester_workers.py",
     *(
         _SECURITY + name
         for name in (
@@ -173,6 +175,23 @@ TURNS_TESTS = (
     _DELAY + "crawl_delay_86400_is_clamped_and_logged",
     _GAPS + "_for_a_place[memory-3-2]",
     _EXTRAS + "test_retry_after.py",
+)
+#: The crawl-delay extension: what it counts and warns of, settings first
+#: (no crawl), then a crawl per case (2-6 s each).
+CRAWL_DELAY_TESTS = (
+    *(
+        _DELAY + name
+        for name in (
+            "crawl_delay_ignored_by_default",
+            "crawl_delay_without_robotstxt_obey_warns",
+            "crawl_delay_clamp",
+            "crawl_delay_of_the_spiders_own_group",
+            "request_rate_paces_its_origin",
+            "crawl_delay_reapplied_when_robots_txt_is_refreshed",
+            "crawl_delay_86400_is_clamped_and_logged",
+            "crawl_delay_never_lowers_a_larger_download_delay",
+        )
+    ),
 )
 #: The face: what a crawl sees of the downloader middleware, requests that
 #: come over the crawl (an outage's retry started before the scheduler) first;
@@ -358,6 +377,9 @@ ROOMS: dict[str, Room] = {
     "tools/tester/answers.py": Room("scrapy_rep/tools/tester/answers.py", ANSWERS_TESTS),
     "tools/tester/report_api.py": Room("scrapy_rep/tools/tester/report_api.py", REPORT_API_TESTS),
     "crawler/pace/turns.py": Room("scrapy_rep/crawler/pace/turns.py", TURNS_TESTS),
+    "crawler/pace/crawl_delay.py": Room(
+        "scrapy_rep/crawler/pace/crawl_delay.py", CRAWL_DELAY_TESTS
+    ),
     "crawler/middleware.py": Room("scrapy_rep/crawler/middleware.py", MIDDLEWARE_TESTS),
     "crawler/spider_middleware.py": Room(
         "scrapy_rep/crawler/spider_middleware.py", SPIDER_MIDDLEWARE_TESTS
