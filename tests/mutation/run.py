@@ -179,6 +179,7 @@ TURNS_TESTS = (
 #: The crawl-delay extension: what it counts and warns of, settings first
 #: (no crawl), then a crawl per case (2-6 s each).
 CRAWL_DELAY_TESTS = (
+    _EXTRAS + "test_crawl_delay_counted.py",
     *(
         _DELAY + name
         for name in (
