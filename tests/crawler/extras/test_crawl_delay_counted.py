@@ -4,13 +4,15 @@ crawl-delay applies to the spider's own robots.txt token, read from its
 
 from __future__ import annotations
 
+import logging
+
 import pytest
 from scrapy.utils.defer import deferred_f_from_coro_f
 
 from crawler.servers import SiteServer
 
 from .conftest import PagesSpider, crawl, hits, stats
-from .test_crawl_delay import OBEY, pages, robots
+from .test_crawl_delay import OBEY, Clock, RefreshingSpider, pages, robots
 
 
 class OtherBotSpider(PagesSpider):
@@ -34,3 +36,37 @@ async def test_the_delay_counted_is_that_of_the_spiders_own_token(
     assert len(hits(site)) == 3
     assert stats(crawler).get("robotstxt/crawl_delay/applied") == applied
     assert "log_count/ERROR" not in stats(crawler)
+
+
+@deferred_f_from_coro_f
+async def test_a_refreshed_delay_is_counted_again_and_a_cut_one_said_once(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """docs/crawl-delay.md: ``applied`` counts an origin again after a refresh;
+    a delay past REP_CRAWL_DELAY_MAX is cut, counted each time, warned once."""
+    bodies = iter(
+        [
+            "User-agent: *\nCrawl-delay: 0.2\n",
+            "User-agent: *\nCrawl-delay: 60\n",  # cut to 0.3
+            "User-agent: *\nCrawl-delay: 90\n",  # cut again, not warned again
+        ]
+    )
+    clock = Clock()
+    routes = {"/robots.txt": lambda host: robots(next(bodies))}
+    with SiteServer(routes) as site, caplog.at_level(logging.WARNING):
+        crawler = await crawl(
+            pages(site, 3),
+            {**OBEY, "REP_CLOCK": clock, "REP_CRAWL_DELAY_MAX": 0.3},
+            RefreshingSpider,
+            clock=clock,
+            expire_after=(0, 1),
+        )
+    assert [hit.path for hit in hits(site)].count("/robots.txt") == 3
+    counted = stats(crawler)
+    assert (counted["robotstxt/crawl_delay/applied"], counted["robotstxt/crawl_delay/clamped"]) == (
+        3,
+        2,
+    )
+    said = [r for r in caplog.records if r.name == "scrapy_rep.crawler.pace.crawl_delay"]
+    assert len(said) == 1 and "crawl-delay 60 s" in said[0].getMessage()
+    assert "log_count/ERROR" not in counted
