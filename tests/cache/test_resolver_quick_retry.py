@@ -15,7 +15,7 @@ from scrapy_rep.cache.storage import MemoryStorage
 from scrapy_rep.crawler.access.resolver import Resolver
 from scrapy_rep.engine.origin import Origin
 
-from .test_cache_resolver import DOWN, OK, A, ManualClock, Server, settle
+from .test_cache_resolver import DOWN, OK, A, ManualClock, Server, resolver, settle
 
 
 def waiting_resolver(
@@ -108,3 +108,33 @@ async def test_a_step_of_the_flight_that_breaks_is_logged_and_its_requests_still
     await settle()
     assert not rep.pending(A) and len(server.calls) == 2
     assert (await rep.access(A)).state is AccessState.RULES
+
+
+@deferred_f_from_coro_f
+async def test_the_crawl_is_told_each_fetch_of_a_flight_with_the_answer_they_led_to() -> None:
+    clock = ManualClock()
+    server = Server(clock, DOWN, OK)
+    told: list[tuple[Origin, list[int | None], AccessState]] = []
+
+    def on_fetched(origin: Origin, outcomes: list[FetchOutcome], access: Access) -> None:
+        told.append((origin, [outcome.status for outcome in outcomes], access.state))
+
+    await waiting_resolver(server, clock, [], on_fetched=on_fetched).access(A)
+    assert told == [(A, [503, 200], AccessState.RULES)]  # the 503, its quick retry
+
+
+@deferred_f_from_coro_f
+async def test_a_fetch_that_raises_is_logged_and_answers_as_unreachable(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    clock = ManualClock()
+
+    async def broken(origin: Origin) -> FetchOutcome:
+        raise OSError("no route")
+
+    caplog.set_level(logging.ERROR, "scrapy_rep.crawler.access.resolver")
+    access = await resolver(broken, clock, unreachable_wait=0).access(A)
+    assert access.state is AccessState.CLOSED and "OSError: no route" in access.reason
+    assert [r.getMessage() for r in caplog.records] == [
+        "Fetching http://a.example/robots.txt failed"
+    ]
