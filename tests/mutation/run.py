@@ -317,6 +317,17 @@ ACCESS_TESTS = (
     "tests/cache/test_arrivals.py",
 )
 
+#: A request waiting for its origin's robots.txt: its place in
+#: CONCURRENT_REQUESTS (parked or holding one), a stop while it waits, then
+#: the crawls through the resolver.
+WAITING_TESTS = (
+    "tests/crawler/test_waves.py",
+    "tests/crawler/test_stops.py",
+    "tests/crawler/test_resolver.py",
+    "tests/cache/test_arrivals.py",
+    "tests/crawler/test_early.py",
+)
+
 
 @dataclass(frozen=True)
 class Room:
@@ -393,7 +404,7 @@ ROOMS: dict[str, Room] = {
         "scrapy_rep/crawler/access/shared_records.py", ACCESS_TESTS
     ),
     "crawler/access/driver.py": Room("scrapy_rep/crawler/access/driver.py", ACCESS_TESTS),
-    "crawler/access/waiting.py": Room("scrapy_rep/crawler/access/waiting.py", ACCESS_TESTS),
+    "crawler/access/waiting.py": Room("scrapy_rep/crawler/access/waiting.py", WAITING_TESTS),
     "crawler/access/forget_watch.py": Room(
         "scrapy_rep/crawler/access/forget_watch.py", ACCESS_TESTS
     ),
