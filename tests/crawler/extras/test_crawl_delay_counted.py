@@ -9,7 +9,7 @@ import logging
 import pytest
 from scrapy.utils.defer import deferred_f_from_coro_f
 
-from crawler.servers import SiteServer
+from crawler.servers import Reply, SiteServer
 
 from .conftest import PagesSpider, crawl, hits, stats
 from .test_crawl_delay import OBEY, Clock, RefreshingSpider, pages, robots
@@ -70,3 +70,32 @@ async def test_a_refreshed_delay_is_counted_again_and_a_cut_one_said_once(
     said = [r for r in caplog.records if r.name == "scrapy_rep.crawler.pace.crawl_delay"]
     assert len(said) == 1 and "crawl-delay 60 s" in said[0].getMessage()
     assert "log_count/ERROR" not in counted
+
+
+@deferred_f_from_coro_f
+async def test_a_refreshed_delay_is_counted_even_when_the_pages_left_are_disallowed() -> None:
+    """The refresh asked for by /page2 brings a delay and a Disallow of it: no
+    page of the origin reaches the downloader again, the delay is counted all
+    the same. Another origin has no robots.txt (404): nothing to count there."""
+    bodies = iter(
+        [
+            "User-agent: *\nCrawl-delay: 0.2\n",
+            "User-agent: *\nCrawl-delay: 0.2\nDisallow: /page2\n",
+        ]
+    )
+    clock = Clock()
+    with (
+        SiteServer({"/robots.txt": lambda host: robots(next(bodies))}) as site,
+        SiteServer({"/robots.txt": Reply(404)}) as bare,
+    ):
+        crawler = await crawl(
+            [bare.url("/page"), *pages(site, 3)],  # one after the other
+            {**OBEY, "REP_CLOCK": clock},
+            RefreshingSpider,
+            clock=clock,
+            expire_after=(2,),  # after /page1
+        )
+    assert [hit.path for hit in hits(site)] == ["/robots.txt", "/page0", "/page1", "/robots.txt"]
+    assert [hit.path for hit in hits(bare)] == ["/robots.txt", "/page"]
+    counted = stats(crawler)
+    assert counted["robotstxt/crawl_delay/applied"] == 2 and "log_count/ERROR" not in counted
