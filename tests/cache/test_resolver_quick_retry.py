@@ -1,6 +1,7 @@
 """A first failure's quick retries (docs/spec.md §2.2): the requests that wait
-get the retry's answer, never past ``unreachable_wait`` of real time; a
-failing handler of the answer is logged and costs no request."""
+get the retry's answer, never past ``unreachable_wait`` of real time whatever
+the crawl's clock says; the crawl is told each fetch; a fetch that raises, a
+failing handler of the answer or a broken step is logged and costs no request."""
 
 from __future__ import annotations
 
@@ -138,3 +139,30 @@ async def test_a_fetch_that_raises_is_logged_and_answers_as_unreachable(
     assert [r.getMessage() for r in caplog.records] == [
         "Fetching http://a.example/robots.txt failed"
     ]
+
+
+@deferred_f_from_coro_f
+async def test_quick_retries_end_on_real_time_whatever_the_crawls_clock_says() -> None:
+    """A crawl clock that stands still (REP_CLOCK): the retries still end after
+    ``unreachable_wait`` seconds of real time, and the requests are dropped."""
+    clock = ManualClock()  # never moves
+    real = ManualClock()
+    server = Server(clock, DOWN)
+    waits: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        waits.append(seconds)
+        real.now += max(seconds, 1.0)
+        if len(waits) > 100:
+            raise RuntimeError("retried without end")
+
+    rep = Resolver(
+        server,  # type: ignore[arg-type]
+        policy=PolicyConfig(retry_jitter=0, unreachable_wait=10),
+        clock=clock,
+        monotonic=real,
+        sleep=sleep,
+        random=lambda: 0.0,
+    )
+    assert (await rep.access(A)).state is AccessState.CLOSED
+    assert 2 <= len(server.calls) <= 12 and len(waits) <= 11
