@@ -1,4 +1,4 @@
-"""The Tester's calls at once (docs/tester.md, "Safety"): sixteen live fetches at
+"""The Tester's calls at once (docs/tester.md, "The server"): sixteen live fetches at
 most; a stop neither waits for those under way nor starts those still queued."""
 
 from __future__ import annotations
@@ -10,10 +10,11 @@ from collections.abc import Callable
 
 from crawler.servers import Behaviour, Reply, SiteServer
 
-from scrapy_rep.tools.tester.server import WORKERS
-
 from .conftest import Running
 from .test_tester_security import PATIENCE
+
+#: The API's worker threads, as docs/tester.md ("The server") gives them.
+WORKERS = 16
 
 
 def until(done: Callable[[], bool]) -> bool:
