@@ -5,6 +5,7 @@ lets a waiting request go while the fetch goes on for the next one."""
 from __future__ import annotations
 
 import asyncio
+import logging
 
 import pytest
 from scrapy.utils.defer import deferred_f_from_coro_f
@@ -74,7 +75,9 @@ async def test_a_request_waiting_for_robots_txt_is_let_go_at_a_stop_and_the_fetc
 
 
 @deferred_f_from_coro_f
-async def test_closing_ends_the_fetch_under_way_and_its_waiting_request_rather_than_hang() -> None:
+async def test_closing_ends_the_fetch_under_way_and_its_waiting_request_rather_than_hang(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     clock = ManualClock()
     server = Server(clock, OK)
     server.gate = asyncio.Event()
@@ -83,9 +86,11 @@ async def test_closing_ends_the_fetch_under_way_and_its_waiting_request_rather_t
     waiting = asyncio.ensure_future(rep.access(A))
     await settle()
     assert rep.busy and not waiting.done()
-    await rep.close()
-    await settle()
+    with caplog.at_level(logging.ERROR):
+        await rep.close()
+        await settle()
     assert not rep.busy  # nothing keeps the closed crawl open
+    assert caplog.records == []  # the cancelled fetch is no error
     with pytest.raises(asyncio.CancelledError):  # not left waiting for a fetch that never ends
         await asyncio.wait_for(waiting, 10)
     assert rep.current(A) is None  # nothing was learnt
