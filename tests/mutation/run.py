@@ -242,6 +242,7 @@ RESOLVER_TESTS = (
     "tests/crawler/test_origins.py",
     "tests/crawler/test_middleware.py",
     "tests/cache/test_forget_watch.py",
+    "tests/cache/test_forget_watch_said.py",
     "tests/crawler/test_gauges.py",
 )
 #: ``scrapy-rep report``: its rows, filters and sorts, then the command.
@@ -312,6 +313,7 @@ ACCESS_TESTS = (
     "tests/cache/test_resolver_page_marks.py",
     "tests/cache/test_cache_resolver_bounds.py",
     "tests/cache/test_forget_watch.py",
+    "tests/cache/test_forget_watch_said.py",
     "tests/cache/test_cache_dead_fetcher.py",
     "tests/crawler/test_resolver.py",
     "tests/cache/test_arrivals.py",
