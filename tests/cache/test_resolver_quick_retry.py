@@ -10,13 +10,13 @@ import logging
 import pytest
 from scrapy.utils.defer import deferred_f_from_coro_f
 
-from scrapy_rep.cache.outcome import Access, AccessState, FetchOutcome
+from scrapy_rep.cache.outcome import Access, AccessState, FetchKind, FetchOutcome
 from scrapy_rep.cache.policy import PolicyConfig
 from scrapy_rep.cache.storage import MemoryStorage
 from scrapy_rep.crawler.access.resolver import Resolver
-from scrapy_rep.engine.origin import Origin
+from scrapy_rep.engine.origin import Origin, robots_url
 
-from .test_cache_resolver import DOWN, OK, A, ManualClock, Server, resolver, settle
+from .test_cache_resolver import DOWN, OK, T0, A, ManualClock, Server, resolver, settle
 
 
 def waiting_resolver(
@@ -143,21 +143,25 @@ async def test_a_fetch_that_raises_is_logged_and_answers_as_unreachable(
 
 @deferred_f_from_coro_f
 async def test_quick_retries_end_on_real_time_whatever_the_crawls_clock_says() -> None:
-    """A crawl clock that stands still (REP_CLOCK): the retries still end after
-    ``unreachable_wait`` seconds of real time, and the requests are dropped."""
+    """A crawl clock that stands still (REP_CLOCK) while each fetch takes 4 s of
+    real time (a timeout): the retries end once ``unreachable_wait`` seconds
+    of real time have gone, and the requests are dropped."""
     clock = ManualClock()  # never moves
     real = ManualClock()
-    server = Server(clock, DOWN)
     waits: list[float] = []
+
+    async def timing_out(origin: Origin) -> FetchOutcome:
+        real.now += 4
+        return FetchOutcome(FetchKind.UNREACHABLE, robots_url(origin), clock(), reason="timeout")
 
     async def sleep(seconds: float) -> None:
         waits.append(seconds)
-        real.now += max(seconds, 1.0)
+        real.now += seconds
         if len(waits) > 100:
             raise RuntimeError("retried without end")
 
     rep = Resolver(
-        server,  # type: ignore[arg-type]
+        timing_out,
         policy=PolicyConfig(retry_jitter=0, unreachable_wait=10),
         clock=clock,
         monotonic=real,
@@ -165,4 +169,4 @@ async def test_quick_retries_end_on_real_time_whatever_the_crawls_clock_says() -
         random=lambda: 0.0,
     )
     assert (await rep.access(A)).state is AccessState.CLOSED
-    assert 2 <= len(server.calls) <= 12 and len(waits) <= 11
+    assert real.now - T0 <= 10 + 4  # the last fetch started within the wait
