@@ -6,15 +6,18 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 
 import pytest
 from scrapy.utils.defer import deferred_f_from_coro_f
+from twisted.internet.defer import Deferred
 
-from scrapy_rep.cache.outcome import AccessState
+from scrapy_rep.cache.outcome import AccessState, FetchKind, FetchOutcome
 from scrapy_rep.crawler.access.resolver import Resolver
 from scrapy_rep.crawler.async_bridge import FetchStopped, StopSignal
+from scrapy_rep.engine.origin import Origin, robots_url
 
-from .test_cache_resolver import DOWN, OK, A, ManualClock, Server, resolver, settle
+from .test_cache_resolver import BODY, DOWN, OK, A, ManualClock, Server, resolver, settle
 
 
 @deferred_f_from_coro_f
@@ -94,3 +97,29 @@ async def test_closing_ends_the_fetch_under_way_and_its_waiting_request_rather_t
     with pytest.raises(asyncio.CancelledError):  # not left waiting for a fetch that never ends
         await asyncio.wait_for(waiting, 10)
     assert rep.current(A) is None  # nothing was learnt
+
+
+def test_without_an_asyncio_loop_closing_ends_a_prefetch_under_way() -> None:
+    """Under a Twisted reactor other than asyncio's no asyncio loop runs: a
+    flight is a Deferred, cancelled all the same when the crawl closes. (Run
+    in a thread of its own: the test's thread has asyncio's loop running.)"""
+    seen: list[object] = []
+
+    def crawl_without_asyncio() -> None:
+        clock = ManualClock()
+        gate: Deferred[None] = Deferred()
+
+        async def held(origin: Origin) -> FetchOutcome:
+            await gate
+            return FetchOutcome(FetchKind.SUCCESS, robots_url(origin), clock(), 200, BODY)
+
+        rep = resolver(held, clock, unreachable_wait=0)
+        rep.prefetch(A)
+        seen.append(rep.busy)
+        closing = Deferred.fromCoroutine(rep.close())
+        seen.extend([closing.called, gate.called, rep.busy])
+
+    thread = threading.Thread(target=crawl_without_asyncio)
+    thread.start()
+    thread.join(10)
+    assert seen == [True, True, True, False]  # busy; closed, its fetch cancelled, not busy
