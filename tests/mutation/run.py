@@ -201,6 +201,7 @@ MIDDLEWARE_TESTS = (
     "tests/crawler/test_early.py",
     "tests/cache/test_arrivals.py",
     "tests/crawler/test_face_edges.py",
+    "tests/crawler/test_robots_url_with_query.py",
     "tests/cache/test_spider_robots_learned.py",
     "tests/crawler/test_middleware.py",
     "tests/crawler/test_origins.py",
