@@ -320,10 +320,11 @@ ACCESS_TESTS = (
     "tests/cache/test_arrivals.py",
 )
 
-#: A request waiting for its origin's robots.txt: its place in
-#: CONCURRENT_REQUESTS (parked or holding one), a stop while it waits, then
-#: the crawls through the resolver.
+#: A request waiting for its origin's robots.txt: the one Scrapy's
+#: robots_parsed names, its place in CONCURRENT_REQUESTS (parked or holding
+#: one), a stop while it waits, then the crawls through the resolver.
 WAITING_TESTS = (
+    "tests/crawler/test_robots_parsed_request.py",
     "tests/crawler/test_waves.py",
     "tests/crawler/test_stops.py",
     "tests/crawler/test_resolver.py",
