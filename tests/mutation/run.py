@@ -245,6 +245,7 @@ RESOLVER_TESTS = (
     "tests/cache/test_forget_watch.py",
     "tests/cache/test_forget_watch_said.py",
     "tests/cache/test_forget_watch_threaded.py",
+    "tests/cache/test_forget_watch_without_asyncio.py",
     "tests/crawler/test_gauges.py",
 )
 #: ``scrapy-rep report``: its rows, filters and sorts, then the command.
@@ -317,6 +318,7 @@ ACCESS_TESTS = (
     "tests/cache/test_forget_watch.py",
     "tests/cache/test_forget_watch_said.py",
     "tests/cache/test_forget_watch_threaded.py",
+    "tests/cache/test_forget_watch_without_asyncio.py",
     "tests/cache/test_cache_dead_fetcher.py",
     "tests/crawler/test_resolver.py",
     "tests/cache/test_arrivals.py",
