@@ -1,11 +1,14 @@
 """Sphinx extension: the settings reference, generated from the code's table.
 
 ``{rep-settings}`` (a directive without arguments) renders
-``scrapy_rep.crawler.config.table.SETTINGS`` grouped by task (``GROUPS``:
-a title, a sentence, an example, the settings), each group a table: name,
-default, accepted values, what it does. Defaults come from ``Config``'s
-fields unless an entry words its own, so the page cannot drift from what the
-crawler reads; a setting in no group, or in two, is a build error.
+``scrapy_rep.crawler.config.table.SETTINGS`` by section (``GROUPS``: a
+title, a sentence, an example, and the table's tuple of that section's
+settings), each section a table: name, default, accepted values, what it
+does. Defaults come from the fields the settings fill (``Config``'s or
+``PolicyConfig``'s; an outage setting's with ``REP_OUTAGE_RULES =
+"google-legacy"`` beside it) unless an entry words its own, so the page
+cannot drift from what the crawler reads; a setting in no group, or in two,
+is a build error.
 
 The extension also warns (an error under ``-W``) when a page names a
 ``REP_*`` setting the table does not hold: a renamed or removed setting
@@ -22,8 +25,11 @@ from docutils.parsers.rst import Directive
 from sphinx.application import Sphinx
 from sphinx.util import logging
 
-from scrapy_rep.crawler.config.settings import Config
-from scrapy_rep.crawler.config.table import SETTINGS, Setting
+from scrapy_rep.cache.policy import PolicyConfig
+from scrapy_rep.crawler.config import table
+from scrapy_rep.crawler.config.setting import Setting
+from scrapy_rep.crawler.config.settings import field_default
+from scrapy_rep.crawler.config.table import SETTINGS
 
 logger = logging.getLogger(__name__)
 
@@ -40,7 +46,7 @@ class Group(NamedTuple):
     title: str
     about: str
     example: str
-    names: tuple[str, ...]
+    settings: tuple[Setting, ...]
 
 
 GROUPS: tuple[Group, ...] = (
@@ -48,69 +54,58 @@ GROUPS: tuple[Group, ...] = (
         "Enable",
         "Whether requests are checked, which, and how robots.txt is read.",
         'ADDONS = {"scrapy_rep.Addon": 0}\nROBOTSTXT_OBEY = True',
-        ("ROBOTSTXT_OBEY", "REP_CHECKED_SCHEMES", "REP_FOLLOW_REDIRECTS", "REP_ROBOTSTXT_TIMEOUT",
-         "REP_MAX_BODY_BYTES",
-         "REP_GOOGLE_QUIRKS"),
+        table.ENABLE,
     ),
     Group(
         "Tokens",
         "Which robots.txt group applies: the crawler's tokens, most specific first.",
         'ROBOTSTXT_USER_AGENT = ["mybot-news", "mybot"]',
-        ("ROBOTSTXT_USER_AGENT", "USER_AGENT"),
+        table.TOKENS,
     ),
     Group(
         "Caching and outages",
         "How long a robots.txt holds, and what applies while it cannot be fetched.",
         "REP_CACHE_TTL = 6 * 3600          # refetch every 6 hours\n"
         "REP_UNREACHABLE_DISALLOW = 3600   # closed for 1 h, then the last good copy",
-        ("REP_CACHE_TTL", "REP_CACHE_MIN_TTL", "REP_CACHE_MAX_TTL", "REP_CACHE_KEEP",
-         "REP_OUTAGE_RULES", "REP_UNREACHABLE_DISALLOW", "REP_UNREACHABLE_MAX_AGE",
-         "REP_LONG_OUTAGE", "REP_SITE_REACHABLE_WINDOW", "REP_UNREACHABLE_WAIT",
-         "REP_RETRY_INITIAL", "REP_RETRY_MAX", "REP_RETRY_BUSY_INITIAL", "REP_RETRY_BUSY_MAX",
-         "REP_RETRY_FACTOR", "REP_RETRY_JITTER"),
+        table.CACHE_AND_OUTAGES,
     ),
     Group(
-        "Versions and the decision log",
-        "The earlier robots.txt answers kept per origin, and a record of why each request "
-        "was let through or dropped (docs/versions.md).",
-        'REP_VERSIONS_KEPT = 5\nREP_DECISION_LOG = "decisions.jsonl"',
-        ("REP_VERSIONS_KEPT", "REP_VERSIONS_MAX_BYTES", "REP_DECISION_LOG",
-         "REP_DECISION_LOG_MAX_BYTES"),
+        "The decision log",
+        "A record of why each request was let through or dropped (docs/versions.md).",
+        'REP_DECISION_LOG = "decisions.jsonl"',
+        table.DECISION_LOG,
     ),
     Group(
         "Storage",
         "Where records are kept, and shared between processes.",
         'REP_STORAGE = "redis"\nREP_REDIS_URL = "redis://localhost:6379/0"',
-        ("REP_STORAGE", "REP_STORAGE_PATH", "REP_MEMORY_MAX_ORIGINS", "REP_MEMORY_MAX_BYTES",
-         "REP_REDIS_URL", "REP_REDIS_PREFIX", "REP_REDIS_RETRY_INTERVAL",
-         "REP_FORGET_POLL_INTERVAL"),
+        table.STORAGE,
     ),
     Group(
         "Politeness",
         "Crawl-delay and Retry-After, per origin, for every process sharing the store.",
         'REP_CRAWL_DELAY = "obey"\nREP_CRAWL_DELAY_MAX = 10',
-        ("REP_CRAWL_DELAY", "REP_CRAWL_DELAY_MAX", "REP_RETRY_AFTER", "REP_RETRY_AFTER_MIN",
-         "REP_RETRY_AFTER_MAX"),
+        table.POLITENESS,
     ),
     Group(
         "Usage preferences",
         "What the crawl's output is used for, checked against Content-Usage and Content-Signal.",
         'REP_PURPOSES = ["train-ai"]\nREP_USAGE_ACTION = "tag"',
-        ("REP_PURPOSES", "REP_USAGE_ACTION"),
+        table.USAGE,
     ),
     Group(
         "Page rules",
         "X-Robots-Tag and robots meta tags.",
         "REP_PAGE_DIRECTIVES = True",
-        ("REP_PAGE_DIRECTIVES", "REP_PAGE_DIRECTIVES_MAX_BYTES"),
+        table.PAGE_RULES,
     ),
     Group(
         "Sitemaps",
         "Following the sitemaps robots.txt lists.",
         'REP_FOLLOW_SITEMAPS = True\nREP_SITEMAP_CALLBACK = "parse_sitemap"',
-        ("REP_FOLLOW_SITEMAPS", "REP_FOLLOW_SITEMAPS_MAX", "REP_SITEMAP_CALLBACK"),
+        table.SITEMAPS,
     ),
-)  # fmt: skip
+)
 _REP_NAME = re.compile(r"\bREP_[A-Z][A-Z0-9_]*\b")
 
 
@@ -118,7 +113,16 @@ def shown_default(setting: Setting) -> str:
     """The default as the page shows it, `code` marked with backquotes."""
     if setting.default is not None:
         return setting.default
-    value = getattr(Config(), str(setting.attribute))
+    value = field_default(str(setting.attribute))
+    legacy = getattr(PolicyConfig.older_google(), str(setting.attribute), value)
+    if legacy != value:  # an outage setting the preset changes
+        return f"{_shown(value)}; {_shown(legacy)} with `google-legacy`"
+    if isinstance(value, int) and setting.name.endswith("_BYTES") and value % MIB == 0:
+        return f"`{value}` ({value // MIB} MiB)"
+    return _shown(value)
+
+
+def _shown(value: object) -> str:
     if isinstance(value, bool):
         return f"`{value}`"
     if isinstance(value, str):
@@ -129,8 +133,6 @@ def shown_default(setting: Setting) -> str:
         return "`[" + ", ".join(f'"{item}"' for item in value) + "]`"
     if isinstance(value, float) and value.is_integer():
         return f"`{int(value)}`" + _duration(int(value))
-    if isinstance(value, int) and setting.name.endswith("_BYTES") and value % MIB == 0:
-        return f"`{value}` ({value // MIB} MiB)"
     return f"`{value}`"
 
 
@@ -167,9 +169,9 @@ class SettingsTable(Directive):
     has_content = False
 
     def run(self) -> list[nodes.Node]:
-        by_name = {setting.name: setting for setting in SETTINGS}
-        grouped = [name for group in GROUPS for name in group.names]
-        for name in sorted(set(by_name) ^ set(grouped)) + _twice(grouped):
+        names = [setting.name for setting in SETTINGS]
+        grouped = [setting.name for group in GROUPS for setting in group.settings]
+        for name in sorted(set(names) ^ set(grouped)) + _twice(grouped):
             logger.warning("settings: %s is not in exactly one of GROUPS (docs/_ext)", name)
         out: list[nodes.Node] = []
         for group in GROUPS:
@@ -177,7 +179,7 @@ class SettingsTable(Directive):
             rubric["ids"].append(nodes.make_id("settings " + group.title))
             example = nodes.literal_block(group.example, group.example, language="python")
             out += [rubric, _inline(group.about), example]
-            out.append(_table([by_name[name] for name in group.names if name in by_name]))
+            out.append(_table(list(group.settings)))
         return out
 
 

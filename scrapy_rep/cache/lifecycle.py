@@ -371,9 +371,12 @@ class OriginLifecycle:
     def size(self) -> int:
         """Bytes of robots.txt kept alive (one object once): bodies only, as the
         objects around them are bounded by the origin count; counting those
-        too capped a broad crawl near 30,000 origins (docs/benchmarks.md, "At scale")."""
+        too capped a broad crawl near 30,000 origins (docs/benchmarks.md, "At scale").
+        The record's earlier versions count too (docs/versions.md)."""
         body = self.record.good_body if self.record is not None else None
         size = len(body) if body else 0
+        if self.record is not None:
+            size += sum(len(version.body or b"") for version in self.record.earlier)
         kept = self.outcome.body if self.outcome is not None else None
         if kept and kept is not body:
             size += len(kept)

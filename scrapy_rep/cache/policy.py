@@ -104,6 +104,10 @@ class Decision:
     #: USE only: a background refetch is due (outage retry); requests do not wait.
     refresh_due: bool = False
     stale: bool = False  # the rules come from an expired copy (stats: stale_used)
+    #: USE in an outage: when the next window of docs/spec.md §2.2 starts, if
+    #: time alone changes what applies then; None when only a fetch (or a page
+    #: of the site answering) does. ``standing`` shows it as the state's end.
+    until: float | None = None
 
     def access(self, parse: Callable[[bytes], RobotsTxt]) -> Access:
         """The ``Access`` to apply; ``parse`` should share one parse per body."""
@@ -376,32 +380,37 @@ def outage_start(record: OriginRecord) -> float:
 
 def _decide_outage(record: OriginRecord, now: float, config: PolicyConfig) -> Decision:
     assert record.outage_started_at is not None
-    age = now - outage_start(record)
+    start = outage_start(record)
+    age = now - start
     since = f"robots.txt unreachable ({record.reason}) since {_iso(record.outage_started_at)}"
     due = record.next_retry_at is None or now >= record.next_retry_at
 
-    def use(state: AccessState, why: str, body: bytes | None = None) -> Decision:
+    def use(
+        state: AccessState, why: str, body: bytes | None = None, until: float | None = None
+    ) -> Decision:
         stale = body is not None and now >= record.expires_at
-        return Decision(Action.USE, state, body, f"{since}; {why}", due, stale)
+        return Decision(Action.USE, state, body, f"{since}; {why}", due, stale, until)
 
-    if age < 0:
-        return _last_good_copy(record, use)  # an early refresh failed: the copy is still valid
+    if age < 0:  # an early refresh failed: the copy is still valid until it expires
+        return replace(_last_good_copy(record, use), until=start)
     if age < config.unreachable_disallow:
-        until = _iso(outage_start(record) + config.unreachable_disallow)
+        closed_until = start + config.unreachable_disallow
         return use(
             AccessState.CLOSED,
-            f"closed: every request to it is dropped until {until} (the first "
+            f"closed: every request to it is dropped until {_iso(closed_until)} (the first "
             f"{span(config.unreachable_disallow)} of an outage), or until robots.txt answers",
+            until=closed_until,
         )
-    start = now - age
     if age < config.unreachable_max_age or config.long_outage == "cached":
-        copy = _last_good_copy(record, use)
+        copy_until = None if config.long_outage == "cached" else start + config.unreachable_max_age
+        copy = replace(_last_good_copy(record, use), until=copy_until)
         return _asked_since(copy, record, start + config.unreachable_disallow)
     seen = record.site_reachable_at
     if seen is not None and now - seen <= config.site_reachable_window:
         allow = use(
             AccessState.ALLOW_ALL,
             f"its pages answered at {_iso(seen)}: everything allowed, as if it had no robots.txt",
+            until=seen + config.site_reachable_window,
         )
         return _asked_since(allow, record, start + config.unreachable_max_age)
     return use(

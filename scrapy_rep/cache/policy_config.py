@@ -1,9 +1,10 @@
 """Every duration and choice of docs/spec.md §2.2 and §3, in one frozen value.
 
-Read from the settings once (``crawler/config/settings.py``); the policy and
-the lifecycle take it as an argument. Each field is named as the ``Config``
-field its setting fills (``REP_CACHE_TTL``: ``cache_ttl``), and its default
-here is the setting's.
+Read from the settings once (``crawler/config/settings.py``, as
+``Config.policy``); the policy and the lifecycle take it as an argument. Each
+field is filled by the setting whose entry in ``crawler/config/table.py``
+names it (``REP_CACHE_TTL``: ``cache_ttl``), and its default here is that
+setting's: a new setting of the policy is a field here and an entry there.
 """
 
 from __future__ import annotations

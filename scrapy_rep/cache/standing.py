@@ -17,7 +17,7 @@ from enum import Enum
 from typing import Final
 
 from scrapy_rep.cache.outcome import AccessState
-from scrapy_rep.cache.policy import decide_settled, loaded_record, outage_start
+from scrapy_rep.cache.policy import decide_settled, loaded_record
 from scrapy_rep.cache.policy_config import PolicyConfig
 from scrapy_rep.cache.record import OriginRecord
 from scrapy_rep.engine.lines import ALLOW
@@ -98,31 +98,8 @@ def standing(record: OriginRecord, now: float, config: PolicyConfig) -> Standing
         expired = now >= trusted.expires_at
         return Standing(state, since, trusted.expires_at, None, expired, decision.reason)
     state = IN_OUTAGE[access or AccessState.CLOSED]
-    until = _outage_until(trusted, state, now, config)
     since = trusted.outage_started_at
-    return Standing(state, since, until, _cause(trusted.status), False, decision.reason)
-
-
-def _outage_until(
-    record: OriginRecord, state: State, now: float, config: PolicyConfig
-) -> float | None:
-    """When the policy's next window starts (docs/spec.md §2.2), if it changes the state."""
-    start = outage_start(record)
-    age = now - start
-    if age < 0:  # an early refresh failed: the copy holds until its expiry, then closes
-        return start
-    if age < config.unreachable_disallow:
-        return start + config.unreachable_disallow
-    if state is State.CLOSED and age < config.unreachable_max_age:
-        return None  # the window ended, robots.txt not asked since: until a fetch
-    if config.long_outage == "cached":
-        return None  # the last copy (or allow) for as long as the outage lasts
-    if age < config.unreachable_max_age:
-        return start + config.unreachable_max_age
-    seen = record.site_reachable_at
-    if state is State.OUTAGE_ALLOW and seen is not None:
-        return seen + config.site_reachable_window
-    return None
+    return Standing(state, since, decision.until, _cause(trusted.status), False, decision.reason)
 
 
 def _cause(status: int | None) -> str:

@@ -3,7 +3,7 @@
 Glue only. The origin comes from the engine (``checked_origins`` keeps it per
 netloc), the access from the ``Resolver`` (storage + policy, fetching through
 the ``Fetcher``) while the request is ``Waiting``, the verdict from the
-``request_checks`` the config asks for (robots.txt's rules, then usage).
+``request_checks`` the config asks for (robots.txt's rules first).
 Beside it: ``RequestTokens`` (which tokens), ``Reporter`` (stats, logs,
 signals), ``CrawlLife`` (open, idle, close), ``spider_robots`` (a spider's
 own robots.txt requests) and ``internals`` (what reaches into Scrapy).
@@ -84,8 +84,8 @@ class RobotsTxtMiddleware:
 
     For other components: ``crawler.get_downloader_middleware(RobotsTxtMiddleware)``
     gives the instance, ``.config`` its settings (a ``Config``), ``.checks``
-    the checks a request passes (``request_checks``: robots.txt's rules, and
-    the usage check when ``REP_PURPOSES`` is set), and
+    the checks a request passes (``request_checks``: robots.txt's rules
+    first; the usage check only when ``REP_PURPOSES`` is set), and
     ``.tokens_for(request)`` the user-agent tokens a request is matched with
     (in preference order), e.g. for ``access.robots.crawl_delay(tokens)`` on
     the ``robotstxt_resolved`` signal.
@@ -114,7 +114,7 @@ class RobotsTxtMiddleware:
         self._resolver = Resolver(
             self._fetch,
             fetch_for=self._fetch_for,
-            policy=config.policy(),
+            policy=config.policy,
             google_quirks=config.google_quirks,
             clock=config.clock,
             # REP_CLOCK (a testing hook) may also time the waits between quick retries.

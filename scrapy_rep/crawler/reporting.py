@@ -85,7 +85,7 @@ class Reporter:
         #: without a User-Agent of its own).
         self.gauges = OriginGauges(batch=COUNT_BATCH)
         if config is not None:
-            self.gauges = OriginGauges(config.policy(), config.clock, tokens, COUNT_BATCH)
+            self.gauges = OriginGauges(config.policy, config.clock, tokens, COUNT_BATCH)
         self.gauges.on_batch = self.set_gauges
         self._gauges_set = False
         #: REP_DECISION_LOG's file, when set: a line per request let through or dropped.
@@ -378,7 +378,7 @@ def effect(access: Access) -> str:
     robots = access.robots
     outside = robots.site_wide
     counts = "".join(
-        f", {plural(len(outside.get(key, ())), kind.noun)}"
+        f", {kind.counted(len(outside.get(key, ())))}"
         for key, kind in SITE_WIDE.items()
         if kind.said_when_none or key in outside
     )

@@ -1,10 +1,10 @@
-"""The checks a request passes before download: robots.txt's rules, then usage.
+"""The checks a request passes before download: robots.txt's rules first.
 
-The middleware holds the checks its config asks for, in order, and asks each
-for a verdict once the origin's access is known (twice per request: before
-the scheduler and at download, so a verdict is kept to plain lookups). The
-first drop wins. A crawl that declares no purposes (``REP_PURPOSES``) holds
-the robots.txt check alone, so the usage check costs it nothing.
+The middleware holds the checks its config asks for (``request_checks``, in
+order), and asks each for a verdict once the origin's access is known (twice
+per request: before the scheduler and at download, so a verdict is kept to
+plain lookups). The first drop wins. A crawl that declares no purposes
+(``REP_PURPOSES``) holds no usage check, so it costs that crawl nothing.
 
 A check that also looks at responses (the usage check reads the
 ``Content-Usage`` header) is a ``ResponseCheck`` as well.

@@ -66,21 +66,23 @@ def crawler_tokens(user_agent: str | Sequence[str], google_quirks: bool) -> tupl
     names no group there.
     """
     memo = _TOKENS_OF[google_quirks]
-    if isinstance(user_agent, str) and user_agent in memo:
-        return memo[user_agent]  # a crawler asks with the same few strings
-    names = (user_agent,) if isinstance(user_agent, str) else tuple(user_agent)
+    key = user_agent if isinstance(user_agent, str) else tuple(user_agent)
+    found = memo.get(key)
+    if found is not None:
+        return found  # a crawler asks with the same few strings (or lists of them)
+    names = (key,) if isinstance(key, str) else key
     if google_quirks:
         tokens = tuple(name.lower() for name in names)
     else:
         tokens = tuple(dict.fromkeys(t for name in names for t in agent_tokens(name)))
-    if isinstance(user_agent, str) and len(memo) < _MEMO_SIZE:
-        memo[user_agent] = tokens
+    if len(memo) < _MEMO_SIZE:
+        memo[key] = tokens
     return tokens
 
 
 _MEMO_SIZE: Final = 1024
-#: User-Agent string -> tokens, without and with Google's quirks.
-_TOKENS_OF: Final[tuple[dict[str, tuple[str, ...]], ...]] = ({}, {})
+#: User-Agent string, or list of them, -> tokens, without and with Google's quirks.
+_TOKENS_OF: Final[tuple[dict[str | tuple[str, ...], tuple[str, ...]], ...]] = ({}, {})
 
 
 def select_group(

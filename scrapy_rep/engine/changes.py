@@ -5,9 +5,10 @@ group that applies to them are compared as written, by (kind, pattern) as a
 multiset, so a rule that merely moved is no change and a group that moved
 from ``*`` to the crawler's own is judged by the rules it brings. Beside the
 rules: the group's token, the pacing lines, the usage preferences, and the
-site-wide Sitemap and License lines. A version that is None had no rules (a
-4xx answer: everything allowed), and so has a version whose group has no
-Disallow: its Allow lines, and the other version's, change nothing then.
+values of every kind of line outside any group (``site_wide.SITE_WIDE``). A
+version that is None had no rules (a 4xx answer: everything allowed), and so
+has a version whose group has no Disallow: its Allow lines, and the other
+version's, change nothing then.
 
 Pure: two parsed files and the tokens in, a ``Change`` out.
 """
@@ -23,14 +24,18 @@ from scrapy_rep.engine.grammar import rule_text
 from scrapy_rep.engine.lines import ALLOW, DISALLOW
 from scrapy_rep.engine.robotstxt import RobotsTxt, UserAgent, group_rules
 from scrapy_rep.engine.rules import Rule
+from scrapy_rep.engine.site_wide import SITE_WIDE
 from scrapy_rep.engine.usage import UsageChange, UsageMatcher, usage_changes, usage_said
 
-__all__ = ["Change", "RuleChange", "UsageChange", "change_for"]
+__all__ = ["Change", "RuleChange", "SiteWideChange", "UsageChange", "change_for"]
 
 Pair = tuple[float | None, float | None]
 
 #: How many rules (and paths of a usage change) ``Change.summary`` names: one log line.
 SUMMARY_RULES: Final = 3
+#: The kinds of line outside any group whose changes have fields of their own
+#: (``Change.licenses_added``...), in the order a summary says them.
+_NAMED_KINDS: Final = ("license", "sitemap")
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +59,25 @@ class RuleChange:
 
 
 @dataclass(frozen=True, slots=True)
+class SiteWideChange:
+    """The values of one kind of line outside any group added and removed."""
+
+    key: str  # the kind's key in ``SITE_WIDE``: ``sitemap``
+    added: tuple[str, ...]  # in the new version's file order
+    removed: tuple[str, ...]  # in the old version's file order
+
+    def said(self) -> str:
+        """``1 sitemap added, 2 sitemaps removed``; "" when neither."""
+        kind = SITE_WIDE[self.key]
+        said = [
+            f"{kind.counted(len(values))} {verb}"
+            for values, verb in ((self.added, "added"), (self.removed, "removed"))
+            if values
+        ]
+        return ", ".join(said)
+
+
+@dataclass(frozen=True, slots=True)
 class Change:
     """What changed for the crawl's tokens between two versions of one origin's robots.txt."""
 
@@ -68,6 +92,8 @@ class Change:
     licenses_removed: tuple[str, ...]
     sitemaps_added: tuple[str, ...]
     sitemaps_removed: tuple[str, ...]
+    #: Every other kind of ``SITE_WIDE`` whose values changed, in the table's order.
+    site_wide: tuple[SiteWideChange, ...] = ()
 
     def __bool__(self) -> bool:
         """Anything changed."""
@@ -82,6 +108,7 @@ class Change:
             or self.licenses_removed
             or self.sitemaps_added
             or self.sitemaps_removed
+            or self.site_wide
         )
 
     def summary(self) -> str:
@@ -95,8 +122,9 @@ class Change:
         parts.append(_pair_said("crawl-delay", self.crawl_delay, ""))
         parts.append(_pair_said("request-rate", self.request_rate, " s per request"))
         parts.append(usage_said(self.usage, SUMMARY_RULES))
-        parts.append(_urls_said("licence", self.licenses_added, self.licenses_removed))
-        parts.append(_urls_said("sitemap", self.sitemaps_added, self.sitemaps_removed))
+        parts.append(SiteWideChange("license", self.licenses_added, self.licenses_removed).said())
+        parts.append(SiteWideChange("sitemap", self.sitemaps_added, self.sitemaps_removed).said())
+        parts.extend(change.said() for change in self.site_wide)
         return ", ".join(part for part in parts if part)
 
     def as_dict(self) -> dict[str, object]:
@@ -113,8 +141,21 @@ class Change:
             "licenses_removed": list(self.licenses_removed),
             "sitemaps_added": list(self.sitemaps_added),
             "sitemaps_removed": list(self.sitemaps_removed),
+            **self._other_kinds(),
             "summary": self.summary(),
         }
+
+    def _other_kinds(self) -> dict[str, list[str]]:
+        """``<values>_added`` and ``_removed`` of each kind without fields of its own."""
+        changed = {change.key: change for change in self.site_wide}
+        out: dict[str, list[str]] = {}
+        for key, kind in SITE_WIDE.items():
+            if key in _NAMED_KINDS:
+                continue
+            change = changed.get(key, SiteWideChange(key, (), ()))
+            out[f"{kind.values}_added"] = list(change.added)
+            out[f"{kind.values}_removed"] = list(change.removed)
+        return out
 
 
 def change_for(before: RobotsTxt | None, after: RobotsTxt | None, user_agent: UserAgent) -> Change:
@@ -128,8 +169,9 @@ def change_for(before: RobotsTxt | None, after: RobotsTxt | None, user_agent: Us
         rules_before, rules_after = _only_disallows(rules_before), _only_disallows(rules_after)
     added = _surplus(rules_after, rules_before, added=True)
     removed = _surplus(rules_before, rules_after, added=False)
-    sitemaps_added, sitemaps_removed = _urls(before, after, "sitemaps")
-    licenses_added, licenses_removed = _urls(before, after, "licenses")
+    outside = {key: _urls(before, after, key) for key in SITE_WIDE}
+    sitemaps_added, sitemaps_removed = outside.pop("sitemap", ((), ()))
+    licenses_added, licenses_removed = outside.pop("license", ((), ()))
     return Change(
         newly_disallowed=_of_kind(added, DISALLOW) + _of_kind(removed, ALLOW),
         newly_allowed=_of_kind(removed, DISALLOW) + _of_kind(added, ALLOW),
@@ -145,6 +187,9 @@ def change_for(before: RobotsTxt | None, after: RobotsTxt | None, user_agent: Us
         licenses_removed=licenses_removed,
         sitemaps_added=sitemaps_added,
         sitemaps_removed=sitemaps_removed,
+        site_wide=tuple(
+            SiteWideChange(key, new, gone) for key, (new, gone) in outside.items() if new or gone
+        ),
     )
 
 
@@ -193,11 +238,11 @@ def _pair(
 
 
 def _urls(
-    before: RobotsTxt | None, after: RobotsTxt | None, name: str
+    before: RobotsTxt | None, after: RobotsTxt | None, key: str
 ) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """(added, removed) of a site-wide list (``sitemaps``, ``licenses``), each in its file order."""
-    old: tuple[str, ...] = () if before is None else getattr(before, name)
-    new: tuple[str, ...] = () if after is None else getattr(after, name)
+    """(added, removed) of one kind of line outside any group (``sitemap``), in file order."""
+    old = () if before is None else before.site_wide.get(key, ())
+    new = () if after is None else after.site_wide.get(key, ())
     return tuple(url for url in new if url not in old), tuple(url for url in old if url not in new)
 
 
@@ -231,13 +276,3 @@ def _pair_said(name: str, pair: Pair | None, unit: str) -> str:
     if pair is None:
         return ""
     return f"{name} {_number(pair[0])} -> {_number(pair[1])}{unit}"
-
-
-def _urls_said(noun: str, added: Sequence[str], removed: Sequence[str]) -> str:
-    """``1 sitemap added, 2 sitemaps removed``."""
-    said = [
-        f"{len(urls)} {noun}{'' if len(urls) == 1 else 's'} {verb}"
-        for urls, verb in ((added, "added"), (removed, "removed"))
-        if urls
-    ]
-    return ", ".join(said)

@@ -7,7 +7,10 @@ entry of ``SITE_WIDE``, and every reader takes it from there alone: the
 grammar files its lines (``grammar.Body.site_wide``), ``RobotsTxt.site_wide``
 keeps the values it can use (``kept_values``), the crawl hands them over (``crawler/reporting.py``:
 a signal from ``scrapy_rep.signals.found`` and the spider's optional method)
-and lint reports the values it skips (``tools/lint/lines.py``).
+and counts them in its log line, lint reports the values it skips and counts
+the others (``tools/lint/lines.py``), a version's change lists those added
+and removed (``engine/changes.py``), and ``scrapy-rep check`` and the Tester
+show those of a kind with ``about`` beside the verdicts (``beside_verdicts``).
 
 A ``Content-Signal`` line before the first user-agent line speaks for the
 whole site too, but it is a group's kind of line standing before any group:
@@ -22,7 +25,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Final, NamedTuple
 
-__all__ = ["SITE_WIDE", "SiteWide", "absolute_url", "kept_values"]
+__all__ = ["SITE_WIDE", "SiteWide", "absolute_url", "beside_verdicts", "kept_values"]
 
 logger = logging.getLogger(__name__)
 
@@ -39,17 +42,28 @@ class SiteWide(NamedTuple):
     """One kind of line outside any group."""
 
     key: str  # the line's key, lower-case: ``sitemap``
-    #: The values as the spider gets them: ``RobotsTxt``'s property, the
-    #: signal's keyword argument and name (``sitemaps_found``), the spider's
-    #: optional method (``robotstxt_sitemaps``), lint's JSON summary.
+    #: The name of its values (a Python name): the signal's keyword argument
+    #: and name (``sitemaps_found``), the spider's optional method
+    #: (``robotstxt_sitemaps``), the key of lint's JSON summary, of
+    #: ``scrapy-rep check --json`` and of a version's change (``sitemaps_added``).
+    #: The values themselves are ``RobotsTxt.site_wide[key]``.
     values: str
-    noun: str  # one value, in the crawl's log lines: ``licence``
+    noun: str  # one value, where values are counted (log, lint, changes): ``licence``
+    plural: str  # ... and more than one: ``licences``
     value: Callable[[str], str | None]  # the value kept, or None: skipped
     wants: str  # what ``value`` keeps, for the debug line and lint: ``an absolute URL``
     lint: str  # lint's code for a value skipped (an error: the line has no effect)
     hint: str  # ... and how to write it
     handed: bool = True  # given to the spider (a signal and its method) once per origin
     said_when_none: bool = False  # counted in log and lint lines even when there is none
+    #: What the values are, said beside every URL's verdict by ``scrapy-rep
+    #: check`` and the Tester (they cover every URL of the origin, as licence
+    #: terms do); None: not shown there.
+    about: str | None = None
+
+    def counted(self, count: int) -> str:
+        """``1 sitemap``, ``2 licences``."""
+        return f"{count} {self.noun if count == 1 else self.plural}"
 
 
 _URL: Final = "an absolute URL"
@@ -57,14 +71,17 @@ _URL: Final = "an absolute URL"
 #: Every kind of line outside any group, by key, in the order their counts are said.
 SITE_WIDE: Final[dict[str, SiteWide]] = {
     "sitemap": SiteWide(
-        "sitemap", "sitemaps", "sitemap", absolute_url, _URL, "sitemap-not-absolute",
+        "sitemap", "sitemaps", "sitemap", "sitemaps", absolute_url, _URL,
+        "sitemap-not-absolute",
         "write the full URL, e.g. 'Sitemap: https://example.com/sitemap.xml'",
         said_when_none=True,
     ),
     # RSL 1.0: the site's licence terms, "not tied to any specific user agent"
     "license": SiteWide(
-        "license", "licenses", "licence", absolute_url, _URL, "license-not-absolute",
+        "license", "licenses", "licence", "licences", absolute_url, _URL,
+        "license-not-absolute",
         "write the full URL (RSL 1.0), e.g. 'License: https://example.com/license.xml'",
+        about="the site's licence terms, RSL 1.0",
     ),
 }  # fmt: skip
 
@@ -91,3 +108,12 @@ def kept_values(
         if kept:
             found.append((key, tuple(kept)))
     return tuple(found)
+
+
+def beside_verdicts(
+    found: Mapping[str, tuple[str, ...]],
+) -> tuple[tuple[SiteWide, tuple[str, ...]], ...]:
+    """Each kind shown beside the verdicts (one with ``about``) and its values
+    in ``found`` (``RobotsTxt.site_wide``), in the table's order, each listed
+    even when it has none."""
+    return tuple((kind, found.get(key, ())) for key, kind in SITE_WIDE.items() if kind.about)

@@ -13,6 +13,7 @@ from typing import Any, NamedTuple
 from scrapy_rep.engine.grammar import rule_text
 from scrapy_rep.engine.robotstxt import NO_GROUP, ROBOTS_TXT, ROBOTS_TXT_TEXT, RobotsTxt, Rule
 from scrapy_rep.engine.rules import UNDECIDED, UNDECIDED_TEXT
+from scrapy_rep.engine.site_wide import SiteWide, beside_verdicts
 from scrapy_rep.engine.usage import Preferences
 from scrapy_rep.tools.fetch.source import Source
 from scrapy_rep.tools.lint.finding import printable
@@ -22,8 +23,8 @@ __all__ = [
     "check_json",
     "check_urls",
     "explanation",
-    "license_lines",
     "refused",
+    "site_wide_lines",
     "usage_lines",
 ]
 
@@ -37,9 +38,10 @@ class Checked(NamedTuple):
     group: str | None
     rule: Rule | None
     usage: Preferences | None = None  # with --purpose: what robots.txt states
-    #: The site's licence terms (RSL 1.0 ``License`` lines, docs/spec.md §7.3):
-    #: they cover every URL of the origin, so each result carries them.
-    licenses: tuple[str, ...] = ()
+    #: The values of the lines outside any group shown beside the verdicts
+    #: (``site_wide.beside_verdicts``: the RSL 1.0 licence terms, docs/spec.md
+    #: §7.3): they cover every URL of the origin, so each result carries them.
+    site_wide: tuple[tuple[SiteWide, tuple[str, ...]], ...] = ()
 
 
 def check_urls(
@@ -56,14 +58,13 @@ def check_urls(
         return [Checked(url, True, "unavailable", None, None, nothing) for url in urls]
     robots = RobotsTxt.parse(source.body, google_quirks=google_quirks)
     results = []
+    shown = beside_verdicts(robots.site_wide)
     for url in urls:
         verdict = robots.explain(url, agents)
         reason = robots.reason(url, verdict)
         usage = robots.usage(url, agents) if purposes else None
         results.append(
-            Checked(
-                url, verdict.allowed, reason, verdict.agent, verdict.rule, usage, robots.licenses
-            )
+            Checked(url, verdict.allowed, reason, verdict.agent, verdict.rule, usage, shown)
         )
     return results
 
@@ -127,12 +128,14 @@ def check_json(checked: Checked, purposes: Sequence[str]) -> dict[str, Any]:
         labels = checked.usage.to_meta()["labels"]
         assert isinstance(labels, dict)
         found["usage"] = {label: labels[label] for label in purposes}
-    if checked.licenses:
-        found["licenses"] = [printable(url) for url in checked.licenses]
+    for kind, values in checked.site_wide:
+        if values:
+            found[kind.values] = [printable(value) for value in values]
     return found
 
 
-def license_lines(results: Sequence[Checked]) -> list[str]:
-    """The site's licence URLs, once for all the URLs checked (docs/spec.md §7.3)."""
-    licenses = results[0].licenses if results else ()
-    return [f"{'license':<10}  {url}  (the site's licence terms, RSL 1.0)" for url in licenses]
+def site_wide_lines(results: Sequence[Checked]) -> list[str]:
+    """The values shown beside the verdicts (the site's licence URLs, docs/spec.md
+    §7.3), once for all the URLs checked."""
+    shown = results[0].site_wide if results else ()
+    return [f"{kind.key:<10}  {value}  ({kind.about})" for kind, vals in shown for value in vals]

@@ -26,6 +26,7 @@ from scrapy_rep.cache.lifecycle import REUSE, LifecycleRules, OriginLifecycle, s
 from scrapy_rep.cache.outcome import AccessState, FetchKind, FetchOutcome
 from scrapy_rep.cache.policy import DAY, HOUR, PolicyConfig
 from scrapy_rep.cache.record import OriginRecord
+from scrapy_rep.cache.versions import Version
 from scrapy_rep.engine.robotstxt import RobotsTxt
 
 from .test_lifecycle import BODY, BUSY, GONE, OK, T0, URL, answer, one, stored
@@ -233,6 +234,15 @@ def test_scrapy_size_counts_each_body_kept_once(
             origin.loaded(None, T0)
             origin.fetched(outcome, T0, None)
     assert origin.size == size
+
+
+def test_size_counts_the_earlier_versions_a_loaded_record_keeps() -> None:
+    """docs/versions.md: the crawl's copies of the records are bounded in
+    bytes (REP_MEMORY_MAX_BYTES) with their earlier versions' bodies."""
+    earlier = (Version(200, b"User-agent: *\nDisallow: /old\n", T0 - DAY, T0 - HOUR),)
+    origin = lifecycle()
+    origin.loaded(replace(stored(OK), earlier=earlier), T0)
+    assert origin.size == len(BODY) + len(earlier[0].body or b"")
 
 
 # --- a flight that fails midway --------------------------------------------------------------

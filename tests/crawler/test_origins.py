@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from reactor_choice import NONE, chosen_reactor
 from scrapy.utils.defer import deferred_f_from_coro_f
 
 from scrapy_rep.crawler.errors import ForbiddenByRobotsTxt
@@ -68,6 +69,14 @@ async def test_spec_1_3_explicit_default_port_is_the_same_origin() -> None:
 no_asyncore_warning = pytest.mark.filterwarnings("ignore:The asyn:DeprecationWarning")
 
 
+#: ftp:// has no handler in Scrapy's reactorless mode: what the crawl does
+#: there is stated by test_reactorless.py's ftp test.
+needs_a_reactor = pytest.mark.skipif(
+    chosen_reactor() == NONE, reason="Scrapy fetches ftp:// only with a Twisted reactor"
+)
+
+
+@needs_a_reactor
 @no_asyncore_warning
 @deferred_f_from_coro_f
 async def test_spec_1_6_ftp_robots_txt_with_anonymous_login(tmp_path: Path) -> None:
@@ -83,6 +92,7 @@ async def test_spec_1_6_ftp_robots_txt_with_anonymous_login(tmp_path: Path) -> N
     assert sorted(retrieved) == ["public.txt", "robots.txt"]
 
 
+@needs_a_reactor
 @no_asyncore_warning
 @deferred_f_from_coro_f
 async def test_spec_1_6_ftp_without_robots_txt_is_full_allow(tmp_path: Path) -> None:
@@ -101,6 +111,7 @@ async def test_spec_1_6_schemes_without_server_pass_unchecked() -> None:
     assert "robotstxt/request_count" not in stats(crawler)
 
 
+@needs_a_reactor
 @no_asyncore_warning
 @deferred_f_from_coro_f
 async def test_spec_4_3_ftp_robots_txt_read_up_to_the_cap(tmp_path: Path) -> None:

@@ -95,7 +95,7 @@ def test_cache_settings_defaults_follow_spec_2_2_and_3() -> None:
     assert config.storage == "sqlite" and config.storage_path is None
     assert config.memory_max_origins == 100_000
     assert config.redis_url is None and config.redis_prefix == "scrapy_rep:"
-    policy = config.policy()
+    policy = config.policy
     assert (policy.cache_ttl, policy.cache_min_ttl, policy.cache_max_ttl) == (86400, 60, 86400)
     assert policy.unreachable_disallow == 12 * 3600
     assert policy.unreachable_max_age == 30 * 86400
@@ -105,12 +105,12 @@ def test_cache_settings_defaults_follow_spec_2_2_and_3() -> None:
 
 
 def test_google_legacy_preset_and_explicit_settings_win_over_it() -> None:
-    legacy = Config.from_settings({"REP_OUTAGE_RULES": "google-legacy"}).policy()
+    legacy = Config.from_settings({"REP_OUTAGE_RULES": "google-legacy"}).policy
     assert legacy.unreachable_disallow == legacy.unreachable_max_age == 30 * 86400
     assert legacy.long_outage == "cached"
     tuned = Config.from_settings(
         {"REP_OUTAGE_RULES": "google-legacy", "REP_UNREACHABLE_DISALLOW": "0"}
-    ).policy()
+    ).policy
     assert tuned.unreachable_disallow == 0 and tuned.long_outage == "cached"
 
 
@@ -127,7 +127,7 @@ def test_cache_settings_as_strings_and_redis_url_fallback() -> None:
         )
     )
     assert config.redis_url == "redis://127.0.0.1:6379/1"
-    assert config.policy().cache_ttl == 3600 and config.policy().retry_jitter == 0.5
+    assert config.policy.cache_ttl == 3600 and config.policy.retry_jitter == 0.5
     override = Config.from_settings(
         {"REDIS_URL": "redis://a:1/0", "REP_REDIS_URL": "redis://b:2/0"}
     )

@@ -2,8 +2,9 @@
 object that uses it (CONTRIBUTING.md, "One name for one idea").
 
 ``Config`` reads each setting into the field the table names
-(``crawler/config/table.py``); the objects further in take that field's name
-(``PolicyConfig``) and, when built without the settings, its default: a
+(``crawler/config/table.py``), its own or its ``PolicyConfig``'s; the objects
+further in take that field's name and, when built without the settings, its
+default: a
 ``MemoryStorage()`` or a ``Resolver(...)`` behaves as a crawl left at its
 defaults, and a default changed in one place is changed everywhere.
 """
@@ -30,13 +31,10 @@ from scrapy_rep.cache.storage.defaults import known_bytes, parsed_bytes, store_b
 from scrapy_rep.cache.storage.redis.store import RedisStorage
 from scrapy_rep.crawler.access.known_origins import KnownOrigins
 from scrapy_rep.crawler.access.resolver import Resolver
-from scrapy_rep.crawler.config.settings import SETTING_OF, Config, SettingError
+from scrapy_rep.crawler.config.settings import SETTING_OF, Config, SettingError, field_default
 from scrapy_rep.tools.fetch.live import fetch_live
 from scrapy_rep.tools.store.view import StoreName
 from scrapy_rep.tools.tester.server import TesterConfig
-
-#: The outage settings left unset (None) in ``Config``: the preset decides.
-PRESET = {"unreachable_disallow", "unreachable_max_age", "long_outage"}
 
 
 def default_of(owner: Any, name: str) -> Any:
@@ -48,9 +46,9 @@ def default_of(owner: Any, name: str) -> Any:
 
 
 def config_default(setting: str) -> Any:
-    """The default the table gives ``setting`` (its ``Config`` field's)."""
+    """The default the table gives ``setting`` (its field's)."""
     (attribute,) = [field for field, name in SETTING_OF.items() if name == setting]
-    return default_of(Config, attribute)
+    return field_default(attribute)
 
 
 def same(value: Any) -> Any:
@@ -98,11 +96,11 @@ def test_scrapy_the_memory_defaults_are_those_the_docs_give() -> None:
 
 @pytest.mark.parametrize("field", [item.name for item in dataclasses.fields(PolicyConfig)])
 def test_scrapy_each_policy_field_is_named_and_defaulted_as_its_setting(field: str) -> None:
-    assert field in SETTING_OF  # the table fills a Config field of this very name
-    expected = None if field in PRESET else getattr(PolicyConfig(), field)
-    assert default_of(Config, field) == expected
+    assert field in SETTING_OF  # the table fills this very field
+    unset = Config.from_settings({"REP_OUTAGE_RULES": "google"}).policy
+    assert getattr(unset, field) == getattr(PolicyConfig(), field)
     changed = {"REP_OUTAGE_RULES": "google"} | {SETTING_OF[field]: _other(field)}
-    assert getattr(Config.from_settings(changed).policy(), field) == _other(field)
+    assert getattr(Config.from_settings(changed).policy, field) == _other(field)
 
 
 def _other(field: str) -> Any:

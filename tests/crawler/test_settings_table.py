@@ -15,6 +15,7 @@ from typing import Any
 
 from scrapy.settings import Settings
 
+from scrapy_rep.cache.policy_config import PolicyConfig
 from scrapy_rep.crawler.config.settings import Config
 from scrapy_rep.crawler.config.table import SETTINGS
 
@@ -22,7 +23,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "scrapy_rep"
 #: The testing hook kept out of the reference on purpose (CONTRIBUTING.md).
 UNDOCUMENTED = {"REP_CLOCK"}
 #: Config fields that no setting fills directly.
-DERIVED = {"notes", "clock"}
+DERIVED = {"notes", "clock", "policy"}
 
 
 class RecordingSettings(Settings):
@@ -76,7 +77,10 @@ def test_scrapy_every_rep_setting_named_in_the_package_is_in_the_table() -> None
 
 
 def test_scrapy_table_entries_name_config_fields_or_their_reader() -> None:
-    fields = {field.name for field in dataclasses.fields(Config)}
+    own = {field.name for field in dataclasses.fields(Config)}
+    policy = {field.name for field in dataclasses.fields(PolicyConfig)}
+    assert not own & policy  # a setting's attribute names one field
+    fields = own | policy
     assert len(_names()) == len(SETTINGS)  # no setting listed twice
     for setting in SETTINGS:
         assert setting.accepted and setting.doc, setting.name

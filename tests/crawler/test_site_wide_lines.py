@@ -129,7 +129,8 @@ async def test_scrapy_global_content_signal_refuses_before_download() -> None:
 # --- a new kind of line outside any group: one entry of the table --------------------
 
 EXAMPLE_KIND = SiteWide(
-    "x-example", "examples", "example", absolute_url, "an absolute URL", "example-not-absolute",
+    "x-example", "examples", "example", "examples", absolute_url, "an absolute URL",
+    "example-not-absolute",
     "write the full URL, e.g. 'X-Example: https://example.com/terms'",
 )  # fmt: skip
 

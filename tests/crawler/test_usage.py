@@ -23,6 +23,7 @@ from scrapy_rep.crawler.errors import RobotsTxtUsageDenied
 from scrapy_rep.crawler.middleware import RobotsTxtMiddleware
 from scrapy_rep.crawler.page.usage_check import UsageCheck
 from scrapy_rep.crawler.request_checks import RobotsCheck
+from scrapy_rep.engine.usage import LABELS
 
 from .conftest import SETTINGS, RecordingSpider, crawl, spider_of, stats
 from .servers import Reply, SiteServer
@@ -228,16 +229,21 @@ def test_scrapy_a_project_subclass_keeps_its_own_methods() -> None:
 
 def test_scrapy_without_purposes_the_usage_check_is_not_there() -> None:
     # No purposes declared: nothing of the usage check runs, at no cost.
+    # Only the usage check is named: another request check may come beside it.
     plain = RobotsTxtMiddleware.from_crawler(get_crawler(Spider, SETTINGS))
-    assert [type(check) for check in plain.checks] == [RobotsCheck]
+    plain_kinds = [type(check) for check in plain.checks]
+    assert plain_kinds[0] is RobotsCheck
+    assert UsageCheck not in plain_kinds
     declared = RobotsTxtMiddleware.from_crawler(get_crawler(Spider, {**SETTINGS, **TRAIN_AI}))
-    assert [type(check) for check in declared.checks] == [RobotsCheck, UsageCheck]
+    declared_kinds = [type(check) for check in declared.checks]
+    assert declared_kinds[0] is RobotsCheck
+    assert declared_kinds.count(UsageCheck) == 1
 
 
 @pytest.mark.parametrize(
     ("name", "value", "accepted"),
     [
-        ("REP_PURPOSES", ["train-llm"], "'train-ai', 'ai-use', 'search', 'ai-input'"),
+        ("REP_PURPOSES", ["train-llm"], ", ".join(repr(label) for label in LABELS)),
         ("REP_PURPOSES", "train-ai, tdm", "a list of usage labels"),
         ("REP_PURPOSES", 3, "a list of usage labels"),
         ("REP_USAGE_ACTION", "ignore", "'drop' or 'tag'"),

@@ -6,9 +6,10 @@ import json
 
 import pytest
 
-from scrapy_rep.engine.changes import Change, RuleChange, UsageChange, change_for
+from scrapy_rep.engine.changes import Change, RuleChange, SiteWideChange, UsageChange, change_for
 from scrapy_rep.engine.robotstxt import RobotsTxt, UserAgent
 from scrapy_rep.engine.rules import Rule
+from scrapy_rep.engine.site_wide import SITE_WIDE, SiteWide, absolute_url
 
 AGENT = "mybot"
 
@@ -335,6 +336,12 @@ def test_scrapy_as_dict_is_json_ready_and_says_every_field() -> None:
         "licenses_removed": [],
         "sitemaps_added": [],
         "sitemaps_removed": ["https://example.com/sitemap.xml"],
+        **{  # every other kind of line outside any group, by its table entry
+            f"{kind.values}_{how}": []
+            for kind in SITE_WIDE.values()
+            if kind.key not in ("sitemap", "license")
+            for how in ("added", "removed")
+        },
         "summary": found.summary(),
     }
     assert found.summary() == (
@@ -368,3 +375,33 @@ def test_scrapy_a_huge_file_with_one_rule_changed_says_that_one() -> None:
     assert said(found.newly_disallowed) == [("disallow", "/new", 17_001, True)]
     assert said(found.newly_allowed) == [("disallow", "/section7000/page", 7_002, False)]
     assert found.usage == ()
+
+
+def test_scrapy_a_new_kind_of_line_outside_groups_is_in_the_change(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A kind of ``SITE_WIDE`` without fields of its own (a made-up ``X-Example``)
+    is compared, said and given as data from its table entry alone."""
+    kind = SiteWide(
+        "x-example", "examples", "example", "examples", absolute_url, "an absolute URL",
+        "example-not-absolute", "write the full URL",
+    )  # fmt: skip
+    monkeypatch.setitem(SITE_WIDE, kind.key, kind)
+    found = change(
+        "X-Example: https://e.com/a\nUser-agent: *\nDisallow: /x\n",
+        "X-Example: https://e.com/b\nUser-agent: *\nDisallow: /x\nX-Example: https://e.com/c\n",
+    )
+    assert found.site_wide == (
+        SiteWideChange("x-example", ("https://e.com/b", "https://e.com/c"), ("https://e.com/a",)),
+    )
+    assert found
+    assert found.summary() == "2 examples added, 1 example removed"
+    data = found.as_dict()
+    assert (data["examples_added"], data["examples_removed"]) == (
+        ["https://e.com/b", "https://e.com/c"],
+        ["https://e.com/a"],
+    )
+    assert (found.sitemaps_added, found.licenses_added) == ((), ())
+    unchanged = change("X-Example: https://e.com/a\n", "X-Example: https://e.com/a\n")
+    assert not unchanged
+    assert unchanged.as_dict()["examples_added"] == []

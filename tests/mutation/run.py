@@ -95,6 +95,8 @@ TESTER_TESTS = (
     "tests/tools/tester/test_tester_guard.py",
     "tests/tools/tester/test_tester_server.py",
     "tests/tools/tester/test_tester_connections.py",
+    "tests/tools/tester/test_tester_terminal.py",
+    "tests/tools/tester/test_tester_workers.py",
     *(
         _SECURITY + name
         for name in (
@@ -174,6 +176,24 @@ TURNS_TESTS = (
     _GAPS + "_for_a_place[memory-3-2]",
     _EXTRAS + "test_retry_after.py",
 )
+#: The crawl-delay extension: what it counts and warns of, settings first
+#: (no crawl), then a crawl per case (2-6 s each).
+CRAWL_DELAY_TESTS = (
+    _EXTRAS + "test_crawl_delay_counted.py",
+    *(
+        _DELAY + name
+        for name in (
+            "crawl_delay_ignored_by_default",
+            "crawl_delay_without_robotstxt_obey_warns",
+            "crawl_delay_clamp",
+            "crawl_delay_of_the_spiders_own_group",
+            "request_rate_paces_its_origin",
+            "crawl_delay_reapplied_when_robots_txt_is_refreshed",
+            "crawl_delay_86400_is_clamped_and_logged",
+            "crawl_delay_never_lowers_a_larger_download_delay",
+        )
+    ),
+)
 #: The face: what a crawl sees of the downloader middleware, requests that
 #: come over the crawl (an outage's retry started before the scheduler) first;
 #: its one crawl-delay test (6 s) last.
@@ -181,6 +201,7 @@ MIDDLEWARE_TESTS = (
     "tests/crawler/test_early.py",
     "tests/cache/test_arrivals.py",
     "tests/crawler/test_face_edges.py",
+    "tests/crawler/test_robots_url_with_query.py",
     "tests/cache/test_spider_robots_learned.py",
     "tests/crawler/test_middleware.py",
     "tests/crawler/test_origins.py",
@@ -222,6 +243,9 @@ RESOLVER_TESTS = (
     "tests/crawler/test_origins.py",
     "tests/crawler/test_middleware.py",
     "tests/cache/test_forget_watch.py",
+    "tests/cache/test_forget_watch_said.py",
+    "tests/cache/test_forget_watch_threaded.py",
+    "tests/cache/test_forget_watch_without_asyncio.py",
     "tests/crawler/test_gauges.py",
 )
 #: ``scrapy-rep report``: its rows, filters and sorts, then the command.
@@ -279,6 +303,37 @@ REPORT_API_TESTS = (
 REDIS_URL_TESTS = (
     "tests/cache/storage/test_storage_redis_urls.py",
     "tests/tools/tester/test_cache_command.py::test_cache_command_names_a_missing_store_and_a_bad_url",
+)
+
+#: A flight's steps (one per origin, shared through the store, its load, fetch,
+#: retry and save): the resolver driven on its own, with a real store and a
+#: hand-moved clock (seconds), then the crawls through it.
+ACCESS_TESTS = (
+    "tests/cache/test_cache_resolver.py",
+    "tests/cache/test_resolver_flights.py",
+    "tests/cache/test_resolver_quick_retry.py",
+    "tests/cache/test_resolver_store_failures.py",
+    "tests/cache/test_resolver_page_marks.py",
+    "tests/cache/test_cache_resolver_bounds.py",
+    "tests/cache/test_forget_watch.py",
+    "tests/cache/test_forget_watch_said.py",
+    "tests/cache/test_forget_watch_threaded.py",
+    "tests/cache/test_forget_watch_without_asyncio.py",
+    "tests/cache/test_cache_dead_fetcher.py",
+    "tests/crawler/test_resolver.py",
+    "tests/cache/test_arrivals.py",
+)
+
+#: A request waiting for its origin's robots.txt: the one Scrapy's
+#: robots_parsed names, its place in CONCURRENT_REQUESTS (parked or holding
+#: one), a stop while it waits, then the crawls through the resolver.
+WAITING_TESTS = (
+    "tests/crawler/test_robots_parsed_request.py",
+    "tests/crawler/test_waves.py",
+    "tests/crawler/test_stops.py",
+    "tests/crawler/test_resolver.py",
+    "tests/cache/test_arrivals.py",
+    "tests/crawler/test_early.py",
 )
 
 
@@ -342,11 +397,25 @@ ROOMS: dict[str, Room] = {
     "tools/tester/answers.py": Room("scrapy_rep/tools/tester/answers.py", ANSWERS_TESTS),
     "tools/tester/report_api.py": Room("scrapy_rep/tools/tester/report_api.py", REPORT_API_TESTS),
     "crawler/pace/turns.py": Room("scrapy_rep/crawler/pace/turns.py", TURNS_TESTS),
+    "crawler/pace/crawl_delay.py": Room(
+        "scrapy_rep/crawler/pace/crawl_delay.py", CRAWL_DELAY_TESTS
+    ),
     "crawler/middleware.py": Room("scrapy_rep/crawler/middleware.py", MIDDLEWARE_TESTS),
     "crawler/spider_middleware.py": Room(
         "scrapy_rep/crawler/spider_middleware.py", SPIDER_MIDDLEWARE_TESTS
     ),
     "crawler/access/resolver.py": Room("scrapy_rep/crawler/access/resolver.py", RESOLVER_TESTS),
+    "crawler/access/single_flight.py": Room(
+        "scrapy_rep/crawler/access/single_flight.py", ACCESS_TESTS
+    ),
+    "crawler/access/shared_records.py": Room(
+        "scrapy_rep/crawler/access/shared_records.py", ACCESS_TESTS
+    ),
+    "crawler/access/driver.py": Room("scrapy_rep/crawler/access/driver.py", ACCESS_TESTS),
+    "crawler/access/waiting.py": Room("scrapy_rep/crawler/access/waiting.py", WAITING_TESTS),
+    "crawler/access/forget_watch.py": Room(
+        "scrapy_rep/crawler/access/forget_watch.py", ACCESS_TESTS
+    ),
     "crawler/page/page_rules.py": Room(
         "scrapy_rep/crawler/page/page_rules.py",
         ("tests/crawler/test_page_directives.py", "tests/crawler/test_page_nofollow.py"),

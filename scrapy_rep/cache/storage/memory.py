@@ -1,9 +1,11 @@
 """A bounded in-process store: for tests, one-off runs and as Redis's stand-in.
 
-Least recently used origins are evicted past ``max_origins``. Records are
-kept as objects (never serialised), and equal bodies are stored once: many
-origins serve the same robots.txt, and the parsed form is shared per body
-too (``ParsedBodies``), so an origin costs a few hundred bytes.
+Least recently used origins are evicted past ``max_origins``, or when the
+distinct bodies held, current and earlier versions alike (docs/versions.md),
+pass ``max_bytes``. Records are kept as objects (never serialised), and
+equal bodies are stored once: many origins serve the same robots.txt, and
+the parsed form is shared per body too (``ParsedBodies``), so an origin
+costs a few hundred bytes.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from scrapy_rep.cache import pace
 from scrapy_rep.cache.policy import OriginRecord
 from scrapy_rep.cache.storage.defaults import MAX_ORIGINS, check_max_origins, store_bytes
 from scrapy_rep.cache.storage.forgotten import ForgottenLog
+from scrapy_rep.cache.versions import Version
 
 __all__ = ["MemoryStorage"]
 
@@ -62,7 +65,7 @@ class MemoryStorage:
         max_bytes: int = store_bytes(),
     ) -> None:
         self.max_origins = check_max_origins(max_origins)
-        self.max_bytes = max_bytes  # of distinct bodies kept
+        self.max_bytes = max_bytes  # of distinct bodies kept, earlier versions' too
         self._clock = clock
         self._entries: OrderedDict[str, tuple[OriginRecord, float]] = OrderedDict()
         self._bodies = _BodyPool()
@@ -101,20 +104,36 @@ class MemoryStorage:
     def put_now(self, key: str, record: OriginRecord, ttl_seconds: float) -> None:
         if key in self._entries:
             self._remove(key)
-        if record.good_body is not None:
-            shared = self._bodies.hold(record.good_body)
-            if shared is not record.good_body:
-                record = replace(record, good_body=shared)
+        record = self._hold(record)
         self._entries[key] = (record, self._clock() + ttl_seconds)
         while len(self._entries) > 1 and (
             len(self._entries) > self.max_origins or self._bodies.bytes > self.max_bytes
         ):
             self._remove(next(iter(self._entries)))
 
+    def _hold(self, record: OriginRecord) -> OriginRecord:
+        """``record`` with its bodies, current and earlier, the pool's copies."""
+        if record.good_body is not None:
+            shared = self._bodies.hold(record.good_body)
+            if shared is not record.good_body:
+                record = replace(record, good_body=shared)
+        if record.earlier:
+            record = replace(record, earlier=tuple(map(self._hold_version, record.earlier)))
+        return record
+
+    def _hold_version(self, version: Version) -> Version:
+        if version.body is None:
+            return version
+        shared = self._bodies.hold(version.body)
+        return version if shared is version.body else replace(version, body=shared)
+
     def _remove(self, key: str) -> None:
         record, _ = self._entries.pop(key)
         if record.good_body is not None:
             self._bodies.drop(record.good_body)
+        for version in record.earlier:
+            if version.body is not None:
+                self._bodies.drop(version.body)
 
     async def forget(self, key: str) -> bool:
         """Delete ``key``'s record (not its lock), and log it for the running

@@ -433,10 +433,13 @@ def describe_error(exc: BaseException) -> str:
     """A short, readable reason for a failed download: "timeout", "TLS failure", ..."""
     causes = list(_causes(exc))
     names = {type(cause).__name__ for cause in causes}
+    tls = any(_is_tls(cause) for cause in causes)
     for classes, label in _LABELS:
         if names & classes:
-            return label
-    if any(_is_tls(cause) for cause in causes):
+            # Scrapy's aiohttp handler (reactorless) raises a failed handshake
+            # as a refused connection, the ssl error as its cause.
+            return "TLS failure" if tls and label == "connection refused" else label
+    if tls:
         return "TLS failure"
     text = " ".join(str(cause) for cause in causes).lower()
     if "reset" in text or "non-clean" in text:  # Twisted: an RST is a non-clean close

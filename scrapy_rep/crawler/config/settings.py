@@ -10,7 +10,10 @@ what is accepted, instead of surfacing as odd behaviour hours later.
 
 Which settings there are, their defaults in words and their parsers is the
 schema, ``table.SETTINGS`` (the settings reference is generated
-from it); how a value is parsed is ``values``.
+from it); how a value is parsed is ``values``. A setting of the pure policy
+(``cache/policy_config.py``: the cache's and the outages' durations and
+choices) has no field here: its entry names the ``PolicyConfig`` field it
+fills, which holds its default, and ``Config.policy`` is that object.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Final
 from weakref import WeakKeyDictionary
 
-from scrapy_rep.cache.policy import LongOutage, PolicyConfig
+from scrapy_rep.cache.policy import PolicyConfig
 from scrapy_rep.cache.policy_config import out_of_order
 from scrapy_rep.cache.storage.defaults import (
     MAX_ORIGINS,
@@ -30,7 +33,7 @@ from scrapy_rep.cache.storage.defaults import (
     REDIS_RETRY_INTERVAL,
     STORAGE_KIND,
 )
-from scrapy_rep.crawler.config.table import (
+from scrapy_rep.crawler.config.defaults import (
     CRAWL_DELAY_MAX,
     DECISION_LOG_MAX_BYTES,
     DEFAULT_ROBOTSTXT_TIMEOUT,
@@ -39,11 +42,11 @@ from scrapy_rep.crawler.config.table import (
     FOLLOW_SITEMAPS_MAX,
     MIN_BODY_BYTES,
     MIN_REDIRECTS,
-    SETTINGS,
     SITEMAP_CALLBACK,
     WAIT_SLACK,
-    Setting,
 )
+from scrapy_rep.crawler.config.setting import Setting
+from scrapy_rep.crawler.config.table import SETTINGS
 from scrapy_rep.crawler.config.unknown import unknown_setting_notes
 from scrapy_rep.crawler.config.values import (
     SettingError,
@@ -66,17 +69,15 @@ __all__ = [
     "CrawlDelayConfig",
     "SettingError",
     "SitemapConfig",
+    "field_default",
 ]
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
-#: The policy's defaults are the settings' defaults: one source of truth.
-_POLICY: Final = PolicyConfig()
-_POLICY_FIELDS: Final = tuple(item.name for item in fields(PolicyConfig))
-#: The outage settings whose unset value (None) is the preset's (REP_OUTAGE_RULES).
-_PRESET_FIELDS: Final = ("unreachable_disallow", "unreachable_max_age", "long_outage")
-#: A ``Config`` field -> the setting that fills it.
+#: The fields of the pure policy a setting may fill (its entry's ``attribute``).
+_POLICY_FIELDS: Final = frozenset(item.name for item in fields(PolicyConfig))
+#: A field of ``Config`` or of ``PolicyConfig`` -> the setting that fills it.
 SETTING_OF: Final = {s.attribute: s.name for s in SETTINGS if s.attribute is not None}
 #: Config.of: each crawler's settings, read once.
 _BY_CRAWLER: WeakKeyDictionary[Crawler, Config] = WeakKeyDictionary()
@@ -135,54 +136,26 @@ class Config:
     #: REP_FORGET_POLL_INTERVAL: how often a running crawl reads the store's
     #: log of forgotten origins (``scrapy-rep cache forget``, the Tester's Refetch).
     forget_poll_interval: float = 5.0
-    #: REP_CACHE_TTL / REP_CACHE_MIN_TTL / REP_CACHE_MAX_TTL (docs/spec.md §3.1, §3.2).
-    cache_ttl: float = _POLICY.cache_ttl
-    cache_min_ttl: float = _POLICY.cache_min_ttl
-    cache_max_ttl: float = _POLICY.cache_max_ttl
-    #: REP_CACHE_KEEP: how long a record outlives its last update in storage.
-    cache_keep: float = _POLICY.cache_keep
-    #: REP_VERSIONS_KEPT / REP_VERSIONS_MAX_BYTES: earlier answers kept per origin.
-    versions_kept: int = _POLICY.versions_kept
-    versions_max_bytes: int = _POLICY.versions_max_bytes
+
+    # --- the cache's life and outages (docs/spec.md §2.2, §3) -------------------------
+    #: REP_OUTAGE_RULES: the preset the outage settings left unset take
+    #: (``PolicyConfig()``, or ``PolicyConfig.older_google()``), applied by
+    #: ``from_settings`` as it fills ``policy``.
+    outage_rules: str = "google"
+    #: Every setting whose entry names a ``PolicyConfig`` field (REP_CACHE_TTL:
+    #: ``cache_ttl``, REP_UNREACHABLE_DISALLOW, the retries, ...), read into
+    #: the pure policy's one value; an unset one keeps the preset's default.
+    policy: PolicyConfig = field(default_factory=PolicyConfig)
+
+    # --- why each request was fetched (docs/versions.md) -------------------------------
     #: REP_DECISION_LOG: the decision log's path (None: no log), and
     #: REP_DECISION_LOG_MAX_BYTES: its file's bound (``crawler/decision_log.py``).
     decision_log: str | None = None
     decision_log_max_bytes: int = DECISION_LOG_MAX_BYTES
 
-    # --- outages (docs/spec.md §2.2) ------------------------------------------------------
-    #: REP_OUTAGE_RULES: the preset the three settings below default to.
-    outage_rules: str = "google"
-    #: REP_UNREACHABLE_DISALLOW: the origin is closed for this long into an
-    #: outage. None, here and below: the preset's (``PolicyConfig``).
-    unreachable_disallow: float | None = None
-    #: REP_UNREACHABLE_MAX_AGE: the last good copy applies until then.
-    unreachable_max_age: float | None = None
-    #: REP_LONG_OUTAGE: after that, "site" (allow if the site's pages answer,
-    #: else disallow) or "cached" (the last good copy, else allow).
-    long_outage: LongOutage | None = None
-    #: REP_SITE_REACHABLE_WINDOW: how recent a page answer must be for "site".
-    site_reachable_window: float = _POLICY.site_reachable_window
-    #: REP_UNREACHABLE_WAIT: how long requests wait for quick retries during
-    #: an origin's first failing fetch; 0 drops them at the first failure.
-    unreachable_wait: float = _POLICY.unreachable_wait
-    #: REP_RETRY_INITIAL / REP_RETRY_MAX: back-off between retries while unreachable.
-    retry_initial: float = _POLICY.retry_initial
-    retry_max: float = _POLICY.retry_max
-    #: REP_RETRY_BUSY_INITIAL / REP_RETRY_BUSY_MAX: the same for 503 and 429.
-    retry_busy_initial: float = _POLICY.retry_busy_initial
-    retry_busy_max: float = _POLICY.retry_busy_max
-    #: REP_RETRY_FACTOR: back-off multiplier per failure (>= 1).
-    retry_factor: float = _POLICY.retry_factor
-    #: REP_RETRY_JITTER: each delay is shortened by up to this fraction (0..1).
-    retry_jitter: float = _POLICY.retry_jitter
-    #: REP_RETRY_AFTER_MIN / REP_RETRY_AFTER_MAX: bounds for a Retry-After header.
-    retry_after_min: float = _POLICY.retry_after_min
-    retry_after_max: float = _POLICY.retry_after_max
-
     # --- what the content may be used for (docs/usage-preferences.md) ----------
-    #: REP_PURPOSES: the usage labels the crawl's output is used for
-    #: (``LABELS``: "train-ai", "ai-use", "search", "ai-input"). Empty: no
-    #: usage check at all, and no cost.
+    #: REP_PURPOSES: the usage labels (of ``LABELS``) the crawl's output is
+    #: used for. Empty: no usage check at all, and no cost.
     purposes: tuple[str, ...] = ()
     #: REP_USAGE_ACTION: "drop" or "tag" a response whose Content-Usage header
     #: refuses a purpose (robots.txt refusals are always dropped, before download).
@@ -215,13 +188,15 @@ class Config:
         documentation is generated from) but REP_CLOCK, a testing hook.
         """
         defaults = cls()
-        values = {
-            setting.attribute: read_setting(
-                settings, setting.name, _default_of(setting, settings, defaults), setting.parse
-            )
-            for setting in SETTINGS
-            if setting.attribute is not None and setting.parse is not None
-        }
+        values = _read(settings, defaults)
+        legacy = values["outage_rules"] == "google-legacy"
+        policy = _read(settings, PolicyConfig.older_google() if legacy else defaults.policy)
+        wrong = out_of_order(policy)
+        if wrong is not None:
+            low, high = (policy[name] for name in wrong)
+            low_name, high_name = (SETTING_OF[name] for name in wrong)
+            raise SettingError(low_name, low, f"a number of seconds <= {high_name} ({high:g})")
+        values["policy"] = PolicyConfig(**policy)
         values["clock"] = read_setting(settings, "REP_CLOCK", defaults.clock, to_clock)
         written_tokens = settings.get("ROBOTSTXT_USER_AGENT")
         notes = (
@@ -253,23 +228,9 @@ class Config:
         and slack for the time between them (docs/decisions.md)."""
         return self.fetch_timeout(download_timeout) * (self.max_redirects + 1) + WAIT_SLACK
 
-    def policy(self) -> PolicyConfig:
-        """The pure policy's view of these settings: each ``PolicyConfig`` field
-        is the field of the same name here (the preset filled in where unset)."""
-        preset = PolicyConfig.older_google() if self.outage_rules == "google-legacy" else _POLICY
-        values = {name: getattr(self, name) for name in _POLICY_FIELDS}
-        for name in _PRESET_FIELDS:
-            if values[name] is None:
-                values[name] = getattr(preset, name)
-        return PolicyConfig(**values)
-
     def validated(self) -> Config:
-        """Check what no single setting can: pairs of bounds, and needed companions."""
-        wrong = out_of_order(vars(self))
-        if wrong is not None:
-            low, high = (getattr(self, name) for name in wrong)
-            low_name, high_name = (SETTING_OF[name] for name in wrong)
-            raise SettingError(low_name, low, f"a number of seconds <= {high_name} ({high:g})")
+        """Check what no single setting can: a needed companion (the pairs of
+        bounds are checked as the policy is read, in ``from_settings``)."""
         if self.storage == "redis" and not self.redis_url:
             raise SettingError(
                 "REP_REDIS_URL",
@@ -280,12 +241,34 @@ class Config:
         return self
 
 
-def _default_of(setting: Setting, settings: Mapping[str, Any], defaults: Config) -> Any:
+def _read(settings: Mapping[str, Any], defaults: Config | PolicyConfig) -> dict[str, Any]:
+    """Each setting whose entry names a field of ``defaults``' class, parsed;
+    an unset one takes its fallback setting's value, else the field's."""
+    names = {item.name for item in fields(defaults)}
+    return {
+        setting.attribute: read_setting(
+            settings, setting.name, _default_of(setting, settings, defaults), setting.parse
+        )
+        for setting in SETTINGS
+        if setting.attribute in names and setting.parse is not None
+    }
+
+
+def _default_of(
+    setting: Setting, settings: Mapping[str, Any], defaults: Config | PolicyConfig
+) -> Any:
     """The value a setting takes when unset: its fallback setting's, else the field's."""
     default = getattr(defaults, str(setting.attribute))
     if setting.fallback is None or setting.parse is None:
         return default
     return read_setting(settings, setting.fallback, default, setting.parse)
+
+
+def field_default(attribute: str) -> Any:
+    """The default of the field a setting fills, ``Config``'s or ``PolicyConfig``'s
+    (the settings reference prints it, docs/_ext/rep_settings.py)."""
+    config = Config()
+    return getattr(config.policy if attribute in _POLICY_FIELDS else config, attribute)
 
 
 @dataclass(frozen=True)

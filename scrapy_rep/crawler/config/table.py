@@ -1,22 +1,37 @@
-"""The schema of scrapy_rep's settings: each one's name, values, default and parser.
+"""The settings table: each setting's name, values, default and parser.
 
 ``SETTINGS`` is declarative: ``settings.Config.from_settings`` reads the
 settings through it, and the settings reference (docs/settings.md) is
-generated from it by ``docs/_ext/rep_settings.py``, so what is documented is
-what is read. To add a setting: a field of ``Config`` with its default, and
-one entry here (name, accepted values, what it does, the field and its
-parser from ``values``).
+generated from its sections (``ENABLE``, ...; their titles: ``GROUPS`` in
+``docs/_ext/rep_settings.py``), so what is documented is what is read. To add
+a setting: an entry in its section (name, accepted values, what it does, the
+field it fills and its parser from ``values``), and that field with its
+default: a ``PolicyConfig`` field for the cache's and the outages' settings
+(``cache/policy_config.py``), else a ``settings.Config`` field.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
-from scrapy_rep.cache.policy import DAY, LONG_OUTAGE_VALUES, PolicyConfig, span
+from scrapy_rep.cache.policy import DAY, LONG_OUTAGE_VALUES
 from scrapy_rep.cache.record import MAX_EARLIER
+from scrapy_rep.crawler.config.defaults import (
+    CRAWL_DELAY_MAX,
+    DEFAULT_ROBOTSTXT_TIMEOUT,
+    DEFAULT_STORAGE_FILE,
+    FOLLOW_SITEMAPS,
+    FOLLOW_SITEMAPS_MAX,
+    MAX_KEEP,
+    MIN_BODY_BYTES,
+    MIN_DECISION_LOG_BYTES,
+    MIN_MEMORY,
+    OUTAGE_RULES,
+    SITEMAP_CALLBACK,
+    USAGE_ACTIONS,
+)
+from scrapy_rep.crawler.config.setting import Setting
 from scrapy_rep.crawler.config.values import (
     choice,
     int_at_least,
@@ -34,86 +49,21 @@ from scrapy_rep.crawler.config.values import (
     to_tokens,
 )
 from scrapy_rep.crawler.decision_log import KEPT as DECISION_LOGS_KEPT
-from scrapy_rep.engine.lines import MAX_BODY_BYTES
+from scrapy_rep.engine.usage import LABELS
 
 __all__ = [
-    "CRAWL_DELAY_MAX",
-    "DEFAULT_ROBOTSTXT_TIMEOUT",
-    "DEFAULT_STORAGE_FILE",
-    "FOLLOW_SITEMAPS",
-    "FOLLOW_SITEMAPS_MAX",
-    "MAX_KEEP",
-    "MIN_BODY_BYTES",
-    "MIN_MEMORY",
-    "MIN_REDIRECTS",
-    "OUTAGE_RULES",
+    "CACHE_AND_OUTAGES",
+    "DECISION_LOG",
+    "ENABLE",
+    "PAGE_RULES",
+    "POLITENESS",
     "SETTINGS",
-    "SITEMAP_CALLBACK",
-    "USAGE_ACTIONS",
-    "WAIT_SLACK",
+    "SITEMAPS",
+    "STORAGE",
+    "TOKENS",
+    "USAGE",
     "Setting",
 ]
-
-#: RFC 9309 §2.5: a parsing limit, if any, must be at least 500 KiB; the
-#: engine's (docs/spec.md §4.3) is REP_MAX_BODY_BYTES's floor and default.
-MIN_BODY_BYTES: Final = MAX_BODY_BYTES
-#: REP_MEMORY_MAX_BYTES's floor: room for a few origins at the parse limit.
-MIN_MEMORY: Final = 16 * 1024 * 1024
-#: RFC 9309 §2.3.1.2: follow at least five redirect hops (REP_FOLLOW_REDIRECTS's default).
-MIN_REDIRECTS: Final = 5
-#: REP_CACHE_KEEP's bound (10 years): every backend stores expiries this far
-#: out (Redis in integer milliseconds), and timestamps stay finite.
-MAX_KEEP: Final = 10 * 365 * DAY
-
-#: REP_ROBOTSTXT_TIMEOUT's default (seconds), well under Scrapy's 180 s
-#: DOWNLOAD_TIMEOUT: an origin's requests wait while its robots.txt downloads.
-DEFAULT_ROBOTSTXT_TIMEOUT: Final = 30.0
-#: Added to the longest a robots.txt fetch can take (its hops' timeouts), for
-#: the time between them: how long a request waits at most (docs/decisions.md).
-WAIT_SLACK: Final = 30.0
-
-#: REP_STORAGE_PATH's default, inside Scrapy's project data dir (``.scrapy/``).
-DEFAULT_STORAGE_FILE: Final = "robotstxt.sqlite3"
-#: REP_DECISION_LOG_MAX_BYTES: its default, and its least (a few hundred lines).
-DECISION_LOG_MAX_BYTES: Final = 100 * 1024 * 1024
-MIN_DECISION_LOG_BYTES: Final = 64 * 1024
-#: REP_OUTAGE_RULES presets: Google's current text, and its older edition
-#: ("5xx: full disallow until a retry succeeds; after 30 days the cached copy").
-OUTAGE_RULES: Final = ("google", "google-legacy")
-#: The defaults of the settings read for the extensions (``CrawlDelayConfig``,
-#: ``SitemapConfig``), written here once for them and for the reference.
-CRAWL_DELAY_MAX: Final = 30.0
-FOLLOW_SITEMAPS: Final = False
-FOLLOW_SITEMAPS_MAX: Final = 50
-SITEMAP_CALLBACK: Final = "parse_sitemap"
-#: REP_USAGE_ACTION: what a response whose Content-Usage header refuses a
-#: declared purpose gets: dropped (IgnoreRequest), or kept and tagged in meta.
-USAGE_ACTIONS: Final = ("drop", "tag")
-
-
-@dataclass(frozen=True)
-class Setting:
-    """One setting scrapy_rep reads: ``Config`` validates it, the docs print it.
-
-    The settings reference (docs/settings.md) is generated from ``SETTINGS``
-    by ``docs/_ext/rep_settings.py``, so what is documented is what is read.
-    """
-
-    name: str
-    #: The values it takes, in words.
-    accepted: str
-    #: What it does, in a sentence or two (``code`` in backquotes).
-    doc: str
-    #: The ``Config`` field it fills, and the parser that validates it.
-    #: None for a setting read for an extension (``read_by``).
-    attribute: str | None = None
-    parse: Callable[[object], Any] | None = None
-    #: The default in words, when the ``Config`` field's default does not say it.
-    default: str | None = None
-    #: A setting read instead when this one is unset (scrapy-redis's REDIS_URL).
-    fallback: str | None = None
-    #: The module that reads a setting ``Config`` does not (an extension's).
-    read_by: str | None = None
 
 
 #: Where the extensions' settings are read (``CrawlDelayConfig``, ``SitemapConfig``).
@@ -121,26 +71,8 @@ _EXTENSIONS: Final = "scrapy_rep.crawler.config.settings"
 _SECONDS: Final = "seconds >= 0"
 
 
-def _outage_default(name: str) -> str:
-    """An outage setting's default as the reference prints it, read from the
-    presets (``PolicyConfig``), the one place its value is written."""
-    google, legacy = (
-        getattr(preset, name) for preset in (PolicyConfig(), PolicyConfig.older_google())
-    )
-
-    def said(value: object) -> str:
-        return f"`{value:.0f}` ({span(value)})" if isinstance(value, float) else f'`"{value}"`'
-
-    return (
-        said(google) if google == legacy else f"{said(google)}; {said(legacy)} with `google-legacy`"
-    )
-
-
-#: Every setting scrapy_rep reads but REP_CLOCK (a testing hook), in the order
-#: the reference lists them. A new setting is one entry here (and, when
-#: ``Config`` reads it, a field of ``Config`` with its default).
-SETTINGS: Final[tuple[Setting, ...]] = (
-    # --- obeying robots.txt --------------------------------------------------
+#: The reference's section "Enable".
+ENABLE: Final[tuple[Setting, ...]] = (
     Setting(
         "ROBOTSTXT_OBEY",
         "bool",
@@ -149,30 +81,13 @@ SETTINGS: Final[tuple[Setting, ...]] = (
         parse=to_bool,
     ),
     Setting(
-        "ROBOTSTXT_USER_AGENT",
-        "a token, or a list of tokens in order of preference",
-        "The tokens robots.txt groups are matched with. Unset: the crawler named in the "
-        "request's `User-Agent`, else in `USER_AGENT` (never a browser's name).",
-        attribute="user_agent_tokens",
-        parse=to_tokens,
-        default="unset",
-    ),
-    Setting(
-        "USER_AGENT",
-        "str",
-        "Scrapy's own setting: the crawler's token is taken from it when "
-        "`ROBOTSTXT_USER_AGENT` is unset and a request has no `User-Agent` header yet.",
-        attribute="default_user_agent",
-        parse=to_str,
-        default="Scrapy's",
-    ),
-    Setting(
-        "REP_GOOGLE_QUIRKS",
-        "bool",
-        "Also accept what Google's open-source parser accepts (misspelt fields, "
-        "missing colons, ...).",
-        attribute="google_quirks",
-        parse=to_bool,
+        "REP_CHECKED_SCHEMES",
+        "list or comma-separated string, at least one",
+        "URL schemes whose requests are checked; others pass through. A checked URL "
+        "with no origin (`http://:80/x`) is dropped (`RobotsTxtNoOrigin`, stat "
+        "`robotstxt/no_origin`).",
+        attribute="checked_schemes",
+        parse=to_schemes,
     ),
     Setting(
         "REP_FOLLOW_REDIRECTS",
@@ -201,15 +116,196 @@ SETTINGS: Final[tuple[Setting, ...]] = (
         parse=int_at_least(MIN_BODY_BYTES),
     ),
     Setting(
-        "REP_CHECKED_SCHEMES",
-        "list or comma-separated string, at least one",
-        "URL schemes whose requests are checked; others pass through. A checked URL "
-        "with no origin (`http://:80/x`) is dropped (`RobotsTxtNoOrigin`, stat "
-        "`robotstxt/no_origin`).",
-        attribute="checked_schemes",
-        parse=to_schemes,
+        "REP_GOOGLE_QUIRKS",
+        "bool",
+        "Also accept what Google's open-source parser accepts (misspelt fields, "
+        "missing colons, ...).",
+        attribute="google_quirks",
+        parse=to_bool,
     ),
-    # --- the cache and its storage -------------------------------------------
+)
+
+#: The reference's section "Tokens".
+TOKENS: Final[tuple[Setting, ...]] = (
+    Setting(
+        "ROBOTSTXT_USER_AGENT",
+        "a token, or a list of tokens in order of preference",
+        "The tokens robots.txt groups are matched with. Unset: the crawler named in the "
+        "request's `User-Agent`, else in `USER_AGENT` (never a browser's name).",
+        attribute="user_agent_tokens",
+        parse=to_tokens,
+        default="unset",
+    ),
+    Setting(
+        "USER_AGENT",
+        "str",
+        "Scrapy's own setting: the crawler's token is taken from it when "
+        "`ROBOTSTXT_USER_AGENT` is unset and a request has no `User-Agent` header yet.",
+        attribute="default_user_agent",
+        parse=to_str,
+        default="Scrapy's",
+    ),
+)
+
+#: The reference's section "Caching and outages".
+CACHE_AND_OUTAGES: Final[tuple[Setting, ...]] = (
+    Setting(
+        "REP_CACHE_TTL",
+        _SECONDS,
+        "The life of a cached robots.txt without Cache-Control.",
+        attribute="cache_ttl",
+        parse=seconds,
+    ),
+    Setting(
+        "REP_CACHE_MIN_TTL",
+        "seconds >= 0, <= `REP_CACHE_MAX_TTL`",
+        "The lower bound for Cache-Control's `max-age` / `s-maxage`.",
+        attribute="cache_min_ttl",
+        parse=seconds,
+    ),
+    Setting(
+        "REP_CACHE_MAX_TTL",
+        _SECONDS,
+        "The upper bound for Cache-Control's `max-age` / `s-maxage`.",
+        attribute="cache_max_ttl",
+        parse=seconds,
+    ),
+    Setting(
+        "REP_CACHE_KEEP",
+        f"seconds, 0 to {MAX_KEEP:.0f} (10 years)",
+        "How long a record is kept in storage after its last update.",
+        attribute="cache_keep",
+        parse=number_within(0.0, MAX_KEEP),
+    ),
+    Setting(
+        "REP_VERSIONS_KEPT",
+        f"int 0 to {MAX_EARLIER}",
+        "Earlier good robots.txt answers kept per origin beside the current one, "
+        "to tell what changed (docs/versions.md); 0 keeps none.",
+        attribute="versions_kept",
+        parse=int_within(0, MAX_EARLIER),
+    ),
+    Setting(
+        "REP_VERSIONS_MAX_BYTES",
+        "int >= 0",
+        "The most bytes the earlier answers' bodies of one origin may take; the "
+        "oldest go first.",
+        attribute="versions_max_bytes",
+        parse=int_at_least(0),
+    ),
+    Setting(
+        "REP_OUTAGE_RULES",
+        "`google`, `google-legacy`",
+        "The preset that `REP_UNREACHABLE_DISALLOW`, `REP_UNREACHABLE_MAX_AGE` and "
+        "`REP_LONG_OUTAGE` default to: Google's current rules, or its older edition.",
+        attribute="outage_rules",
+        parse=choice(OUTAGE_RULES),
+    ),
+    Setting(
+        "REP_UNREACHABLE_DISALLOW",
+        _SECONDS,
+        "Full disallow this long into an outage (0: the last good copy at once).",
+        attribute="unreachable_disallow",
+        parse=seconds,
+    ),
+    Setting(
+        "REP_UNREACHABLE_MAX_AGE",
+        _SECONDS,
+        "The last good copy applies until then.",
+        attribute="unreachable_max_age",
+        parse=seconds,
+    ),
+    Setting(
+        "REP_LONG_OUTAGE",
+        "`site`, `cached`",
+        "After that: allow if the site's pages answer, else disallow (`site`), or the "
+        "last good copy, else allow (`cached`).",
+        attribute="long_outage",
+        parse=choice(LONG_OUTAGE_VALUES),
+    ),
+    Setting(
+        "REP_SITE_REACHABLE_WINDOW",
+        _SECONDS,
+        'How recent a page answer must be to count as "the site answers".',
+        attribute="site_reachable_window",
+        parse=seconds,
+    ),
+    Setting(
+        "REP_UNREACHABLE_WAIT",
+        _SECONDS,
+        "How long requests wait for quick retries during an origin's first failing "
+        "fetch; 0 drops them at the first failure.",
+        attribute="unreachable_wait",
+        parse=seconds,
+    ),
+    Setting(
+        "REP_RETRY_INITIAL",
+        "seconds >= 0, <= `REP_RETRY_MAX`",
+        "The first wait between robots.txt retries during an outage.",
+        attribute="retry_initial",
+        parse=seconds,
+    ),
+    Setting(
+        "REP_RETRY_MAX",
+        _SECONDS,
+        "The longest wait between robots.txt retries during an outage.",
+        attribute="retry_max",
+        parse=seconds,
+    ),
+    Setting(
+        "REP_RETRY_BUSY_INITIAL",
+        "seconds >= 0, <= `REP_RETRY_BUSY_MAX`",
+        "`REP_RETRY_INITIAL` for 503 and 429 answers.",
+        attribute="retry_busy_initial",
+        parse=seconds,
+    ),
+    Setting(
+        "REP_RETRY_BUSY_MAX",
+        _SECONDS,
+        "`REP_RETRY_MAX` for 503 and 429 answers.",
+        attribute="retry_busy_max",
+        parse=seconds,
+    ),
+    Setting(
+        "REP_RETRY_FACTOR",
+        "a number >= 1",
+        "The back-off's growth per failure.",
+        attribute="retry_factor",
+        parse=number_within(1.0, math.inf),
+    ),
+    Setting(
+        "REP_RETRY_JITTER",
+        "a number from 0 to 1",
+        "Each wait is shortened by up to this fraction, at random.",
+        attribute="retry_jitter",
+        parse=number_within(0.0, 1.0),
+    ),
+)
+
+#: The reference's section "The decision log" (docs/versions.md).
+DECISION_LOG: Final[tuple[Setting, ...]] = (
+    Setting(
+        "REP_DECISION_LOG",
+        "a path (relative: in the project data dir)",
+        "A JSON Lines file with one line per request let through or dropped: its URL, "
+        'the verdict, and the fields of `meta["rep_robotstxt"]` (docs/versions.md, '
+        '"The decision log"). Unset: no log.',
+        attribute="decision_log",
+        parse=to_path,
+        default="unset",
+    ),
+    Setting(
+        "REP_DECISION_LOG_MAX_BYTES",
+        f"int >= {MIN_DECISION_LOG_BYTES}",
+        "The most bytes the decision log's file grows to; then it becomes `.1` (and `.1` "
+        f"`.2`...), {DECISION_LOGS_KEPT} such files kept.",
+        attribute="decision_log_max_bytes",
+        parse=int_at_least(MIN_DECISION_LOG_BYTES),
+    ),
+)
+
+#: The reference's section "Storage".
+STORAGE: Final[tuple[Setting, ...]] = (
     Setting(
         "REP_STORAGE",
         "`sqlite`, `memory`, `redis`, or the dotted path of a `scrapy_rep.Storage` class",
@@ -286,174 +382,10 @@ SETTINGS: Final[tuple[Setting, ...]] = (
         attribute="forget_poll_interval",
         parse=number_within(0.01, DAY),
     ),
-    Setting(
-        "REP_CACHE_TTL",
-        _SECONDS,
-        "The life of a cached robots.txt without Cache-Control.",
-        attribute="cache_ttl",
-        parse=seconds,
-    ),
-    Setting(
-        "REP_CACHE_MIN_TTL",
-        "seconds >= 0, <= `REP_CACHE_MAX_TTL`",
-        "The lower bound for Cache-Control's `max-age` / `s-maxage`.",
-        attribute="cache_min_ttl",
-        parse=seconds,
-    ),
-    Setting(
-        "REP_CACHE_MAX_TTL",
-        _SECONDS,
-        "The upper bound for Cache-Control's `max-age` / `s-maxage`.",
-        attribute="cache_max_ttl",
-        parse=seconds,
-    ),
-    Setting(
-        "REP_CACHE_KEEP",
-        f"seconds, 0 to {MAX_KEEP:.0f} (10 years)",
-        "How long a record is kept in storage after its last update.",
-        attribute="cache_keep",
-        parse=number_within(0.0, MAX_KEEP),
-    ),
-    Setting(
-        "REP_VERSIONS_KEPT",
-        f"int 0 to {MAX_EARLIER}",
-        "Earlier good robots.txt answers kept per origin beside the current one, "
-        "to tell what changed (docs/versions.md); 0 keeps none.",
-        attribute="versions_kept",
-        parse=int_within(0, MAX_EARLIER),
-    ),
-    Setting(
-        "REP_VERSIONS_MAX_BYTES",
-        "int >= 0",
-        "The most bytes the earlier answers' bodies of one origin may take; the "
-        "oldest go first.",
-        attribute="versions_max_bytes",
-        parse=int_at_least(0),
-    ),
-    Setting(
-        "REP_DECISION_LOG",
-        "a path (relative: in the project data dir)",
-        "A JSON Lines file with one line per request let through or dropped: its URL, "
-        'the verdict, and the fields of `meta["rep_robotstxt"]` (docs/versions.md, '
-        '"The decision log"). Unset: no log.',
-        attribute="decision_log",
-        parse=to_path,
-        default="unset",
-    ),
-    Setting(
-        "REP_DECISION_LOG_MAX_BYTES",
-        f"int >= {MIN_DECISION_LOG_BYTES}",
-        "The most bytes the decision log's file grows to; then it becomes `.1` (and `.1` "
-        f"`.2`...), {DECISION_LOGS_KEPT} such files kept.",
-        attribute="decision_log_max_bytes",
-        parse=int_at_least(MIN_DECISION_LOG_BYTES),
-    ),
-    # --- outages ---------------------------------------------------------------
-    Setting(
-        "REP_OUTAGE_RULES",
-        "`google`, `google-legacy`",
-        "The preset that `REP_UNREACHABLE_DISALLOW`, `REP_UNREACHABLE_MAX_AGE` and "
-        "`REP_LONG_OUTAGE` default to: Google's current rules, or its older edition.",
-        attribute="outage_rules",
-        parse=choice(OUTAGE_RULES),
-    ),
-    Setting(
-        "REP_UNREACHABLE_DISALLOW",
-        _SECONDS,
-        "Full disallow this long into an outage (0: the last good copy at once).",
-        attribute="unreachable_disallow",
-        parse=seconds,
-        default=_outage_default("unreachable_disallow"),
-    ),
-    Setting(
-        "REP_UNREACHABLE_MAX_AGE",
-        _SECONDS,
-        "The last good copy applies until then.",
-        attribute="unreachable_max_age",
-        parse=seconds,
-        default=_outage_default("unreachable_max_age"),
-    ),
-    Setting(
-        "REP_LONG_OUTAGE",
-        "`site`, `cached`",
-        "After that: allow if the site's pages answer, else disallow (`site`), or the "
-        "last good copy, else allow (`cached`).",
-        attribute="long_outage",
-        parse=choice(LONG_OUTAGE_VALUES),
-        default=_outage_default("long_outage"),
-    ),
-    Setting(
-        "REP_SITE_REACHABLE_WINDOW",
-        _SECONDS,
-        'How recent a page answer must be to count as "the site answers".',
-        attribute="site_reachable_window",
-        parse=seconds,
-    ),
-    Setting(
-        "REP_UNREACHABLE_WAIT",
-        _SECONDS,
-        "How long requests wait for quick retries during an origin's first failing "
-        "fetch; 0 drops them at the first failure.",
-        attribute="unreachable_wait",
-        parse=seconds,
-    ),
-    Setting(
-        "REP_RETRY_INITIAL",
-        "seconds >= 0, <= `REP_RETRY_MAX`",
-        "The first wait between robots.txt retries during an outage.",
-        attribute="retry_initial",
-        parse=seconds,
-    ),
-    Setting(
-        "REP_RETRY_MAX",
-        _SECONDS,
-        "The longest wait between robots.txt retries during an outage.",
-        attribute="retry_max",
-        parse=seconds,
-    ),
-    Setting(
-        "REP_RETRY_BUSY_INITIAL",
-        "seconds >= 0, <= `REP_RETRY_BUSY_MAX`",
-        "`REP_RETRY_INITIAL` for 503 and 429 answers.",
-        attribute="retry_busy_initial",
-        parse=seconds,
-    ),
-    Setting(
-        "REP_RETRY_BUSY_MAX",
-        _SECONDS,
-        "`REP_RETRY_MAX` for 503 and 429 answers.",
-        attribute="retry_busy_max",
-        parse=seconds,
-    ),
-    Setting(
-        "REP_RETRY_FACTOR",
-        "a number >= 1",
-        "The back-off's growth per failure.",
-        attribute="retry_factor",
-        parse=number_within(1.0, math.inf),
-    ),
-    Setting(
-        "REP_RETRY_JITTER",
-        "a number from 0 to 1",
-        "Each wait is shortened by up to this fraction, at random.",
-        attribute="retry_jitter",
-        parse=number_within(0.0, 1.0),
-    ),
-    Setting(
-        "REP_RETRY_AFTER_MIN",
-        "seconds >= 0, <= `REP_RETRY_AFTER_MAX`",
-        "The lower bound for a `Retry-After` header.",
-        attribute="retry_after_min",
-        parse=seconds,
-    ),
-    Setting(
-        "REP_RETRY_AFTER_MAX",
-        _SECONDS,
-        "The upper bound for a `Retry-After` header.",
-        attribute="retry_after_max",
-        parse=seconds,
-    ),
-    # --- crawl-delay and sitemaps (read for their extensions) ------------------
+)
+
+#: The reference's section "Politeness".
+POLITENESS: Final[tuple[Setting, ...]] = (
     Setting(
         "REP_CRAWL_DELAY",
         "`ignore`, `obey`",
@@ -479,6 +411,63 @@ SETTINGS: Final[tuple[Setting, ...]] = (
         read_by=_EXTENSIONS,
     ),
     Setting(
+        "REP_RETRY_AFTER_MIN",
+        "seconds >= 0, <= `REP_RETRY_AFTER_MAX`",
+        "The lower bound for a `Retry-After` header.",
+        attribute="retry_after_min",
+        parse=seconds,
+    ),
+    Setting(
+        "REP_RETRY_AFTER_MAX",
+        _SECONDS,
+        "The upper bound for a `Retry-After` header.",
+        attribute="retry_after_max",
+        parse=seconds,
+    ),
+)
+
+#: The reference's section "Usage preferences".
+USAGE: Final[tuple[Setting, ...]] = (
+    Setting(
+        "REP_PURPOSES",
+        "a list (or comma-separated string) of " + ", ".join(f"`{label}`" for label in LABELS),
+        "What the crawl's output is used for: robots.txt refusals drop requests before "
+        "download. Empty: no usage check at all.",
+        attribute="purposes",
+        parse=to_purposes,
+    ),
+    Setting(
+        "REP_USAGE_ACTION",
+        "`drop`, `tag`",
+        "A response whose `Content-Usage` header refuses a purpose: dropped, or kept "
+        'and tagged in `meta["rep_usage"]`.',
+        attribute="usage_action",
+        parse=choice(USAGE_ACTIONS),
+    ),
+)
+
+#: The reference's section "Page rules".
+PAGE_RULES: Final[tuple[Setting, ...]] = (
+    Setting(
+        "REP_PAGE_DIRECTIVES",
+        "bool",
+        "Read `X-Robots-Tag` and robots meta tags; obey `nofollow`, expose the rest in "
+        '`meta["rep_directives"]`.',
+        attribute="page_directives",
+        parse=to_bool,
+    ),
+    Setting(
+        "REP_PAGE_DIRECTIVES_MAX_BYTES",
+        "int >= 1024",
+        "Bytes of an HTML body searched for meta tags.",
+        attribute="page_directives_max_bytes",
+        parse=int_at_least(1024),
+    ),
+)
+
+#: The reference's section "Sitemaps".
+SITEMAPS: Final[tuple[Setting, ...]] = (
+    Setting(
         "REP_FOLLOW_SITEMAPS",
         "bool",
         "Request the sitemaps robots.txt lists, once per crawl.",
@@ -499,37 +488,19 @@ SETTINGS: Final[tuple[Setting, ...]] = (
         default=f'`"{SITEMAP_CALLBACK}"`',
         read_by=_EXTENSIONS,
     ),
-    # --- what the content may be used for, and page rules ---------------------
-    Setting(
-        "REP_PURPOSES",
-        "a list (or comma-separated string) of `train-ai`, `ai-use`, `search`, `ai-input`",
-        "What the crawl's output is used for: robots.txt refusals drop requests before "
-        "download. Empty: no usage check at all.",
-        attribute="purposes",
-        parse=to_purposes,
-    ),
-    Setting(
-        "REP_USAGE_ACTION",
-        "`drop`, `tag`",
-        "A response whose `Content-Usage` header refuses a purpose: dropped, or kept "
-        'and tagged in `meta["rep_usage"]`.',
-        attribute="usage_action",
-        parse=choice(USAGE_ACTIONS),
-    ),
-    Setting(
-        "REP_PAGE_DIRECTIVES",
-        "bool",
-        "Read `X-Robots-Tag` and robots meta tags; obey `nofollow`, expose the rest in "
-        '`meta["rep_directives"]`.',
-        attribute="page_directives",
-        parse=to_bool,
-    ),
-    Setting(
-        "REP_PAGE_DIRECTIVES_MAX_BYTES",
-        "int >= 1024",
-        "Bytes of an HTML body searched for meta tags.",
-        attribute="page_directives_max_bytes",
-        parse=int_at_least(1024),
-    ),
 )
 
+
+#: Every setting scrapy_rep reads but REP_CLOCK (a testing hook), in the
+#: order the reference lists them.
+SETTINGS: Final[tuple[Setting, ...]] = (
+    ENABLE
+    + TOKENS
+    + CACHE_AND_OUTAGES
+    + DECISION_LOG
+    + STORAGE
+    + POLITENESS
+    + USAGE
+    + PAGE_RULES
+    + SITEMAPS
+)

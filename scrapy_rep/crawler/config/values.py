@@ -281,7 +281,7 @@ def _as_list(value: object) -> list[object]:
 _PURPOSES_ACCEPTED: Final = (
     "a list of usage labels, each one of "
     + ", ".join(repr(label) for label in LABELS)
-    + " (draft-ietf-aipref-vocab-08, and Content Signals' 'ai-input'), e.g. ['train-ai']; "
+    + " (docs/usage-preferences.md), e.g. ['train-ai']; "
     "empty for no usage check"
 )
 

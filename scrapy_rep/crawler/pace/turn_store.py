@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Final
 from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet.defer import Deferred
 
-from scrapy_rep.cache.policy import PolicyConfig, retry_after_delay
+from scrapy_rep.cache.policy import retry_after_delay
 from scrapy_rep.cache.storage import FallbackStorage, MemoryStorage
 from scrapy_rep.crawler.access.fetcher import ROBOTSTXT_FETCH_META_KEY
 from scrapy_rep.crawler.access.loop_thread import ThreadedStorage, pace_of
@@ -70,12 +70,10 @@ class PaceStore:
         self._hold = hold
         self._obey = config.obey
         self._retry_after = config.retry_after
-        self._policy = PolicyConfig(
-            retry_after_min=min(rep.retry_after_min, rep.retry_after_max),
-            retry_after_max=rep.retry_after_max,
-        )
+        #: Its Retry-After bounds (REP_RETRY_AFTER_MIN, REP_RETRY_AFTER_MAX).
+        self._policy = rep.policy
         self._clock = rep.clock
-        self.max_ahead = rep.retry_after_max + _WORKERS_BOUND * config.max_delay
+        self.max_ahead = rep.policy.retry_after_max + _WORKERS_BOUND * config.max_delay
         self._local = MemoryStorage(rep.memory_max_origins, clock=time.monotonic)
         self._paused: dict[Origin, float] = {}  # origin -> time.monotonic() it ends
         #: origin -> time.monotonic() its robots.txt came back: a request too.

@@ -5,10 +5,11 @@ for. Two syntaxes are in use, and this package reads both into one answer per
 usage category, each with the line that decided it:
 
 - ``Content-Usage``, the IETF aipref working group's: the vocabulary of
-  draft-ietf-aipref-vocab-08 (14 September 2026: the labels ``train-ai``,
-  ``ai-use`` and ``search``, values the tokens ``y`` and ``n``, written as an
-  RFC 9651 Dictionary), attached by draft-ietf-aipref-attach-05 (August 2026)
-  as an HTTP response header and as a path-scoped robots.txt rule;
+  draft-ietf-aipref-vocab-08 (14 September 2026: labels such as ``train-ai``,
+  values the tokens ``y`` and ``n``, written as an RFC 9651 Dictionary; the
+  labels and keys read are ``vocabulary.WORDS``), attached by
+  draft-ietf-aipref-attach-05 (August 2026) as an HTTP response header and as
+  a path-scoped robots.txt rule;
 - ``Content-Signal``, Cloudflare's Content Signals Policy (24 September 2025,
   contentsignals.org; the categories are also in the individual draft
   draft-romm-aipref-contentsignals-00): ``search``, ``ai-input`` and

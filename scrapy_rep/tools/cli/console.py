@@ -10,8 +10,8 @@ or from an http(s) URL; a URL is fetched as a crawler fetches it (docs/spec.md Â
 means "everything allowed", and a 429, 5xx or network failure is a fetch
 error, because a crawler must then not fetch anything from the site.
 
-``check --purpose LABEL`` (repeatable: ``train-ai``, ``ai-use``, ``search``,
-``ai-input``) also says, per URL, what robots.txt's ``Content-Usage`` and
+``check --purpose LABEL`` (repeatable; a label of the usage vocabulary's
+``LABELS``) also says, per URL, what robots.txt's ``Content-Usage`` and
 ``Content-Signal`` lines state for each purpose, with the deciding line; a
 URL whose purpose is refused counts as disallowed (a crawl declaring that
 purpose in ``REP_PURPOSES`` drops it).
@@ -45,6 +45,8 @@ the order given)::
         },
         "licenses": [str]          # only when robots.txt has License lines (RSL 1.0):
                                    # the site's licence terms, absolute URLs, file order
+                                   # (one list per kind of line outside any group with
+                                   # ``about``: its ``values`` in engine/site_wide.py)
       }
     ]
 
@@ -66,8 +68,8 @@ from scrapy_rep.tools.check import (
     check_json,
     check_urls,
     explanation,
-    license_lines,
     refused,
+    site_wide_lines,
     usage_lines,
 )
 from scrapy_rep.tools.cli.options import DEFAULT_AGENT, parsers
@@ -111,7 +113,7 @@ def run_check(args: argparse.Namespace) -> int:
             _out(printable(f"{word:<10}  {checked.url}  ({why})"))
             for line in usage_lines(checked, purposes):
                 _out(printable(line))
-        for line in license_lines(results):
+        for line in site_wide_lines(results):
             _out(printable(line))
     ok = all(c.allowed and not refused(c, purposes) for c in results)
     return EXIT_OK if ok else EXIT_FOUND

@@ -185,13 +185,22 @@ def _report(commands: _Commands) -> argparse.ArgumentParser:
         "the crawler's tokens everything (slower: a parse and a lint per distinct file)",
     )
     report.add_argument(
+        "--changed",
+        action="store_true",
+        help="instead: the origins whose rules for the crawler's tokens changed, and what "
+        "changed (the current robots.txt version against the one before; docs/versions.md)",
+    )
+    report.add_argument("--since", type=_duration, metavar="AGE",
+                        help="with --changed: the changes AGE old at most (90s, 15m, 12h, 7d), "
+                        "against the version current AGE ago")
+    report.add_argument(
         "--agent",
         "-a",
         action="append",
         type=_agent,
         metavar="TOKEN",
-        help="the crawler's token for --deep (repeatable, in order of preference; default: "
-        f"the project's, else {DEFAULT_AGENT})",
+        help="the crawler's token for --deep and --changed (repeatable, in order of "
+        f"preference; default: the project's, else {DEFAULT_AGENT})",
     )
     _wait_option(report)
     return report

@@ -33,7 +33,7 @@ from scrapy_rep.tools.report.rows import Filters, Summary, deep_reader, report_r
 from scrapy_rep.tools.store.scan import scan_store
 from scrapy_rep.tools.store.view import StoreName
 
-__all__ = ["ReportContext", "run_report"]
+__all__ = ["ReportContext", "run_report", "said_tokens"]
 
 EXIT_OK: Final = 0
 EXIT_NONE: Final = 1
@@ -74,8 +74,8 @@ def _context(args: argparse.Namespace) -> ReportContext:
     return ReportContext(view.store, view.policy, tokens or view.tokens, view.google_quirks)
 
 
-def _said(args: argparse.Namespace, context: ReportContext) -> str:
-    """Whose tokens ``--deep`` reads the files with, for the note."""
+def said_tokens(args: argparse.Namespace, context: ReportContext) -> str:
+    """Whose tokens ``--deep`` and ``--changed`` read the files with, for the note."""
     from scrapy_rep.tools.store.project import in_a_project
 
     shown = " or ".join(context.tokens) or "* (they name no crawler)"
@@ -101,6 +101,11 @@ def filters_of(args: argparse.Namespace) -> Filters:
 
 
 def run_report(args: argparse.Namespace) -> int:
+    if args.changed or args.since is not None:
+        from scrapy_rep.tools.cli.report_changed import check_changed, run_changed
+
+        check_changed(args)  # a usage error before the project is read
+        return run_changed(args, _context(args))
     context = _context(args)
     filters = filters_of(args)
     deep = args.deep or filters.deep
@@ -108,7 +113,7 @@ def run_report(args: argparse.Namespace) -> int:
     summary = Summary()
     reader = deep_reader(context.tokens, context.google_quirks) if deep else None
     if deep:
-        said = _said(args, context)
+        said = said_tokens(args, context)
         print(f"scrapy-rep: note: --deep reads each file as {said}", file=sys.stderr)
     try:
         scanned = scan_store(context.store, now, bodies=deep)

@@ -37,6 +37,7 @@ from scrapy.exceptions import UsageError
 
 from scrapy_rep.engine.grammar import line_text, rule_text
 from scrapy_rep.engine.rules import UNDECIDED, UNDECIDED_TEXT
+from scrapy_rep.engine.usage import LABELS
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -100,7 +101,7 @@ class RobotsCommand(ScrapyCommand):
             default=[],
             metavar="LABEL",
             help="a use of the content to check, instead of REP_PURPOSES (repeatable): "
-            "train-ai, ai-use, search or ai-input",
+            + ", ".join(LABELS),
         )
         parser.add_argument(
             "--refetch",
@@ -342,7 +343,7 @@ class Probe:
         origin = origin_of(self.url)
         assert origin is not None
         now = config.clock()
-        policy = config.policy()
+        policy = config.policy
         record = read_stored(config, str(origin))
         trusted = None if record is None else loaded_record(record, now, policy)
         if trusted is None:

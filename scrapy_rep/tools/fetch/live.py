@@ -20,7 +20,7 @@ from typing import Any, Final
 from urllib.parse import urljoin
 
 from scrapy_rep.cache.outcome import FetchKind, kind_of_status
-from scrapy_rep.crawler.config.table import MIN_REDIRECTS
+from scrapy_rep.crawler.config.defaults import MIN_REDIRECTS
 from scrapy_rep.engine.lines import MAX_BODY_BYTES
 from scrapy_rep.tools.fetch.guard import FetchRefused, Hop, Network
 

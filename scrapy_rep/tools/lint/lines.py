@@ -431,7 +431,7 @@ def format_text(result: dict[str, Any]) -> str:
             plural(len(summary["agents"]), "agent"),
             plural(summary["rules"], "rule"),
             *(
-                plural(summary.get(kind.values, 0), kind.key)
+                kind.counted(summary.get(kind.values, 0))
                 for kind in SITE_WIDE.values()
                 if kind.said_when_none or summary.get(kind.values)
             ),

@@ -30,7 +30,7 @@ from collections.abc import Iterator
 from typing import Final
 
 from scrapy_rep.engine.grammar import USAGE, Body, Field, Note, field_name
-from scrapy_rep.engine.usage import read_rule
+from scrapy_rep.engine.usage import SIGNAL_KEYS, VOCABULARY, read_rule
 from scrapy_rep.tools.lint.finding import Finding, plural, quoted
 
 __all__ = ["USAGE_SEVERITIES", "usage_findings"]
@@ -43,11 +43,13 @@ USAGE_SEVERITIES: Final[dict[str, str]] = {
 }
 _SIGNAL: Final = Field.CONTENT_SIGNAL
 
+#: The hint of a line not read: an example, and the keys the engine knows
+#: (``engine/usage/vocabulary.py``, whose table a new key is added to).
 _EXAMPLE: Final = {
     "content-usage": "e.g. 'Content-Usage: /images/ train-ai=n, search=y': lower-case labels "
-    "train-ai, ai-use, search with y or n (draft-ietf-aipref-attach-05)",
-    "content-signal": "e.g. 'Content-Signal: search=yes, ai-train=no': search, ai-input, "
-    "ai-train with yes or no (Content Signals Policy)",
+    f"{', '.join(VOCABULARY)} with y or n (draft-ietf-aipref-attach-05)",
+    "content-signal": "e.g. 'Content-Signal: search=yes, ai-train=no': "
+    f"{', '.join(SIGNAL_KEYS)} with yes or no (Content Signals Policy)",
 }
 
 

@@ -26,6 +26,8 @@ from scrapy_rep.tools.report.rows import FLAGS, STATES, Summary
 __all__ = [
     "COLUMNS",
     "DEEP_COLUMNS",
+    "csv_cell",
+    "stamp",
     "unreadable_note",
     "write_csv",
     "write_json",
@@ -223,6 +225,11 @@ def write_summary(
 def _named(summary: Summary) -> str:
     more = summary.unreadable - len(summary.unreadable_keys)
     return ", ".join(summary.unreadable_keys) + (f" and {more:,} more" if more > 0 else "")
+
+
+#: The report's time and cell forms, for its other outputs (``report.changed_output``).
+stamp = _stamp
+csv_cell = _csv_value
 
 
 def unreadable_note(summary: Summary) -> str:

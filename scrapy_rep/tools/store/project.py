@@ -152,4 +152,4 @@ def project_view(
 
     store = store or project_store(settings)
     config = Config.from_settings(settings if settings is not None else get_project_settings())
-    return ProjectView(store, config.policy(), crawl_tokens(config), config.google_quirks)
+    return ProjectView(store, config.policy, crawl_tokens(config), config.google_quirks)

@@ -5,7 +5,8 @@ Owns: ``server`` (aiohttp's web server on a loop of its own, the bound on
 connections), ``room`` (the open-files limit), ``app`` (the routes and the
 Tester's own checks, with ``guard``: what is refused before any work),
 ``calls`` (the API's answers), ``answers`` (what the engine and lint say, as
-data for the page), ``report_api`` (the report page's answers), ``project``
+data for the page), ``report_api`` (the report page's answers),
+``versions_api`` (an origin's robots.txt versions and what changed), ``project``
 (the Tester of a Scrapy project) and ``static/`` (the page's HTML,
 JavaScript and CSS).
 

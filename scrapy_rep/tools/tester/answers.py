@@ -17,6 +17,7 @@ from scrapy_rep.engine.agents import crawler_tokens
 from scrapy_rep.engine.grammar import Field, read_line
 from scrapy_rep.engine.lines import body_text, split_lines
 from scrapy_rep.engine.robotstxt import RobotsTxt
+from scrapy_rep.engine.site_wide import beside_verdicts
 from scrapy_rep.engine.url_path import match_path
 from scrapy_rep.tools.check import check_urls
 from scrapy_rep.tools.fetch.source import Source
@@ -147,7 +148,11 @@ def line_report(text: str) -> dict[str, Any]:
         "warnings": warnings,
         "summary": counted(errors, warnings),
         "linted": bool(text.strip()),
-        "licenses": list(RobotsTxt.parse(body).licenses),
+        # Each kind of line outside any group shown beside the verdicts (licences).
+        "site_wide": [
+            {"key": kind.key, "about": kind.about, "values": list(values)}
+            for kind, values in beside_verdicts(RobotsTxt.parse(body).site_wide)
+        ],
     }
 
 

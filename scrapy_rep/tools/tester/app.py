@@ -22,6 +22,9 @@ API (JSON in and out; header ``X-Tester-Token`` on every call):
 - ``GET /api/live?url=U`` -> the live fetch of U's origin's robots.txt
   (``url``): kind, status, message, headers, body, final_url, hops
 - ``GET /api/stored?url=U`` -> what the store keeps for U's origin
+- ``GET /api/versions?url=U&agent=A`` -> the versions kept for U's origin
+  and, per crawler A (repeatable), what changed for its tokens between the
+  current one and the one before (``versions_api``)
 - ``POST /api/forget`` ``{url}`` -> ``{origin, forgotten, at}``
 - ``GET /api/report?state=&flag=&host=&older=&newer=&sort=&reverse=&limit=&deep=``
   -> ``{store, now, summary, matched, deep, max_refetch, rows}`` (``report_api``,
@@ -61,6 +64,7 @@ _STATIC: Final = {
     "/static/editor.js": ("editor.js", _JS),
     "/static/link.js": ("link.js", _JS),
     "/static/select.js": ("select.js", _JS),
+    "/static/versions.js": ("versions.js", _JS),
     "/static/report.js": ("report.js", _JS),
     "/static/report.css": ("report.css", "text/css; charset=utf-8"),
     "/static/tester.css": ("tester.css", "text/css; charset=utf-8"),
@@ -85,6 +89,7 @@ _HEADERS: Final = {
 _GETS: Final[dict[str, Callable[[TesterConfig, Any], dict[str, Any]]]] = {
     "/api/live": lambda config, query: calls.live(config, query),
     "/api/stored": lambda config, query: calls.stored(config, query),
+    "/api/versions": lambda config, query: calls.versions_of(config, query),
     "/api/report": lambda config, query: calls.report(config, query),
 }
 _POSTS: Final[dict[str, Callable[[TesterConfig, Any], dict[str, Any]]]] = {

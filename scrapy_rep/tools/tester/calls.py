@@ -17,7 +17,7 @@ from typing import Any, Final
 from scrapy_rep.cache.policy import PolicyConfig
 from scrapy_rep.cache.storage import StorageError
 from scrapy_rep.cache.storage.errors import UnreadableRecord
-from scrapy_rep.crawler.config.table import MIN_BODY_BYTES, MIN_REDIRECTS
+from scrapy_rep.crawler.config.defaults import MIN_BODY_BYTES, MIN_REDIRECTS
 from scrapy_rep.engine.origin import origin_of, robots_url
 from scrapy_rep.engine.usage import LABELS
 from scrapy_rep.tools.fetch.live import (
@@ -32,6 +32,7 @@ from scrapy_rep.tools.store.view import StoreName, describe, forget_origin, read
 from scrapy_rep.tools.tester.answers import diff_lines, line_report, verdicts
 from scrapy_rep.tools.tester.guard import Limits, Refused
 from scrapy_rep.tools.tester.report_api import Query, forget_filtered, report_answer
+from scrapy_rep.tools.tester.versions_api import versions_answer
 
 __all__ = [
     "LINK_LIMIT",
@@ -44,6 +45,7 @@ __all__ = [
     "report",
     "stored",
     "tested",
+    "versions_of",
 ]
 
 #: The longest path and query a link to the page can have: the server
@@ -173,6 +175,24 @@ def stored(config: TesterConfig, query: Query) -> dict[str, Any]:
                       google_quirks=config.google_quirks)
     answer.update(origin=key, store=store.shown(), now=time.time())
     return answer
+
+
+def versions_of(config: TesterConfig, query: Query) -> dict[str, Any]:
+    """``GET /api/versions?url=&agent=``: the versions kept for the URL's
+    origin, and what changed for each crawler (``agent``, repeated; default
+    the Tester's crawlers) between the current one and the one before."""
+    url = _one(query, "url")
+    store = _store(config)
+    try:
+        key, record = read_origin(store, url)
+    except ValueError as exc:
+        raise Refused(400, str(exc)) from None
+    except UnreadableRecord as exc:
+        raise Refused(422, str(exc)) from None
+    except StorageError as exc:
+        raise Refused(503, str(exc)) from None
+    agents = [agent for agent in query.get("agent", ()) if agent.strip()] or list(config.agents)
+    return versions_answer(store, key, record, agents, config.google_quirks)
 
 
 def forget(config: TesterConfig, data: dict[str, Any]) -> dict[str, Any]:

@@ -35,5 +35,5 @@ def tester_config(
         timeout=config.fetch_timeout(settings.getfloat("DOWNLOAD_TIMEOUT", 180.0)),
         max_body_bytes=config.max_body_bytes,
         max_redirects=config.max_redirects,
-        policy=config.policy(),
+        policy=config.policy,
     )

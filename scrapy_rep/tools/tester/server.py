@@ -242,8 +242,9 @@ def serve(config: TesterConfig, host: str = "127.0.0.1", port: int = 8765) -> in
     # Its loop in a thread of its own: this thread may have one already (an
     # installed reactor's), and Ctrl+C lands here, where the wait is.
     serving = threading.Thread(target=server.serve_forever, name="tester", daemon=True)
-    serving.start()
     try:
+        # Started inside: a Ctrl+C the moment the page answers may land in start().
+        serving.start()
         while serving.is_alive():
             serving.join(0.5)
     except KeyboardInterrupt:

@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator, Sequence
 from itertools import combinations, pairwise
 from typing import Any
 
+from reactor_choice import NONE, chosen_reactor
 from scrapy import Spider, signals
 from scrapy.crawler import Crawler
 from scrapy.http import Request, Response
@@ -112,6 +113,10 @@ def gaps(times: Sequence[Hit]) -> list[float]:
     return [later.at - earlier.at for earlier, later in pairwise(times)]
 
 
+#: Scrapy's http handler without a reactor (``Crawler._apply_reactorless_default_settings``).
+_REACTORLESS_HTTP = "scrapy.core.downloader.handlers._aiohttp.AiohttpDownloadHandler"
+
+
 class SlotStamps:
     """When each request reached Scrapy's downloader (``request_reached_downloader``)
     and when the downloader handed it to its HTTP handler, in this process
@@ -123,7 +128,11 @@ class SlotStamps:
         self.handed: dict[str, float] = {}
 
     def settings(self) -> dict[str, Any]:
-        base = load_object(default_settings.DOWNLOAD_HANDLERS_BASE["http"])
+        base = load_object(
+            _REACTORLESS_HTTP
+            if chosen_reactor() == NONE
+            else default_settings.DOWNLOAD_HANDLERS_BASE["http"]
+        )
         handed = self.handed
 
         class Stamping(base):  # type: ignore[misc, valid-type]

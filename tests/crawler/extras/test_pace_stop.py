@@ -9,6 +9,7 @@ duplicate filter JOBDIR keeps.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -16,7 +17,7 @@ from typing import Any
 
 from scrapy import Request, signals
 from scrapy.crawler import Crawler
-from scrapy.utils.defer import deferred_f_from_coro_f, deferred_from_coro
+from scrapy.utils.defer import deferred_f_from_coro_f
 from scrapy.utils.test import get_crawler
 
 from crawler.servers import Reply, SiteServer
@@ -55,10 +56,8 @@ async def test_a_stop_while_pages_wait_their_turn_requeues_them_and_a_resume_los
         def stop_at_the_first_page(request: Request, spider: object) -> None:
             if request.url.endswith("/robots.txt") or stopping:
                 return
-            from twisted.internet import reactor
-
             # the other pages wait for their turns, a second apart
-            stopping.append(reactor.callLater(0.2, lambda: deferred_from_coro(first.stop_async())))
+            stopping.append(_later(0.2, first))
 
         first = _crawler(settings, stop_at_the_first_page)
         await first.crawl_async(urls=urls)
@@ -119,9 +118,15 @@ async def test_a_resume_sharing_the_store_waits_one_turn_not_one_per_page_requeu
 def _stop_after_the_first_page(request: Request, spider: Any) -> None:
     if request.url.endswith("/robots.txt"):
         return
-    from twisted.internet import reactor
-
     crawler = spider.crawler
     if not getattr(crawler, "stop_asked", False):
         crawler.stop_asked = True
-        reactor.callLater(0.1, lambda: deferred_from_coro(crawler.stop_async()))
+        _later(0.1, crawler)
+
+
+def _later(seconds: float, crawler: Crawler) -> asyncio.TimerHandle:
+    """Stop ``crawler`` in ``seconds``, on the loop the crawl runs on: the
+    asyncio reactor's, or the one loop of Scrapy's reactorless mode (where
+    importing Twisted's reactor is refused)."""
+    loop = asyncio.get_running_loop()
+    return loop.call_later(seconds, lambda: asyncio.ensure_future(crawler.stop_async()))

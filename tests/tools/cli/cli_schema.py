@@ -8,22 +8,27 @@ from __future__ import annotations
 
 from typing import Any
 
+from scrapy_rep.engine.site_wide import SITE_WIDE
 from scrapy_rep.tools.lint.lines import SEVERITIES
 
 CHECK_REASONS = {"rule", "no-rule", "no-group", "robots-txt", "unavailable"}
+#: The lists each URL's object may have (``licenses``): a kind of line outside
+#: any group shown beside the verdicts, by its entry in SITE_WIDE.
+BESIDE_VERDICTS = {kind.values for kind in SITE_WIDE.values() if kind.about}
 
 
 def assert_check_schema(data: Any) -> None:
     assert isinstance(data, list)
     for item in data:
         assert isinstance(item, dict)
-        assert set(item) - {"usage", "licenses"} == {"url", "allowed", "reason", "group", "rule"}
+        optional = {"usage", *BESIDE_VERDICTS}
+        assert set(item) - optional == {"url", "allowed", "reason", "group", "rule"}
         for decision in item.get("usage", {}).values():  # with --purpose only
             assert decision["state"] in ("allowed", "denied", "unstated")
             assert all(set(by) == {"source", "line", "text", "global"} for by in decision["by"])
             assert all(isinstance(by["global"], bool) for by in decision["by"])
-        if "licenses" in item:  # only when robots.txt has License lines
-            assert item["licenses"] and all(isinstance(url, str) for url in item["licenses"])
+        for values in BESIDE_VERDICTS & set(item):  # only when robots.txt has such lines
+            assert item[values] and all(isinstance(url, str) for url in item[values])
         assert isinstance(item["url"], str)
         assert isinstance(item["allowed"], bool)
         assert item["reason"] in CHECK_REASONS
@@ -58,6 +63,10 @@ def assert_lint_schema(data: Any) -> None:
         lines.append(finding["line"])
     assert lines == sorted(lines)
     summary = data["summary"]
+    # one count per kind of line outside any group, as the schema says: a new
+    # kind (its entry in SITE_WIDE) needs no edit here
+    outside = {kind.values for kind in SITE_WIDE.values()}
+    assert {"sitemaps", "licenses"} <= outside
     assert set(summary) == {
         "errors",
         "warnings",
@@ -66,10 +75,9 @@ def assert_lint_schema(data: Any) -> None:
         "truncated",
         "agents",
         "rules",
-        "sitemaps",
-        "licenses",
+        *outside,
     }
-    for key in ("errors", "warnings", "lines", "bytes", "rules", "sitemaps", "licenses"):
+    for key in ("errors", "warnings", "lines", "bytes", "rules", *sorted(outside)):
         assert type(summary[key]) is int and summary[key] >= 0, key
     assert isinstance(summary["truncated"], bool)
     assert isinstance(summary["agents"], list)

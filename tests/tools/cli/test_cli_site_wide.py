@@ -11,6 +11,9 @@ import pytest
 from cli_main import robots_file, run_main
 from cli_schema import assert_check_schema, assert_lint_schema
 
+from scrapy_rep.engine.site_wide import SITE_WIDE, SiteWide, absolute_url
+from scrapy_rep.tools.check import check_json, check_urls, site_wide_lines
+from scrapy_rep.tools.fetch.source import Source
 from scrapy_rep.tools.lint.lines import lint
 
 ROBOTS = b"""\
@@ -144,4 +147,24 @@ def test_lint_licence_hint_and_summary(robots: Path, capsys: pytest.CaptureFixtu
     assert code == 0
     assert (data["summary"]["sitemaps"], data["summary"]["licenses"]) == (1, 1)
     code, out, _ = run(capsys, "lint", str(robots))
-    assert out.splitlines()[-1].endswith("1 sitemap, 1 license)")
+    assert out.splitlines()[-1].endswith("1 sitemap, 1 licence)")
+
+
+def test_check_shows_each_kind_with_about_beside_the_verdicts(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A kind of ``SITE_WIDE`` with ``about`` (a made-up ``X-Example``) is shown
+    as the licences are, from its table entry alone."""
+    kind = SiteWide(
+        "x-example", "examples", "example", "examples", absolute_url, "an absolute URL",
+        "example-not-absolute", "write the full URL", about="the site's example terms",
+    )  # fmt: skip
+    monkeypatch.setitem(SITE_WIDE, kind.key, kind)
+    source = Source("robots.txt", b"X-Example: https://e.com/t\n" + ROBOTS)
+    results = check_urls(source, ["https://www.example-news.com/a"], ["mybot"], False)
+    assert check_json(results[0], ())["examples"] == ["https://e.com/t"]
+    assert check_json(results[0], ())["licenses"] == ["https://www.example-news.com/license.xml"]
+    assert site_wide_lines(results) == [
+        "license     https://www.example-news.com/license.xml  (the site's licence terms, RSL 1.0)",
+        "x-example   https://e.com/t  (the site's example terms)",
+    ]

@@ -471,8 +471,14 @@ def test_licenses_are_shown_and_the_line_is_valid(start_tester: Callable[..., Ru
     lint (whose findings are the page's line marks) finds nothing wrong with it."""
     tester = start_tester()
     _, answer = tester.call("/api/test", {"robots": SITE_WIDE, "urls": []})
-    assert answer["licenses"] == ["https://www.example-news.com/license.xml"]
+    assert answer["site_wide"] == [
+        {
+            "key": "license",
+            "about": "the site's licence terms, RSL 1.0",
+            "values": ["https://www.example-news.com/license.xml"],
+        }
+    ]
     assert [line["severity"] for line in answer["lines"][:2]] == [None, None]
     _, answer = tester.call("/api/test", {"robots": "License: /l.xml\n", "urls": []})
-    assert answer["licenses"] == []
+    assert [kind["values"] for kind in answer["site_wide"]] == [[]]
     assert "license-not-absolute" in [f["code"] for f in answer["lines"][0]["findings"]]

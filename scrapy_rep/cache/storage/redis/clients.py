@@ -109,6 +109,11 @@ _new_sentinel: Callable[..., Sentinel] = Sentinel
 
 #: Connections to one Redis server per store: commands beyond wait their turn.
 MAX_CONNECTIONS: Final = 100
+#: How many of the socket timeout a command waits for one of those
+#: connections: the wait is the crawl's own (hundreds of commands in flight
+#: on a busy machine), not the server's, which each command's socket timeout
+#: still bounds; a server that hangs degrades the store through those.
+POOL_WAIT_TIMEOUTS: Final = 5
 
 
 class BlockingSentinelPool(SentinelConnectionPool, aioredis.BlockingConnectionPool):
@@ -140,10 +145,11 @@ def connect(url: str, timeout: float) -> RedisLink:
     login: dict[str, Any] = {"username": address.username, "password": address.password}
     if address.kind == "server":
         # A command beyond the pool's connections waits for one (at most
-        # ``timeout``): redis-py's plain pool refuses it at once ("Too many
-        # connections"), and a broad crawl has hundreds in flight.
+        # ``POOL_WAIT_TIMEOUTS`` of ``timeout``): redis-py's plain pool
+        # refuses it at once ("Too many connections"), and a broad crawl has
+        # hundreds in flight.
         pool = aioredis.BlockingConnectionPool.from_url(
-            url, max_connections=MAX_CONNECTIONS, timeout=timeout, **common
+            url, max_connections=MAX_CONNECTIONS, timeout=timeout * POOL_WAIT_TIMEOUTS, **common
         )
         return RedisLink(aioredis.Redis.from_pool(pool), address)
     if address.kind == "cluster":
@@ -163,7 +169,7 @@ def connect(url: str, timeout: float) -> RedisLink:
         connection_pool_class=BlockingSentinelPool,
         db=address.db,
         max_connections=MAX_CONNECTIONS,
-        timeout=timeout,  # the longest wait for a connection, as for one server
+        timeout=timeout * POOL_WAIT_TIMEOUTS,  # the wait for a connection, as for one server
         **login,
     )
     return RedisLink(client, address, list(sentinel.sentinels))

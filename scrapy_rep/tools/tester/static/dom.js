@@ -11,6 +11,14 @@ export function el(tag, text, cls) {
   return node;
 }
 
+/** Show ``text`` in the info box ``id`` ("bad", "warn" or "" for its look). */
+export function info(id, text, kind) {
+  const box = $(id);
+  box.hidden = false;
+  box.className = "info" + (kind ? " " + kind : "");
+  box.textContent = text;
+}
+
 /** The page's token, which every API call carries (docs/tester.md, "Safety"). */
 const TOKEN = document.querySelector('meta[name="tester-token"]').content;
 

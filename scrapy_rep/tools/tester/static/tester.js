@@ -6,10 +6,11 @@
 // link.js.
 "use strict";
 
-import { $, call, el } from "./dom.js";
+import { $, call, el, info } from "./dom.js";
 import { Editor, showFindings } from "./editor.js";
 import { showLink } from "./link.js";
 import { Selection } from "./select.js";
+import { followAgents, showVersions } from "./versions.js";
 
 const state = {
   source: "text", // "text", "live" or "stored"
@@ -83,7 +84,7 @@ async function run() {
   try {
     const answer = await call("POST", "/api/test", body);
     showFindings(answer, editor, $("findings"), $("lint-summary"));
-    showLicenses(answer.licenses);
+    showSiteWide(answer.site_wide);
     showRows(answer.rows, body.purposes);
     showVerdict(answer.rows);
     showLineNotes(answer.lines);
@@ -218,15 +219,20 @@ function showRows(rows, labels) {
   selection.restore();
 }
 
-// The site's licence URLs (RSL 1.0 License lines, docs/spec.md §7.3), as the
-// crawl hands them to the spider; the licences themselves are not fetched.
-function showLicenses(licenses) {
-  const list = $("licenses");
-  list.replaceChildren();
-  list.hidden = !licenses.length;
-  if (!licenses.length) return;
-  list.append(el("span", "Licence terms (RSL License, not fetched): "));
-  licenses.forEach((url, i) => list.append(el("span", (i ? ", " : "") + url, "license")));
+// The values of the lines outside any group that cover every URL (the site's
+// licence URLs, RSL 1.0 License lines, docs/spec.md §7.3), one line per kind,
+// as the crawl hands them to the spider; they are not fetched.
+function showSiteWide(kinds) {
+  const box = $("site-wide");
+  box.replaceChildren();
+  const found = kinds.filter((kind) => kind.values.length);
+  box.hidden = !found.length;
+  for (const kind of found) {
+    const about = kind.about.charAt(0).toUpperCase() + kind.about.slice(1);
+    const line = el("p", `${about} (not fetched): `);
+    kind.values.forEach((value, i) => line.append(el("span", (i ? ", " : "") + value, kind.key)));
+    box.append(line);
+  }
 }
 
 function showDiff(diff) {
@@ -259,13 +265,6 @@ function editorHint() {
     area.placeholder = "Type or paste a robots.txt here, or get one with Fetch live or Show stored.";
   }
   $("editor").dataset.empty = state.access && !editor.value ? state.access : "";
-}
-
-function info(id, text, kind) {
-  const box = $(id);
-  box.hidden = false;
-  box.className = "info" + (kind ? " " + kind : "");
-  box.textContent = text;
 }
 
 async function fetchLive() {
@@ -360,6 +359,7 @@ async function loadStored(quiet) {
       return got;
     }
     info("store-info", text, got.closed ? "bad" : "");
+    await showVersions(url, lines("agents"));
     if (!quiet) {
       state.source = "stored";
       state.robotsUrl = url;
@@ -466,6 +466,7 @@ async function start() {
     $("store-help").hidden = false;
   }
   for (const id of ["robots", "url", "urls", "agents"]) $(id).addEventListener("input", schedule);
+  followAgents(() => lines("agents"));
   $("robots-url").addEventListener("input", remember); // the link names it
   $("fetch-live").addEventListener("click", fetchLive);
   $("load-stored").addEventListener("click", () => loadStored(false));
