@@ -156,10 +156,12 @@ def _version(dist: str) -> str:
 IMPLS = (
     Impl("scrapy_rep", "local", parse_scrapy_rep, checks_scrapy_rep),
     Impl("protego", _version("protego"), parse_protego, checks_protego),
-    Impl("robotparser", "stdlib " + platform.python_version(), parse_robotparser,
-         checks_robotparser),
-    Impl("fast-robotstxt", _version("fast-robotstxt"), parse_fast, checks_fast,
-         holds_objects=False),
+    Impl(
+        "robotparser", "stdlib " + platform.python_version(), parse_robotparser, checks_robotparser
+    ),
+    Impl(
+        "fast-robotstxt", _version("fast-robotstxt"), parse_fast, checks_fast, holds_objects=False
+    ),
 )
 BY_NAME = {impl.name: impl for impl in IMPLS}
 REFERENCE = "fast-robotstxt"
@@ -303,23 +305,33 @@ def synthetic_worker(impl_name: str, file_name: str, scrapy_rep_path: Path) -> N
             answer(impl_name, obj, case["url"], case["agent"])
             warm.append(clock() - t0)
         warm_s = statistics.median(warm) if warm else cold
-        print(json.dumps({"step": "check", "cold_s": cold, "warm_s": warm_s,
-                          "allowed": verdict}), flush=True)
+        print(
+            json.dumps({"step": "check", "cold_s": cold, "warm_s": warm_s, "allowed": verdict}),
+            flush=True,
+        )
 
 
 def run_synthetic(
     impl_name: str, file_name: str, timeout: float, scrapy_rep_path: Path
 ) -> dict[str, Any]:
     """Run the worker with a deadline on the parse and on each check."""
-    cmd = [sys.executable, str(Path(__file__).resolve()), "--synthetic-worker",
-           impl_name, file_name, "--scrapy-rep-path", str(scrapy_rep_path)]
+    cmd = [
+        sys.executable,
+        str(Path(__file__).resolve()),
+        "--synthetic-worker",
+        impl_name,
+        file_name,
+        "--scrapy-rep-path",
+        str(scrapy_rep_path),
+    ]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert proc.stdout is not None
     selector = selectors.DefaultSelector()
     selector.register(proc.stdout, selectors.EVENT_READ)
     steps: list[dict[str, Any]] = []
-    expected = 1 + len(json.loads((CORPUS / "synthetic" / "urls.json")
-                                  .read_text("utf-8"))[file_name])
+    expected = 1 + len(
+        json.loads((CORPUS / "synthetic" / "urls.json").read_text("utf-8"))[file_name]
+    )
     timed_out = False
     while len(steps) < expected:
         if not selector.select(timeout=timeout + 5.0 if not steps else timeout):
@@ -333,8 +345,11 @@ def run_synthetic(
         proc.kill()
     proc.wait()
     selector.close()
-    error = "" if timed_out or len(steps) == expected else (proc.stderr.read() if proc.stderr
-                                                             else "")[-300:]
+    error = (
+        ""
+        if timed_out or len(steps) == expected
+        else (proc.stderr.read() if proc.stderr else "")[-300:]
+    )
     return {"steps": steps, "expected": expected, "timed_out": timed_out, "error": error}
 
 
@@ -481,38 +496,66 @@ def adversarial_report(results: dict[str, dict[str, Any]]) -> str:
         "re-parses on every check)",
     ]
     columns = ["parse", "first"] + [
-        f"{kind}@{length // 1024}K" for kind in ("plain", "hostile")
+        f"{kind}@{length // 1024}K"
+        for kind in ("plain", "hostile")
         for length in ADVERSARIAL_LENGTHS
     ]
     for family, per_impl in results.items():
-        rows = [[name] + [
-            f">{ADVERSARIAL_DEADLINE_S:.0f}s" if times[c] is None
-            else f"{times[c] * 1e3:.2f}{'*' if c in times['gave up'] else ''}"
-            for c in columns] for name, times in per_impl.items()]
+        rows = [
+            [name]
+            + [
+                f">{ADVERSARIAL_DEADLINE_S:.0f}s"
+                if times[c] is None
+                else f"{times[c] * 1e3:.2f}{'*' if c in times['gave up'] else ''}"
+                for c in columns
+            ]
+            for name, times in per_impl.items()
+        ]
         out.append("")
         out.append(f"### {family} ({len(_fill(ADVERSARIAL[family][0]).splitlines()) - 1} rules)")
         out.append(_table(["impl", *columns], rows))
-    ours = [times for per_impl in results.values() for name, times in per_impl.items()
-            if name == "scrapy_rep"]
-    gave_up = {family: per_impl["scrapy_rep"]["gave up"] for family, per_impl in results.items()
-               if per_impl.get("scrapy_rep", {}).get("gave up")}
+    ours = [
+        times
+        for per_impl in results.values()
+        for name, times in per_impl.items()
+        if name == "scrapy_rep"
+    ]
+    gave_up = {
+        family: per_impl["scrapy_rep"]["gave up"]
+        for family, per_impl in results.items()
+        if per_impl.get("scrapy_rep", {}).get("gave up")
+    }
     if gave_up:
         out.append("")
-        out.append("  * scrapy_rep gave up within its cost bound and refused the URL "
-                   "(fails closed, docs/spec.md §6.8); every other cell is an exact answer:")
+        out.append(
+            "  * scrapy_rep gave up within its cost bound and refused the URL "
+            "(fails closed, docs/spec.md §6.8); every other cell is an exact answer:"
+        )
         out += [f"      {family}: {', '.join(cells)}" for family, cells in gave_up.items()]
     if ours:
         compile_ms = max(t["first"] for t in ours) * 1e3
-        warm = {length: max(t[f"{kind}@{length // 1024}K"] or float("inf") for t in ours
-                            for kind in ("plain", "hostile")) * 1e3
-                for length in ADVERSARIAL_LENGTHS}
+        warm = {
+            length: max(
+                t[f"{kind}@{length // 1024}K"] or float("inf")
+                for t in ours
+                for kind in ("plain", "hostile")
+            )
+            * 1e3
+            for length in ADVERSARIAL_LENGTHS
+        }
         out.append("")
-        out.append(f"  {'PASS' if compile_ms <= 60 else 'FAIL'}  first check (compiles the "
-                   f"group) <= 60 ms: {compile_ms:.1f} ms")
-        out.append(f"  {'PASS' if warm[2048] <= 2 else 'FAIL'}  check with a 2 KiB URL "
-                   f"<= 2 ms: {warm[2048]:.2f} ms")
-        out.append(f"  {'PASS' if warm[102400] <= 100 else 'FAIL'}  check with a 100 KiB URL "
-                   f"<= 100 ms: {warm[102400]:.2f} ms")
+        out.append(
+            f"  {'PASS' if compile_ms <= 60 else 'FAIL'}  first check (compiles the "
+            f"group) <= 60 ms: {compile_ms:.1f} ms"
+        )
+        out.append(
+            f"  {'PASS' if warm[2048] <= 2 else 'FAIL'}  check with a 2 KiB URL "
+            f"<= 2 ms: {warm[2048]:.2f} ms"
+        )
+        out.append(
+            f"  {'PASS' if warm[102400] <= 100 else 'FAIL'}  check with a 100 KiB URL "
+            f"<= 100 ms: {warm[102400]:.2f} ms"
+        )
     return "\n".join(out)
 
 
@@ -534,9 +577,11 @@ def measure(
         for impl in order:
             result = timed_run(impl, corpus)
             timings[impl.name].append(result)
-            print(f"  run {run + 1}/{runs} {impl.name:15} parse {result.parse_s:7.3f}s  "
-                  f"checks {result.check_s:7.3f}s  again {result.again_s:7.3f}s",
-                  file=sys.stderr)
+            print(
+                f"  run {run + 1}/{runs} {impl.name:15} parse {result.parse_s:7.3f}s  "
+                f"checks {result.check_s:7.3f}s  again {result.again_s:7.3f}s",
+                file=sys.stderr,
+            )
         order = order[1:] + order[:1]
     results: dict[str, Any] = {"impls": {}, "synthetic": {}}
     reference = given[REFERENCE]
@@ -570,11 +615,14 @@ def measure(
 
 def _table(headers: list[str], rows: list[list[str]]) -> str:
     widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(headers)]
-    line = "  ".join(h.ljust(w) if i == 0 else h.rjust(w) for i, (h, w) in
-                     enumerate(zip(headers, widths)))
+    line = "  ".join(
+        h.ljust(w) if i == 0 else h.rjust(w) for i, (h, w) in enumerate(zip(headers, widths))
+    )
     rule = "  ".join("-" * w for w in widths)
-    body = ["  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in
-                      enumerate(zip(row, widths))) for row in rows]
+    body = [
+        "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths)))
+        for row in rows
+    ]
     return "\n".join([line, rule, *body])
 
 
@@ -594,26 +642,39 @@ def targets(results: dict[str, Any]) -> list[tuple[str, str, bool]]:
     again_vs_protego = protego["again_s"] / ours["again_s"]
     return [
         ("checks >= 8x Protego's throughput", f"{check_vs_protego:.1f}x", check_vs_protego >= 8),
-        ("checks >= 10x fast-robotstxt's throughput", f"{check_vs_fast:.1f}x",
-         check_vs_fast >= 10),
-        ("parse of whole corpus >= 3x Protego", f"{parse_vs_protego:.1f}x",
-         parse_vs_protego >= 3),
-        ("retained memory of the parsed files <= 25% of Protego's (both after parse, "
-         "the issue's measure)", f"{memory:.0%}", memory <= 0.25),
-        ("  stricter reading: both after every check, when each asked-for group of ours "
-         "is compiled", f"{compiled:.0%}", compiled <= 0.25),
-        ("wildcard_backtrack.txt, 4 KiB URL <= 2 ms per check (slowest URL, warm; "
-         "its first check, which also compiles the group, in brackets)",
-         f"{warm_ms:.3f} ms [{cold_ms:.3f} ms]", complete and warm_ms <= 2.0),
+        ("checks >= 10x fast-robotstxt's throughput", f"{check_vs_fast:.1f}x", check_vs_fast >= 10),
+        ("parse of whole corpus >= 3x Protego", f"{parse_vs_protego:.1f}x", parse_vs_protego >= 3),
+        (
+            "retained memory of the parsed files <= 25% of Protego's (both after parse, "
+            "the issue's measure)",
+            f"{memory:.0%}",
+            memory <= 0.25,
+        ),
+        (
+            "  stricter reading: both after every check, when each asked-for group of ours "
+            "is compiled",
+            f"{compiled:.0%}",
+            compiled <= 0.25,
+        ),
+        (
+            "wildcard_backtrack.txt, 4 KiB URL <= 2 ms per check (slowest URL, warm; "
+            "its first check, which also compiles the group, in brackets)",
+            f"{warm_ms:.3f} ms [{cold_ms:.3f} ms]",
+            complete and warm_ms <= 2.0,
+        ),
         # Issue 13 §2: the same columns, the bar raised.
-        ("issue 13 §2: checks again (groups compiled) >= 12x Protego's throughput",
-         f"{again_vs_protego:.1f}x", again_vs_protego >= 12),
-        ("issue 13 §2: checks (fresh objects, compiling included) >= 5x Protego's",
-         f"{check_vs_protego:.2f}x", check_vs_protego >= 5),
-        ("issue 13 §2: parse >= 4x Protego's", f"{parse_vs_protego:.1f}x",
-         parse_vs_protego >= 4),
-        ("issue 13 §2: memory after parse <= 15% of Protego's", f"{memory:.2%}",
-         memory <= 0.15),
+        (
+            "issue 13 §2: checks again (groups compiled) >= 12x Protego's throughput",
+            f"{again_vs_protego:.1f}x",
+            again_vs_protego >= 12,
+        ),
+        (
+            "issue 13 §2: checks (fresh objects, compiling included) >= 5x Protego's",
+            f"{check_vs_protego:.2f}x",
+            check_vs_protego >= 5,
+        ),
+        ("issue 13 §2: parse >= 4x Protego's", f"{parse_vs_protego:.1f}x", parse_vs_protego >= 4),
+        ("issue 13 §2: memory after parse <= 15% of Protego's", f"{memory:.2%}", memory <= 0.15),
     ]
 
 
@@ -636,61 +697,97 @@ def report(results: dict[str, Any], corpus: Corpus, runs: int) -> str:
         star = " *" if name == REFERENCE else ""
         mem_p = v["retained_mb_after_parse"]
         mem_c = v["retained_mb_after_checks"]
-        rows.append([
-            f"{name}{star} {v['version']}",
-            f"{v['parse_s']:.3f}",
-            f"{v['parse_s'] / protego['parse_s']:.2f}x",
-            f"{v['parse_median_us']:.1f}",
-            f"{v['check_s']:.3f}",
-            f"{v['check_s'] / protego['check_s']:.2f}x",
-            f"{v['check_s'] / len(corpus.items) * 1e6:.2f}",
-            f"{v['again_s']:.3f}",
-            f"{v['again_s'] / protego['again_s']:.2f}x",
-            "-" if mem_p is None else f"{mem_p:.1f}",
-            "-" if mem_c is None else f"{mem_c:.1f}",
-            "-" if mem_c is None else f"{mem_c / protego['retained_mb_after_parse']:.0%}",
-            f"{v['agreement_vs_reference']:.2%}",
-            f"{_spread(v['runs']):.0%}",
-        ])
-    out.append(_table(
-        ["impl", "parse all (s)", "x Protego", "parse/file median (us)", "checks all (s)",
-         "x Protego", "us/check", "checks again (s)", "x Protego", "MB after parse",
-         "MB after checks",
-         "after checks / Protego after parse", "agrees w/ fast-robotstxt", "run spread"],
-        rows))
-    out.append("  * no parse-once API: 'parse' = decode + one call; each check re-parses the "
-               "body; it keeps only the text (memory '-').")
-    out.append("  scrapy_rep's check column includes compiling each group on first use "
-               "(fresh objects every run); 'checks again' is a second pass on them.")
-    out.append("  run spread = (max - min) / median of parse + checks across runs; other load "
-               "on the machine shows here.")
+        rows.append(
+            [
+                f"{name}{star} {v['version']}",
+                f"{v['parse_s']:.3f}",
+                f"{v['parse_s'] / protego['parse_s']:.2f}x",
+                f"{v['parse_median_us']:.1f}",
+                f"{v['check_s']:.3f}",
+                f"{v['check_s'] / protego['check_s']:.2f}x",
+                f"{v['check_s'] / len(corpus.items) * 1e6:.2f}",
+                f"{v['again_s']:.3f}",
+                f"{v['again_s'] / protego['again_s']:.2f}x",
+                "-" if mem_p is None else f"{mem_p:.1f}",
+                "-" if mem_c is None else f"{mem_c:.1f}",
+                "-" if mem_c is None else f"{mem_c / protego['retained_mb_after_parse']:.0%}",
+                f"{v['agreement_vs_reference']:.2%}",
+                f"{_spread(v['runs']):.0%}",
+            ]
+        )
+    out.append(
+        _table(
+            [
+                "impl",
+                "parse all (s)",
+                "x Protego",
+                "parse/file median (us)",
+                "checks all (s)",
+                "x Protego",
+                "us/check",
+                "checks again (s)",
+                "x Protego",
+                "MB after parse",
+                "MB after checks",
+                "after checks / Protego after parse",
+                "agrees w/ fast-robotstxt",
+                "run spread",
+            ],
+            rows,
+        )
+    )
+    out.append(
+        "  * no parse-once API: 'parse' = decode + one call; each check re-parses the "
+        "body; it keeps only the text (memory '-')."
+    )
+    out.append(
+        "  scrapy_rep's check column includes compiling each group on first use "
+        "(fresh objects every run); 'checks again' is a second pass on them."
+    )
+    out.append(
+        "  run spread = (max - min) / median of parse + checks across runs; other load "
+        "on the machine shows here."
+    )
     ours = r["scrapy_rep"]
     out.append("")
     out.append("## scrapy_rep speed-up factors")
     out.append(f"  checks vs Protego:        {protego['check_s'] / ours['check_s']:.1f}x")
     out.append(f"  checks vs fast-robotstxt: {r[REFERENCE]['check_s'] / ours['check_s']:.1f}x")
     out.append(f"  checks vs robotparser:    {r['robotparser']['check_s'] / ours['check_s']:.1f}x")
-    out.append(f"  checks again (same objects, groups compiled) vs Protego: "
-               f"{protego['again_s'] / ours['again_s']:.1f}x, vs fast-robotstxt: "
-               f"{r[REFERENCE]['again_s'] / ours['again_s']:.1f}x")
+    out.append(
+        f"  checks again (same objects, groups compiled) vs Protego: "
+        f"{protego['again_s'] / ours['again_s']:.1f}x, vs fast-robotstxt: "
+        f"{r[REFERENCE]['again_s'] / ours['again_s']:.1f}x"
+    )
     out.append(f"  parse vs Protego:         {protego['parse_s'] / ours['parse_s']:.1f}x")
     out.append("")
-    out.append(f"## nonrobots/: {len(corpus.nonrobots)} HTML or rule-less bodies; must parse "
-               "and allow everything")
+    out.append(
+        f"## nonrobots/: {len(corpus.nonrobots)} HTML or rule-less bodies; must parse "
+        "and allow everything"
+    )
     rows = []
     for name, v in r.items():
         n = v["nonrobots"]
-        rows.append([name, f"{n['parse_all_s']:.3f}", f"{n['denied']}/{n['answers']}",
-                     str(len(n["errors"])),
-                     "PASS" if not n["errors"] and not n["denied"] else "FAIL"])
+        rows.append(
+            [
+                name,
+                f"{n['parse_all_s']:.3f}",
+                f"{n['denied']}/{n['answers']}",
+                str(len(n["errors"])),
+                "PASS" if not n["errors"] and not n["denied"] else "FAIL",
+            ]
+        )
     out.append(_table(["impl", "parse+check all (s)", "denied", "errors", ""], rows))
     for file_name, per_impl in results["synthetic"].items():
         cases = corpus.synthetic[file_name]
         out.append("")
-        out.append(f"## synthetic/{file_name}: ms per check (warm median of 5; cold first "
-                   "check in brackets)")
+        out.append(
+            f"## synthetic/{file_name}: ms per check (warm median of 5; cold first "
+            "check in brackets)"
+        )
         headers = ["impl", "parse (ms)"] + [
-            f"url{i} ({len(c['url'])}B,{c['agent']})" for i, c in enumerate(cases)]
+            f"url{i} ({len(c['url'])}B,{c['agent']})" for i, c in enumerate(cases)
+        ]
         rows = []
         for name, run in per_impl.items():
             steps = run["steps"]
@@ -725,14 +822,26 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=3, help="timed runs (median is reported)")
     parser.add_argument("--json", type=Path, help="also write the raw figures to this file")
-    parser.add_argument("--synthetic-timeout", type=float, default=20.0,
-                        help="seconds allowed for each synthetic check before the child is killed")
-    parser.add_argument("--scrapy-rep-path", type=Path, default=ROOT,
-                        help="folder holding the scrapy_rep package (default: this repository)")
-    parser.add_argument("--adversarial-only", action="store_true",
-                        help="run only the adversarial section (issue 13 §2)")
-    parser.add_argument("--synthetic-worker", nargs=2, metavar=("IMPL", "FILE"),
-                        help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--synthetic-timeout",
+        type=float,
+        default=20.0,
+        help="seconds allowed for each synthetic check before the child is killed",
+    )
+    parser.add_argument(
+        "--scrapy-rep-path",
+        type=Path,
+        default=ROOT,
+        help="folder holding the scrapy_rep package (default: this repository)",
+    )
+    parser.add_argument(
+        "--adversarial-only",
+        action="store_true",
+        help="run only the adversarial section (issue 13 §2)",
+    )
+    parser.add_argument(
+        "--synthetic-worker", nargs=2, metavar=("IMPL", "FILE"), help=argparse.SUPPRESS
+    )
     args = parser.parse_args(argv)
     if args.synthetic_worker:
         impl_name, file_name = args.synthetic_worker
@@ -759,7 +868,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\n# benchmark took {time.perf_counter() - started:.1f}s")
     if args.json:
         results["targets"] = [
-            {"target": label, "value": value, "pass": ok} for label, value, ok in targets(results)]
+            {"target": label, "value": value, "pass": ok} for label, value, ok in targets(results)
+        ]
         args.json.write_text(json.dumps(results, indent=1), encoding="utf-8")
     return 0
 

@@ -71,9 +71,17 @@ def _exit() -> None:
 def instructions(impl: str, phase: str, measure: bool) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "callgrind.out"
-        cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
-               sys.executable, str(Path(__file__).resolve()), "--worker", impl, phase,
-               "1" if measure else "0"]
+        cmd = [
+            "valgrind",
+            "--tool=callgrind",
+            f"--callgrind-out-file={out}",
+            sys.executable,
+            str(Path(__file__).resolve()),
+            "--worker",
+            impl,
+            phase,
+            "1" if measure else "0",
+        ]
         env = {**os.environ, "PYTHONHASHSEED": "0"}
         subprocess.run(cmd, check=True, capture_output=True, env=env)
         for line in out.read_text().splitlines():
@@ -84,10 +92,16 @@ def instructions(impl: str, phase: str, measure: bool) -> int:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--phase", choices=("checks", "again", "compile", "parse"),
-                        default="checks")
-    parser.add_argument("--impls", nargs="+", choices=IMPLS, default=list(IMPLS),
-                        help="only these (scrapy_rep alone: an A/B in under a minute)")
+    parser.add_argument(
+        "--phase", choices=("checks", "again", "compile", "parse"), default="checks"
+    )
+    parser.add_argument(
+        "--impls",
+        nargs="+",
+        choices=IMPLS,
+        default=list(IMPLS),
+        help="only these (scrapy_rep alone: an A/B in under a minute)",
+    )
     parser.add_argument("--json", type=Path)
     parser.add_argument("--worker", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()

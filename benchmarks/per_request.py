@@ -137,15 +137,19 @@ async def main(count: int, runs: int) -> None:
             kept = best.setdefault(name, {})
             for step, seconds in figures.items():
                 kept[step] = min(kept.get(step, seconds), seconds)
-    print(f"{count} requests over {len(HOSTS)} warm origins, 1 in 20 disallowed; "
-          f"µs of CPU per request (each step's time over all of them), best of {runs}:")
+    print(
+        f"{count} requests over {len(HOSTS)} warm origins, 1 in 20 disallowed; "
+        f"µs of CPU per request (each step's time over all of them), best of {runs}:"
+    )
     for name, figures in best.items():
         steps = ", ".join(f"{step} {sec / count * 1e6:.2f}" for step, sec in figures.items())
         total = sum(figures.values()) / count * 1e6
         print(f"    {name:<11} {total:6.2f}  ({steps})")
     ratio = sum(best["scrapy_rep"].values()) / sum(best["built-in"].values())
-    print(f"scrapy_rep / built-in: {ratio:.2f}x; scrapy_rep's early step also drops the "
-          "disallowed requests before the scheduler, which the built-in pays for in the crawl")
+    print(
+        f"scrapy_rep / built-in: {ratio:.2f}x; scrapy_rep's early step also drops the "
+        "disallowed requests before the scheduler, which the built-in pays for in the crawl"
+    )
 
 
 def run() -> None:

@@ -26,7 +26,8 @@ POLICY = PolicyConfig()
 BODY = (
     b"User-agent: otherbot\nDisallow: /\n\n"
     b"User-agent: *\nDisallow: /private/\nDisallow: /cart\nAllow: /cart/help\n"
-    + b"# a typical file has a few comment lines and a handful of rules\n" * 8
+    + b"# a typical file has a few comment lines and a handful of rules\n"
+    * 8
 )
 #: (share of the records, how each is made)
 MIX = (

@@ -51,5 +51,3 @@ def test_lint_corpus_known_problems(corpus: Path) -> None:
     # 832 KiB: the cut falls inside line 19134.
     (cut,) = only((robots / "protego__docs.oracle.com.txt").read_bytes(), "body-too-large")
     assert cut.line == 19_134
-
-

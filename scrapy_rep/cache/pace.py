@@ -79,9 +79,7 @@ def reserve(
 def pause(stored: Times, now: float, seconds: float, max_ahead: float) -> Turn:
     """A ``Retry-After`` of ``seconds``: no turn before then (a longer pause
     already stored is kept). ``wait`` is the pause left."""
-    until = max(
-        sane(stored.paused_until, now, max_ahead), now + min(max(seconds, 0.0), max_ahead)
-    )
+    until = max(sane(stored.paused_until, now, max_ahead), now + min(max(seconds, 0.0), max_ahead))
     next_at = max(sane(stored.next_at, now, max_ahead), until)
     return Turn(until - now, Times(next_at, until, stored.went_at))
 

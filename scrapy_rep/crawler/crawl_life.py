@@ -123,7 +123,7 @@ class CrawlLife:
                 "scrapy_rep does not find in Scrapy %s what it relies on: %s. Requests "
                 "waiting for robots.txt may count against CONCURRENT_REQUESTS, and "
                 "REP_CRAWL_DELAY/REP_RETRY_AFTER may not hold their pace "
-                "(docs/decisions.md, \"Scrapy's moving parts\")",
+                '(docs/decisions.md, "Scrapy\'s moving parts")',
                 scrapy.__version__,
                 "; ".join(missing),
                 extra={"spider": spider},

@@ -407,16 +407,16 @@ def applied_pace(seconds: float, crawler: Crawler) -> str:
         pace = CrawlDelayConfig()
     if not pace.obey:
         return (
-            "not applied: REP_CRAWL_DELAY is \"ignore\" (the default), so only "
-            "DOWNLOAD_DELAY spaces this origin's requests; set REP_CRAWL_DELAY = \"obey\" "
+            'not applied: REP_CRAWL_DELAY is "ignore" (the default), so only '
+            'DOWNLOAD_DELAY spaces this origin\'s requests; set REP_CRAWL_DELAY = "obey" '
             "to apply it"
         )
     if seconds > pace.max_delay:
         return (
             f"applied as {pace.max_delay:g} s between this origin's requests "
-            "(cut by REP_CRAWL_DELAY_MAX; REP_CRAWL_DELAY = \"obey\")"
+            '(cut by REP_CRAWL_DELAY_MAX; REP_CRAWL_DELAY = "obey")'
         )
-    return f"applied: {seconds:g} s between this origin's requests (REP_CRAWL_DELAY = \"obey\")"
+    return f'applied: {seconds:g} s between this origin\'s requests (REP_CRAWL_DELAY = "obey")'
 
 
 async def _requests(result: object) -> AsyncIterable[Request]:

@@ -460,4 +460,3 @@ class _Reader:
         self.notes = None
         self.run = []
         self.noted = False
-

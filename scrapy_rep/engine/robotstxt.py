@@ -459,9 +459,7 @@ def _seconds_per_request(value: str) -> float | None:
     return period / int(rate[1])
 
 
-def _stored(
-    patterns: list[str], codes: array[int], notes: Sequence[grammar.Note]
-) -> _Block:
+def _stored(patterns: list[str], codes: array[int], notes: Sequence[grammar.Note]) -> _Block:
     """A block of the grammar as a parsed file keeps it: the patterns joined,
     and the pacing and usage lines filed under each agent token they apply to
     (for pacing, the first good value of each kind; bad values are ignored)."""

@@ -436,9 +436,7 @@ class _KeyChooser:
         return key
 
 
-def _best_filed(
-    filed: _Filed, path: str, best: Best, seen: Seen, ties: list[Best] | None
-) -> Best:
+def _best_filed(filed: _Filed, path: str, best: Best, seen: Seen, ties: list[Best] | None) -> Best:
     """The best of ``best`` and the wildcards of ``filed`` that match ``path``,
     whose keys the scan found: a one-piece rule whose key is its piece, and
     whose head starts the path, matches. With ``ties``, as ``WildcardIndex.best``."""

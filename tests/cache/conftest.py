@@ -79,8 +79,6 @@ class VirtualClock:
         return self  # Scrapy deep-copies settings: the crawl must use this one
 
 
-
-
 def run_crawlers(*jobs: dict[str, Any], cwd: Path, timeout: float = 90) -> list[dict[str, Any]]:
     """Run one crawler process per job (``crawl_worker.py``), released together.
 

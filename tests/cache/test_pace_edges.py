@@ -83,7 +83,6 @@ def test_pace_a_pause_never_moves_turns_already_given_earlier() -> None:
     assert reserve(paused.times, NOW, 1.0, AHEAD).wait == 3.0
 
 
-
 def test_pace_a_turn_given_now_that_waited_holds_only_for_a_later_request() -> None:
     """Worker A's turn is now (the store counts it as gone), then it waits for
     its download slot or a place. Asked with the seconds since (at most the

@@ -119,9 +119,10 @@ async def test_scrapy_robots_txt_fetched_while_the_first_request_waits_in_the_sc
         time.sleep(SLOW)
         return Reply(200, b"slow")
 
-    with SiteServer({"/robots.txt": ROBOTS, "/slow": slow_page}) as busy, SiteServer(
-        {"/robots.txt": ROBOTS}
-    ) as other:
+    with (
+        SiteServer({"/robots.txt": ROBOTS, "/slow": slow_page}) as busy,
+        SiteServer({"/robots.txt": ROBOTS}) as other,
+    ):
         crawler = get_crawler(SlowFirstSpider, {**ADDON, "CONCURRENT_REQUESTS": 1})
         await crawler.crawl_async(urls=[busy.url("/slow"), other.url("/page")])
         other_hits = other.paths()

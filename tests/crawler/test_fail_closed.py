@@ -53,9 +53,7 @@ def test_scrapy_follow_sitemaps_max_must_be_a_positive_integer(value: Any) -> No
 def test_rfc9309_follow_redirects_below_five_warns(caplog: pytest.LogCaptureFixture) -> None:
     config = Config.from_settings({"REP_FOLLOW_REDIRECTS": 2})
     assert config.max_redirects == 2
-    assert any(
-        "REP_FOLLOW_REDIRECTS=2" in note and "at least 5" in note for note in config.notes
-    )
+    assert any("REP_FOLLOW_REDIRECTS=2" in note and "at least 5" in note for note in config.notes)
     assert Config.from_settings({"REP_FOLLOW_REDIRECTS": 5}).notes == ()
 
 

@@ -122,6 +122,7 @@ async def test_scrapy_robots_txt_fetch_times_out_on_its_own_setting() -> None:
                 "REP_UNREACHABLE_WAIT": 0,
             },
         )
+
         def reached(request: Request, **_: Any) -> None:
             sent.append(request)
 

@@ -74,9 +74,7 @@ def assert_unreachable(
         assert isinstance(error, RobotsTxtUnreachable)
         # docs/spec.md §2.2: the outage has begun; its first 12 hours are closed.
         assert str(error).startswith(f"robots.txt unreachable ({reason}) since ")
-        assert str(error).endswith(
-            "(the first 12 h of an outage), or until robots.txt answers"
-        )
+        assert str(error).endswith("(the first 12 h of an outage), or until robots.txt answers")
         assert "; closed: every request to it is dropped until " in str(error)
     assert stats(crawler)["robotstxt/unreachable"] == 2
 

@@ -153,8 +153,9 @@ def test_rfc9309_6_8_big_group_steps_linear_in_the_path_not_the_rules(case: str)
 
 def test_rfc9309_6_8_big_group_steps_do_not_grow_with_the_rules() -> None:
     path = ("/" + numbers("a", 1000))[:LENGTH]
-    steps = [counted(group_of([f"/*a{i}*a$" for i in range(count)]), path)
-             for count in (1_000, 20_000)]
+    steps = [
+        counted(group_of([f"/*a{i}*a$" for i in range(count)]), path) for count in (1_000, 20_000)
+    ]
     assert steps[1] <= 2 * steps[0], steps
 
 
@@ -218,9 +219,7 @@ def middle_hole(size: int) -> list[str]:
     """``/*a<i>x*b<j>y*c<k>z``: its first piece before its last in the path, the
     middle one after both (``HOLE_PATH``), so every rule passes the index's
     two keys and fails only when tried: what the step budget is for."""
-    return [
-        f"/*a{i}x*b{j}y*c{k}z" for i in range(size) for j in range(size) for k in range(size)
-    ]
+    return [f"/*a{i}x*b{j}y*c{k}z" for i in range(size) for j in range(size) for k in range(size)]
 
 
 HOLE_PATH = "/" + "".join(

@@ -71,8 +71,10 @@ def rules_read() -> Iterator[list[int]]:
 
 
 def failed_closed(found: PageDirectives) -> bool:
-    return found.noindex and found.nofollow and any(
-        f"more than {MAX_PAGE_RULES} rules" in problem for problem in found.problems
+    return (
+        found.noindex
+        and found.nofollow
+        and any(f"more than {MAX_PAGE_RULES} rules" in problem for problem in found.problems)
     )
 
 

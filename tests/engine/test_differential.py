@@ -82,8 +82,7 @@ def empty_query(d: Disagreement, body: bytes, ask: Ask) -> bool:
         return False
     stripped = url[:-1]
     return (
-        google_allowed(body, d.case.agent, stripped) == d.google
-        and ask(body, stripped) == d.google
+        google_allowed(body, d.case.agent, stripped) == d.google and ask(body, stripped) == d.google
     )
 
 

@@ -95,17 +95,13 @@ def test_rfc9309_4_5_other_fields_ignored() -> None:
     assert not allowed(body, "/y")
 
 
-@pytest.mark.parametrize(
-    "line", ["Disalow: /x", "Dissallow: /x", "Disallowed: /x", "Disallow /x"]
-)
+@pytest.mark.parametrize("line", ["Disalow: /x", "Dissallow: /x", "Disallowed: /x", "Disallow /x"])
 def test_rfc9309_4_5_misspelt_fields_not_accepted(line: str) -> None:
     body = f"User-agent: *\n{line}\n"
     assert allowed(body, "/x")
 
 
-@pytest.mark.parametrize(
-    "line", ["Disalow: /x", "Dissallow: /x", "Disallowing: /x", "Disallow /x"]
-)
+@pytest.mark.parametrize("line", ["Disalow: /x", "Dissallow: /x", "Disallowing: /x", "Disallow /x"])
 def test_google_4_5_misspelt_fields_with_quirks(line: str) -> None:
     body = f"User-agent: *\n{line}\n"
     assert not allowed(body, "/x", google_quirks=True)
@@ -136,8 +132,7 @@ def test_rfc9309_5_1_last_group_without_rules_allows() -> None:
 
 def test_rfc9309_5_2_sitemap_and_unknown_lines_do_not_end_a_group() -> None:
     body = (
-        "User-agent: a\nSitemap: https://e.com/s.xml\nCrawl-delay: 4\n"
-        "User-agent: b\nDisallow: /\n"
+        "User-agent: a\nSitemap: https://e.com/s.xml\nCrawl-delay: 4\nUser-agent: b\nDisallow: /\n"
     )
     assert not allowed(body, "/x", "a")
     assert not allowed(body, "/x", "b")

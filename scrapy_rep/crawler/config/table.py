@@ -188,8 +188,7 @@ CACHE_AND_OUTAGES: Final[tuple[Setting, ...]] = (
     Setting(
         "REP_VERSIONS_MAX_BYTES",
         "int >= 0",
-        "The most bytes the earlier answers' bodies of one origin may take; the "
-        "oldest go first.",
+        "The most bytes the earlier answers' bodies of one origin may take; the oldest go first.",
         attribute="versions_max_bytes",
         parse=int_at_least(0),
     ),

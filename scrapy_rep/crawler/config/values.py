@@ -134,8 +134,6 @@ def choice(values: tuple[T, ...]) -> Callable[[object], T]:
     return parse
 
 
-
-
 def to_storage(value: object) -> str:
     try:
         return storage_kind(value)

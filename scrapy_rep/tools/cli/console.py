@@ -88,7 +88,6 @@ EXIT_FOUND: Final = 1  # check: a URL is disallowed; lint: an error was found
 EXIT_USAGE: Final = 2  # bad arguments, unreadable file, unreachable robots.txt
 
 
-
 # --- check ------------------------------------------------------------------------
 
 

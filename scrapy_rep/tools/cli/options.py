@@ -26,6 +26,7 @@ _ROBOTS_HELP: Final = "a robots.txt file, '-' for standard input, or an http(s) 
 _CHECK_EXIT: Final = "exit codes: 0 every URL allowed, 1 some URL disallowed, 2 usage/fetch error"
 _LINT_EXIT: Final = "exit codes: 0 no error (warnings allowed), 1 errors, 2 usage/fetch error"
 
+
 def parsers() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
     """The top parser, and each command's own (``main`` parses a command's
     arguments with it directly, so options may come between URLs)."""
@@ -169,12 +170,23 @@ def _report(commands: _Commands) -> argparse.ArgumentParser:
         help=f"keep origins with every flag given: {', '.join(FLAGS)} "
         "(the last two read each file: --deep)",
     )
-    report.add_argument("--host", metavar="GLOB", help="keep hosts matching it (*.example.com), "
-                        "or origins, if it has :// (https://*)")
-    report.add_argument("--older-than", type=_duration, metavar="AGE",
-                        help="keep origins in their state for at least AGE (90s, 15m, 12h, 7d)")
-    report.add_argument("--newer-than", type=_duration, metavar="AGE",
-                        help="keep origins in their state for less than AGE")
+    report.add_argument(
+        "--host",
+        metavar="GLOB",
+        help="keep hosts matching it (*.example.com), or origins, if it has :// (https://*)",
+    )
+    report.add_argument(
+        "--older-than",
+        type=_duration,
+        metavar="AGE",
+        help="keep origins in their state for at least AGE (90s, 15m, 12h, 7d)",
+    )
+    report.add_argument(
+        "--newer-than",
+        type=_duration,
+        metavar="AGE",
+        help="keep origins in their state for less than AGE",
+    )
     report.add_argument("--sort", choices=SORTS, help="sort by this column (default: as stored)")
     report.add_argument("--reverse", action="store_true", help="sort the other way")
     report.add_argument("--limit", type=_count, metavar="N", help="the first N origins only")
@@ -190,9 +202,13 @@ def _report(commands: _Commands) -> argparse.ArgumentParser:
         help="instead: the origins whose rules for the crawler's tokens changed, and what "
         "changed (the current robots.txt version against the one before; docs/versions.md)",
     )
-    report.add_argument("--since", type=_duration, metavar="AGE",
-                        help="with --changed: the changes AGE old at most (90s, 15m, 12h, 7d), "
-                        "against the version current AGE ago")
+    report.add_argument(
+        "--since",
+        type=_duration,
+        metavar="AGE",
+        help="with --changed: the changes AGE old at most (90s, 15m, 12h, 7d), "
+        "against the version current AGE ago",
+    )
     report.add_argument(
         "--agent",
         "-a",
@@ -316,9 +332,7 @@ def _choices(allowed: tuple[str, ...]) -> Any:
         chosen = [part.strip().lower() for part in value.split(",") if part.strip()]
         wrong = [part for part in chosen if part not in allowed]
         if wrong or not chosen:
-            raise argparse.ArgumentTypeError(
-                f"{value!r}: choose from {', '.join(allowed)}"
-            )
+            raise argparse.ArgumentTypeError(f"{value!r}: choose from {', '.join(allowed)}")
         return chosen
 
     return parse

@@ -124,9 +124,7 @@ def run_report(args: argparse.Namespace) -> int:
             for _ in rows:
                 pass
             where = context.store.shown()
-            write_summary(
-                summary, sys.stdout, where=where, now=now, deep=deep, as_json=args.json
-            )
+            write_summary(summary, sys.stdout, where=where, now=now, deep=deep, as_json=args.json)
             return EXIT_OK if summary.total else EXIT_NONE
         rows = _primed(rows)  # a store that cannot be read fails before any output
         if args.sort:

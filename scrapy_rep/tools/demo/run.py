@@ -262,8 +262,7 @@ _HEADER: Final = (
 LEGEND: Final = (
     f"  {ALLOWED}: passed the check and reached the downloader",
     f"  {FORBIDDEN}: dropped by a rule of the group for the spider's token",
-    f"  {REFUSED}: crawlable, but robots.txt refuses the spider's declared purpose "
-    "(REP_PURPOSES)",
+    f"  {REFUSED}: crawlable, but robots.txt refuses the spider's declared purpose (REP_PURPOSES)",
     f"  {UNREACHABLE}: dropped because robots.txt could not be fetched (5xx, 429, "
     "network): the origin is closed",
     f"  {OPTED_OUT}: sent with meta['dont_obey_robotstxt'] = True, so not checked",
@@ -274,8 +273,7 @@ NEXT_STEPS: Final = (
     "Next:",
     "  in your project:      ADDONS = {'scrapy_rep.Addon': 0} and ROBOTSTXT_OBEY = True "
     "(docs/getting-started.md)",
-    "  ask about one URL:    scrapy robots URL   (in a project) or "
-    "scrapy-rep check ROBOTS_URL URL",
+    "  ask about one URL:    scrapy robots URL   (in a project) or scrapy-rep check ROBOTS_URL URL",
     "  edit and test a file: scrapy-rep tester   (a local page in your browser)",
     "  a request dropped?    docs/troubleshooting.md",
 )

@@ -16,7 +16,6 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
-
     pass
 
 __all__ = ["USAGE_SITE", "Big", "Reply", "Site", "serving"]

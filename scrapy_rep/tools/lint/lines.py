@@ -137,6 +137,8 @@ _HTML_TAG: Final = re.compile(
     r"<\s*(?:!doctype|html|head|body|meta|title|script|div|link|style)\b", re.IGNORECASE
 )
 _INVALID_BYTE: Final = re.compile("[\udc80-\udcff]")
+
+
 def _finding(line: int, code: str, message: str, hint: str = "") -> Finding:
     return Finding(line, code, SEVERITIES[code], message, hint)
 
@@ -226,9 +228,7 @@ def _html(texts: list[str], found: list[Directive | None]) -> Finding:
 # --- one line at a time ----------------------------------------------------------
 
 
-def _per_line(
-    texts: list[str], found: list[Directive | None], cut_line: int
-) -> Iterator[Finding]:
+def _per_line(texts: list[str], found: list[Directive | None], cut_line: int) -> Iterator[Finding]:
     for number, (line, directive) in enumerate(zip(texts, found), 1):
         yield from _syntax(number, line, directive)
         size = len(line.encode("utf-8", "surrogateescape"))

@@ -171,8 +171,12 @@ def stored(config: TesterConfig, query: Query) -> dict[str, Any]:
         raise Refused(422, str(exc)) from None
     except StorageError as exc:
         raise Refused(503, str(exc)) from None
-    answer = describe(record, policy=config.policy, tokens=_tokens(config) or ("*",),
-                      google_quirks=config.google_quirks)
+    answer = describe(
+        record,
+        policy=config.policy,
+        tokens=_tokens(config) or ("*",),
+        google_quirks=config.google_quirks,
+    )
     answer.update(origin=key, store=store.shown(), now=time.time())
     return answer
 

@@ -111,8 +111,9 @@ def _scan(
     read (deep)."""
     filters = filters_of(query)
     deep = _one(query, "deep") in ("1", "true") or filters.deep
-    facets = Filters(frozenset(), filters.flags, filters.host, filters.older_than,
-                     filters.newer_than)
+    facets = Filters(
+        frozenset(), filters.flags, filters.host, filters.older_than, filters.newer_than
+    )
     summary = Summary()
     now = time.time()
     reader = deep_reader(tokens, quirks) if deep else None
@@ -204,8 +205,12 @@ def forget_filtered(
                 "crawl reads that many forgotten origins at a time); narrow the filter",
             )
         forgotten = forget_origins(store, keys)
-        return {"origins": len(keys), "forgotten": forgotten, "at": time.time(),
-                "store": store.shown()}
+        return {
+            "origins": len(keys),
+            "forgotten": forgotten,
+            "at": time.time(),
+            "store": store.shown(),
+        }
 
     answer: dict[str, Any] = _store_call(read_and_forget)
     return answer

@@ -191,8 +191,9 @@ class TesterServer:
 class _Site(web.SockSite):
     """aiohttp's site on our socket, each connection made by ``protocol``."""
 
-    def __init__(self, runner: web.AppRunner, sock: socket.socket, protocol: Any,
-                 backlog: int) -> None:
+    def __init__(
+        self, runner: web.AppRunner, sock: socket.socket, protocol: Any, backlog: int
+    ) -> None:
         super().__init__(runner, sock, backlog=backlog)
         self._protocol = protocol
 

@@ -67,7 +67,6 @@ async def another_process(
         await beside.close()
 
 
-
 def run_workers(*commands: list[str], timeout: float = 60) -> list[str]:
     """Run ``storage_worker.py`` once per command, released together; their stdout."""
     with tempfile.TemporaryDirectory() as barrier:

@@ -94,7 +94,10 @@ def test_a_bad_url_says_why_and_lists_the_accepted_forms(url: str, why: str) -> 
     [
         ("redis://127.0.0.1:6379/0", "redis://127.0.0.1:6379/0"),
         ("redis://user:s3cret@h:1/0", "redis://user:***@h:1/0"),
-        ("rediss://h?password=s3cret&ssl_cert_reqs=none", "rediss://h?password=***&ssl_cert_reqs=none"),
+        (
+            "rediss://h?password=s3cret&ssl_cert_reqs=none",
+            "rediss://h?password=***&ssl_cert_reqs=none",
+        ),
         (
             "redis+sentinel://:s3cret@a,b/m?sentinel_password=s3cret",
             "redis+sentinel://:***@a,b/m?sentinel_password=***",

@@ -278,9 +278,7 @@ def _many_groups(size: int) -> bytes:
     agents = "".join(f"User-agent: {_agent_name(i)}\n" for i in range(size))
     shared = agents + "".join(f"Disallow: /{i}\nAllow: /{i}\n" for i in range(size))
     star = "User-agent: *\n" + "".join(f"Disallow: /s{i}/\n" for i in range(size))
-    named = "".join(
-        f"User-agent: {_agent_name(size + i)}\nDisallow: /p{i}\n" for i in range(size)
-    )
+    named = "".join(f"User-agent: {_agent_name(size + i)}\nDisallow: /p{i}\n" for i in range(size))
     return (shared + "\n" + star + "\n" + named + "\n" + agents + "Disallow: /b\n").encode()
 
 

@@ -137,8 +137,9 @@ def test_spec_3_1_second_run_explains_from_the_project_store(scrapy: Run) -> Non
     assert fields(first)["robots.txt"].endswith(
         ": HTTP 200 (fetched now, and recorded in the project's store)"
     )
-    assert ": not fetched: answered from the project's store, which is left unchanged" in (
-        fields(second)["robots.txt"]
+    assert (
+        ": not fetched: answered from the project's store, which is left unchanged"
+        in (fields(second)["robots.txt"])
     )
     assert fields(second)["rule"] == fields(first)["rule"] == "line 6: Disallow: /articles/"
     assert fetched == 1

@@ -63,9 +63,7 @@ def checked_point(future: asyncio.Future[Any]) -> None:
 class SqliteConnection:
     """The connection to ``path``, used by one side at a time (``worker``)."""
 
-    def __init__(
-        self, path: Path, clock: Callable[[], float], opened: Callable[[], None]
-    ) -> None:
+    def __init__(self, path: Path, clock: Callable[[], float], opened: Callable[[], None]) -> None:
         self.path = path
         self._clock = clock  # names a damaged file moved aside
         self._opened = opened  # told each time the path is opened (``FileWatch``)

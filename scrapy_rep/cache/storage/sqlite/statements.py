@@ -295,8 +295,7 @@ def pace_step(
             step = pace.pause if what == "pause" else pace.going
             turn = step(stored, now, amount, max_ahead)
         db.execute(
-            "INSERT OR REPLACE INTO pace (key, next_at, paused_until, went_at) "
-            "VALUES (?, ?, ?, ?)",
+            "INSERT OR REPLACE INTO pace (key, next_at, paused_until, went_at) VALUES (?, ?, ?, ?)",
             (key, *turn.times),
         )
     return turn.wait
