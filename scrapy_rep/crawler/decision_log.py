@@ -1,6 +1,6 @@
 """The decision log: one JSON line per request let through or dropped (``REP_DECISION_LOG``).
 
-The same fields as ``meta["rep_robotstxt"]`` (``access/provenance.py``), and
+The same fields as ``meta["rep_decision"]`` (``access/provenance.py``), and
 the URL, the time (the crawl's clock) and the verdict: ``"allow"``, or
 ``"drop"`` with the drop's stat name (docs/versions.md, "The decision log").
 
@@ -29,7 +29,7 @@ logger = logging.getLogger(__name__)
 
 #: The request (and response) meta key saying why it was fetched or dropped
 #: (``access/provenance.py`` fills it; a drop's line reads it).
-PROVENANCE_META_KEY: Final = "rep_robotstxt"
+PROVENANCE_META_KEY: Final = "rep_decision"
 #: Lines kept in memory before they are written.
 FLUSH_LINES: Final = 1_000
 #: Seconds a line may wait in memory (checked as lines come, and when idle).
@@ -62,7 +62,7 @@ class DecisionLog:
         self.written = 0  # lines written to disk
 
     def allow(self, url: str, meta: dict[str, Any]) -> None:
-        """A request let through, with its ``meta["rep_robotstxt"]``."""
+        """A request let through, with its ``meta["rep_decision"]``."""
         self._add({"time": self._clock(), "verdict": "allow", "url": url, **meta})
 
     def drop(self, url: str, meta: dict[str, Any] | None, stat: str, early: bool) -> None:

@@ -75,7 +75,7 @@ class RobotsTxtMiddleware:
     closed with ``finish_reason = "robotstxt_storage_unavailable"`` before any
     request is sent.
 
-    Each checked request carries ``meta["rep_robotstxt"]``: the robots.txt
+    Each checked request carries ``meta["rep_decision"]``: the robots.txt
     version and the rule (or state) that let it through or dropped it; with
     ``REP_DECISION_LOG`` set, a JSON line says the same (docs/versions.md).
 
@@ -131,7 +131,7 @@ class RobotsTxtMiddleware:
             parsed_max_bytes=parsed_bytes(config.memory_max_bytes),
             watch=self._report.gauges.watch,  # robotstxt/origins_now/* (docs/stats-signals.md)
         )
-        # Why each request was fetched: meta["rep_robotstxt"], and the decision log.
+        # Why each request was fetched: meta["rep_decision"], and the decision log.
         self._provenance = Provenance(self._resolver.record, tokens)
         # What changed when a fetch brings a new version (docs/versions.md, "In the crawl").
         parse = shared_parsed_bodies(config.google_quirks)
@@ -265,7 +265,7 @@ class RobotsTxtMiddleware:
         self._allowed(request, self._provenance.of(request, origin, access))
 
     def _allowed(self, request: Request, meta: dict[str, object]) -> None:
-        """``meta["rep_robotstxt"]`` of a request let through; its line in the decision log."""
+        """``meta["rep_decision"]`` of a request let through; its line in the decision log."""
         request.meta[PROVENANCE_META_KEY] = meta
         decisions = self._report.decisions
         if decisions is not None:

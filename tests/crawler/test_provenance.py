@@ -1,4 +1,4 @@
-"""Why each page was fetched: ``meta["rep_robotstxt"]`` and the decision log, in real crawls.
+"""Why each page was fetched: ``meta["rep_decision"]`` and the decision log, in real crawls.
 
 Every request the middleware lets through (or drops) says which robots.txt
 version decided, and what in it (docs/versions.md, "Why each page was
@@ -29,7 +29,7 @@ ROBOTS = b"User-agent: *\nDisallow: /private\nAllow: /private/ok\n"
 
 
 class MetaSpider(RecordingSpider):
-    """Records ``meta["rep_robotstxt"]`` of every response and every drop, per URL."""
+    """Records ``meta["rep_decision"]`` of every response and every drop, per URL."""
 
     name = "provenance"
 

@@ -48,7 +48,7 @@ class Clock:
 
 
 class ChangeSpider(ArrivingSpider):
-    """Records each page's and drop's ``meta["rep_robotstxt"]`` and each change said."""
+    """Records each page's and drop's ``meta["rep_decision"]`` and each change said."""
 
     name = "changes"
 

@@ -1,4 +1,4 @@
-"""Why a request was fetched (or dropped): ``request.meta["rep_robotstxt"]``.
+"""Why a request was fetched (or dropped): ``request.meta["rep_decision"]``.
 
 Plain data, picklable, for item pipelines and the decision log
 (docs/versions.md, "Why each page was fetched"): the origin, its robots.txt
@@ -73,7 +73,7 @@ def opted_out_meta() -> dict[str, Any]:
 
 
 class Provenance:
-    """``meta["rep_robotstxt"]`` for each request an origin's access answers."""
+    """``meta["rep_decision"]`` for each request an origin's access answers."""
 
     def __init__(
         self, record_of: Callable[[Origin], OriginRecord | None], tokens: RequestTokens

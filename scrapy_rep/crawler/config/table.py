@@ -287,7 +287,7 @@ DECISION_LOG: Final[tuple[Setting, ...]] = (
         "REP_DECISION_LOG",
         "a path (relative: in the project data dir)",
         "A JSON Lines file with one line per request let through or dropped: its URL, "
-        'the verdict, and the fields of `meta["rep_robotstxt"]` (docs/versions.md, '
+        'the verdict, and the fields of `meta["rep_decision"]` (docs/versions.md, '
         '"The decision log"). Unset: no log.',
         attribute="decision_log",
         parse=to_path,
