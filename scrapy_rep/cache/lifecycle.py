@@ -47,6 +47,7 @@ from scrapy_rep.cache.policy import (
 )
 from scrapy_rep.cache.record import OriginRecord
 from scrapy_rep.cache.storage import ParsedBodies
+from scrapy_rep.cache.versions import earlier_bytes
 from scrapy_rep.engine.lines import MAX_BODY_BYTES
 from scrapy_rep.engine.robotstxt import RobotsTxt
 
@@ -373,10 +374,9 @@ class OriginLifecycle:
         objects around them are bounded by the origin count; counting those
         too capped a broad crawl near 30,000 origins (docs/benchmarks.md, "At scale").
         The record's earlier versions count too (docs/versions.md)."""
-        body = self.record.good_body if self.record is not None else None
-        size = len(body) if body else 0
-        if self.record is not None:
-            size += sum(len(version.body or b"") for version in self.record.earlier)
+        record = self.record
+        body = record.good_body if record is not None else None
+        size = (len(body) if body else 0) + (earlier_bytes(record) if record else 0)
         kept = self.outcome.body if self.outcome is not None else None
         if kept and kept is not body:
             size += len(kept)

@@ -17,7 +17,14 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from scrapy_rep.cache.record import OriginRecord
 
-__all__ = ["Version", "body_digest", "current_version", "kept_versions", "versions"]
+__all__ = [
+    "Version",
+    "body_digest",
+    "current_version",
+    "earlier_bytes",
+    "kept_versions",
+    "versions",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +69,11 @@ def versions(record: OriginRecord) -> tuple[Version, ...]:
     """Every version the record keeps, the current one first."""
     current = current_version(record)
     return record.earlier if current is None else (current, *record.earlier)
+
+
+def earlier_bytes(record: OriginRecord) -> int:
+    """What the record's earlier versions' bodies take (``REP_VERSIONS_MAX_BYTES``'s count)."""
+    return sum(len(version.body or b"") for version in record.earlier)
 
 
 def same_answer(a: Version, b: Version) -> bool:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import logging
 import time
 from typing import TYPE_CHECKING
-from urllib.parse import ParseResult
 
 from scrapy.exceptions import NotConfigured
 from scrapy.http import Request, Response
@@ -47,7 +46,7 @@ from scrapy_rep.crawler.access.waiting import Waiting
 from scrapy_rep.crawler.config.settings import Config
 from scrapy_rep.crawler.crawl_life import CrawlLife
 from scrapy_rep.crawler.decision_log import DecisionLog
-from scrapy_rep.crawler.errors import RobotsTxtNoOrigin, RobotsTxtStorageUnavailable
+from scrapy_rep.crawler.errors import RobotsTxtStorageUnavailable
 from scrapy_rep.crawler.internals import Parking
 from scrapy_rep.crawler.pace.turns import Pace
 from scrapy_rep.crawler.reporting import Drop, Reporter
@@ -55,6 +54,8 @@ from scrapy_rep.crawler.request_checks import ResponseCheck, first_drop, request
 from scrapy_rep.engine.origin import Origin
 
 if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+
     from scrapy import Spider
     from scrapy.crawler import Crawler
     from typing_extensions import Self
@@ -111,25 +112,8 @@ class RobotsTxtMiddleware:
             clock=config.clock,
             stopping=lambda: self._parking.stopping,
         )
-        self._resolver = Resolver(
-            self._fetch,
-            fetch_for=self._fetch_for,
-            policy=config.policy,
-            google_quirks=config.google_quirks,
-            clock=config.clock,
-            # REP_CLOCK (a testing hook) may also time the waits between quick retries.
-            sleep=getattr(config.clock, "sleep", None),
-            monotonic=getattr(config.clock, "monotonic", time.monotonic),
-            on_access=self._resolved,
-            on_fetched=self._report.fetched,
-            count=self._report.count,
-            # The longest a fetch can take (one download timeout per hop, and
-            # then some): how long to wait on another process's live fetch.
-            max_wait=config.longest_wait(download_timeout),
-            max_origins=config.memory_max_origins,
-            max_bytes=known_bytes(config.memory_max_bytes),
-            parsed_max_bytes=parsed_bytes(config.memory_max_bytes),
-            watch=self._report.gauges.watch,  # robotstxt/origins_now/* (docs/stats-signals.md)
+        self._resolver = _resolver(
+            config, self._report, download_timeout, self._fetch, self._fetch_for, self._resolved
         )
         # Why each request was fetched: meta["rep_decision"], and the decision log.
         self._provenance = Provenance(self._resolver.record, tokens)
@@ -184,13 +168,13 @@ class RobotsTxtMiddleware:
                 self._allowed(request, opted_out_meta())
             return None
         parts = urlparse_cached(request)
-        origin = self._origin(request, parts)
+        origin = self._origins.checked(request, parts, self._report.drop)
         if origin is None:
             return None
         if parts.path == ROBOTS_PATH and spider_robots.is_robots_path(parts):
             # resolves the origin: this may be the fetch
             if (access := await self._access(origin, request)) is None:
-                return self._requeued(request)
+                return _requeued(self._report, request)
             self._allowed(request, self._provenance.robots_txt(origin, access))
             answer = spider_robots.cached_response(request, self._resolver.last_answer(origin))
             if answer is not None:
@@ -200,24 +184,8 @@ class RobotsTxtMiddleware:
         if access is not None:
             self._check(request, origin, access)
         elif (access := await self._access(origin, request, check=True)) is None:
-            return self._requeued(request)
+            return _requeued(self._report, request)
         return None if self._pace is None else await self._pace.turn(request, origin, access)
-
-    def _requeued(self, request: Request) -> Request:
-        """The crawl stopped while it waited: rescheduled (JOBDIR keeps it), not downloaded."""
-        self._report.stats.inc_value("robotstxt/requeued_on_stop")
-        return request.replace(dont_filter=True)
-
-    def _origin(self, request: Request, parts: ParseResult) -> Origin | None:
-        """None for schemes that are not checked (``data:``, ``file:``, ...); a
-        checked URL without an origin is dropped (failing closed)."""
-        if parts.scheme not in self._origins.schemes:
-            return None
-        origin = self._origins.origin(parts)
-        if origin is None:
-            reason = f"no origin: {request.url} names no host that robots.txt can be asked of"
-            self._report.drop(request, RobotsTxtNoOrigin(reason, request.url), "no_origin")
-        return origin
 
     async def _access(self, origin: Origin, request: Request, check: bool = False) -> Access | None:
         """Wait for the origin's access (``Waiting``); None: the crawl is stopping.
@@ -344,3 +312,41 @@ class RobotsTxtMiddleware:
         that waited first."""
         self._changes.fetched(origin, self._resolver.record(origin), fetched)
         await self._report.resolved(origin, access, fetched, self._waiting.triggers.get(origin))
+
+
+def _resolver(
+    config: Config,
+    report: Reporter,
+    download_timeout: float,
+    fetch: Callable[[Origin], Awaitable[FetchOutcome]],
+    fetch_for: Callable[[object], Fetch],
+    on_access: Callable[[Origin, Access, FetchOutcome | None], Awaitable[None]],
+) -> Resolver:
+    """The resolver of a crawl with these settings: how it fetches, when, and
+    what it holds (docs/decisions.md)."""
+    return Resolver(
+        fetch,
+        fetch_for=fetch_for,
+        policy=config.policy,
+        google_quirks=config.google_quirks,
+        clock=config.clock,
+        # REP_CLOCK (a testing hook) may also time the waits between quick retries.
+        sleep=getattr(config.clock, "sleep", None),
+        monotonic=getattr(config.clock, "monotonic", time.monotonic),
+        on_access=on_access,
+        on_fetched=report.fetched,
+        count=report.count,
+        # The longest a fetch can take (one download timeout per hop, and
+        # then some): how long to wait on another process's live fetch.
+        max_wait=config.longest_wait(download_timeout),
+        max_origins=config.memory_max_origins,
+        max_bytes=known_bytes(config.memory_max_bytes),
+        parsed_max_bytes=parsed_bytes(config.memory_max_bytes),
+        watch=report.gauges.watch,  # robotstxt/origins_now/* (docs/stats-signals.md)
+    )
+
+
+def _requeued(report: Reporter, request: Request) -> Request:
+    """The crawl stopped while it waited: rescheduled (JOBDIR keeps it), not downloaded."""
+    report.stats.inc_value("robotstxt/requeued_on_stop")
+    return request.replace(dont_filter=True)

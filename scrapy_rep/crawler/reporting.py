@@ -238,14 +238,8 @@ class Reporter:
         outside = robots.site_wide
         for kind in SITE_WIDE.values():
             values = outside.get(kind.key)
-            if values and kind.handed and _first(self._handed_of(kind.key), key):
+            if values and kind.handed and _first(self._handed.setdefault(kind.key, set()), key):
                 await self._hand_over(kind, values, robots_url(origin))
-
-    def _handed_of(self, kind: str) -> set[str]:
-        sent = self._handed.get(kind)
-        if sent is None:
-            sent = self._handed[kind] = set()
-        return sent
 
     def closing_line(self) -> None:
         """One INFO line per crawl: how many origins' robots.txt came from the

@@ -11,12 +11,20 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Final
 
 from scrapy_rep.crawler.access.fetcher import ROBOTSTXT_FETCH_META_KEY
+from scrapy_rep.crawler.errors import RobotsTxtNoOrigin
 from scrapy_rep.engine.origin import Origin, origin_of_parts
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import NoReturn
     from urllib.parse import ParseResult
 
     from scrapy.http import Request
+
+    from scrapy_rep.crawler.errors import RobotsTxtDisallowed
+
+    #: ``Reporter.drop``: counts, logs and raises a request's drop.
+    DropRequest = Callable[[Request, RobotsTxtDisallowed, str], NoReturn]
 
 __all__ = ["CheckedOrigins", "opted_out"]
 
@@ -30,7 +38,7 @@ _MAX_REMEMBERED: Final = 4_096
 def opted_out(request: Request) -> bool:
     """A request that asked not to be checked, or our own robots.txt fetch."""
     meta = request.meta
-    return bool(meta.get("dont_obey_robotstxt") or meta.get(ROBOTSTXT_FETCH_META_KEY))
+    return bool(meta.get("dont_obey_robotstxt")) or meta.get(ROBOTSTXT_FETCH_META_KEY) is True
 
 
 class CheckedOrigins:
@@ -54,6 +62,18 @@ class CheckedOrigins:
         except ValueError:  # a bad port
             origin = None
         self._origins[key] = origin
+        return origin
+
+    def checked(self, request: Request, parts: ParseResult, drop: DropRequest) -> Origin | None:
+        """The origin a request asks; None for a scheme not checked (``data:``,
+        ``file:``, ...). A checked URL without an origin is given to ``drop``
+        (failing closed), with its stat."""
+        if parts.scheme not in self.schemes:
+            return None
+        origin = self.origin(parts)
+        if origin is None:
+            reason = f"no origin: {request.url} names no host that robots.txt can be asked of"
+            drop(request, RobotsTxtNoOrigin(reason, request.url), "no_origin")
         return origin
 
     def known(self, parts: ParseResult) -> Origin | None:

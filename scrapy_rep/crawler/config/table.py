@@ -8,6 +8,11 @@ a setting: an entry in its section (name, accepted values, what it does, the
 field it fills and its parser from ``values``), and that field with its
 default: a ``PolicyConfig`` field for the cache's and the outages' settings
 (``cache/policy_config.py``), else a ``settings.Config`` field.
+
+A little past 500 lines, by its entries alone: it is data, one entry per
+setting in the reference's order, and a table split in two files would be
+two places to look for a setting (its row type and constants already live
+in ``setting.py`` and ``defaults.py``).
 """
 
 from __future__ import annotations

@@ -139,7 +139,7 @@ def _wait_option(parser: argparse.ArgumentParser) -> None:
 
 
 def _report(commands: _Commands) -> argparse.ArgumentParser:
-    from scrapy_rep.tools.report.rows import FLAGS, SORTS, STATES
+    from scrapy_rep.tools.report.rows import STATES
 
     report = commands.add_parser(
         "report",
@@ -155,6 +155,16 @@ def _report(commands: _Commands) -> argparse.ArgumentParser:
     shown.add_argument("--json", action="store_true", help="JSON Lines: an object per origin")
     shown.add_argument("--csv", action="store_true", help="CSV with a header row")
     report.add_argument("--summary", action="store_true", help="the counts only")
+    _report_filters(report)
+    _report_reading(report)
+    _wait_option(report)
+    return report
+
+
+def _report_filters(report: argparse.ArgumentParser) -> None:
+    """Which origins ``report`` lists, and in what order."""
+    from scrapy_rep.tools.report.rows import FLAGS, SORTS, STATES
+
     report.add_argument(
         "--state",
         action="append",
@@ -190,6 +200,10 @@ def _report(commands: _Commands) -> argparse.ArgumentParser:
     report.add_argument("--sort", choices=SORTS, help="sort by this column (default: as stored)")
     report.add_argument("--reverse", action="store_true", help="sort the other way")
     report.add_argument("--limit", type=_count, metavar="N", help="the first N origins only")
+
+
+def _report_reading(report: argparse.ArgumentParser) -> None:
+    """What ``report`` reads beyond the records: the files, their versions, the tokens."""
     report.add_argument(
         "--deep",
         action="store_true",
@@ -218,8 +232,6 @@ def _report(commands: _Commands) -> argparse.ArgumentParser:
         help="the crawler's token for --deep and --changed (repeatable, in order of "
         f"preference; default: the project's, else {DEFAULT_AGENT})",
     )
-    _wait_option(report)
-    return report
 
 
 def _tester(commands: _Commands) -> argparse.ArgumentParser:
