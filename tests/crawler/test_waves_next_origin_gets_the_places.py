@@ -17,7 +17,7 @@ from scrapy.utils.test import get_crawler
 from scrapy_rep.crawler.async_bridge import sleep
 from scrapy_rep.crawler.internals import Parking
 
-from .conftest import BY_HAND, SETTINGS, ArrivingSpider, spider_of
+from .conftest import BY_HAND, SETTINGS, ArrivingSpider, spider_of, stats
 from .servers import Reply, SiteServer
 from .test_waves import PLACES, HeldPages
 
@@ -51,7 +51,8 @@ async def test_next_origins_wave_downloads_with_every_place_a_wave_before_held(
     others hold their place while robots.txt is held at the server. The first
     origin's wave ends; the second origin's robots.txt is answered once its
     wave fills the places, and its pages are held at the server: two of them
-    (CONCURRENT_REQUESTS) reach it together, never three."""
+    (CONCURRENT_REQUESTS) reach it together, never three. No request that
+    got its place is sent back to the scheduler: nothing stopped."""
     monkeypatch.setattr(Parking, "PARKED_PER_SLOT", 1)
     robots = (HeldRobots(), HeldRobots())
     pages = HeldPages()
@@ -80,6 +81,7 @@ async def test_next_origins_wave_downloads_with_every_place_a_wave_before_held(
         await crawler.crawl_async(urls=waves[0], waves=waves[1:])
         await releasing
     assert sorted(spider_of(crawler).got) == sorted(waves[0] + waves[1])
+    assert "robotstxt/requeued_on_stop" not in stats(crawler)  # nothing stopped: none sent back
     assert pages.peak == PLACES, (
         f"{pages.peak} pages of the second origin at once with CONCURRENT_REQUESTS = {PLACES}"
     )
