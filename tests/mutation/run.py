@@ -332,6 +332,7 @@ WAITING_TESTS = (
     "tests/crawler/test_robots_parsed_request.py",
     "tests/crawler/test_waves.py",
     "tests/crawler/test_waves_next_origin_gets_the_places.py",
+    "tests/crawler/test_waves_answered_pages_go_before_robots_txt_waiting.py",
     "tests/crawler/test_stops.py",
     "tests/crawler/test_resolver.py",
     "tests/cache/test_arrivals.py",
