@@ -315,6 +315,7 @@ ACCESS_TESTS = (
     "tests/cache/test_resolver_store_failures.py",
     "tests/cache/test_resolver_page_marks.py",
     "tests/cache/test_cache_resolver_bounds.py",
+    "tests/cache/test_finished_flights_are_not_kept.py",
     "tests/cache/test_forget_watch.py",
     "tests/cache/test_forget_watch_said.py",
     "tests/cache/test_forget_watch_threaded.py",
@@ -330,6 +331,8 @@ ACCESS_TESTS = (
 WAITING_TESTS = (
     "tests/crawler/test_robots_parsed_request.py",
     "tests/crawler/test_waves.py",
+    "tests/crawler/test_waves_next_origin_gets_the_places.py",
+    "tests/crawler/test_waves_answered_pages_go_before_robots_txt_waiting.py",
     "tests/crawler/test_stops.py",
     "tests/crawler/test_resolver.py",
     "tests/cache/test_arrivals.py",
