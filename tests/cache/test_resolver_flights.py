@@ -13,6 +13,7 @@ from scrapy.utils.defer import deferred_f_from_coro_f
 from twisted.internet.defer import Deferred
 
 from scrapy_rep.cache.outcome import AccessState, FetchKind, FetchOutcome
+from scrapy_rep.cache.storage.memory import MemoryStorage
 from scrapy_rep.crawler.access.resolver import Resolver
 from scrapy_rep.crawler.async_bridge import FetchStopped, StopSignal
 from scrapy_rep.engine.origin import Origin, robots_url
@@ -123,3 +124,34 @@ def test_without_an_asyncio_loop_closing_ends_a_prefetch_under_way() -> None:
     thread.start()
     thread.join(10)
     assert seen == [True, True, True, False]  # busy; closed, its fetch cancelled, not busy
+
+
+def test_without_an_asyncio_loop_a_close_mid_fetch_records_nothing_and_logs_no_error(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Twisted's cancellation is an ``Exception``, asyncio's is not: a close
+    while robots.txt is fetched under a Twisted reactor was logged as an ERROR
+    and taken for a failed fetch (unreachable). It ends the flight as
+    asyncio's does: nothing logged, and nothing saved for the next crawl."""
+    found: list[object] = []
+    storage = MemoryStorage(clock=ManualClock())
+
+    def crawl_without_asyncio() -> None:
+        clock = ManualClock()
+        gate: Deferred[None] = Deferred()
+
+        async def held(origin: Origin) -> FetchOutcome:
+            await gate
+            return FetchOutcome(FetchKind.SUCCESS, robots_url(origin), clock(), 200, BODY)
+
+        rep = resolver(held, clock, storage, unreachable_wait=0)
+        rep.prefetch(A)
+        Deferred.fromCoroutine(rep.close())
+        Deferred.fromCoroutine(storage.get(str(A))).addCallback(found.append)
+
+    with caplog.at_level(logging.WARNING):
+        thread = threading.Thread(target=crawl_without_asyncio)
+        thread.start()
+        thread.join(10)
+    assert found == [None]  # no record: not an outage for the next crawl
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == []

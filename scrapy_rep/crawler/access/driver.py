@@ -22,6 +22,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Final
 
+from twisted.internet.defer import CancelledError
+
 from scrapy_rep.cache.effects import (
     FETCH_NOW,
     Announce,
@@ -128,6 +130,8 @@ class LifecycleDriver:
             until = self._monotonic() + self._unreachable_wait
             flight = _Flight(lifecycle, fetch_it, self._clock(), until)
             answer = await self.carry_out(origin, effects, flight)
+        except CancelledError:  # Twisted's: a close, never an answer to record
+            raise
         except Exception:
             logger.exception("Resolving the robots.txt of %s failed", origin)
         if lifecycle is None:
@@ -215,6 +219,8 @@ class LifecycleDriver:
 async def _fetch_safely(fetch: Fetch, origin: Origin, clock: Callable[[], float]) -> FetchOutcome:
     try:
         return await fetch(origin)
+    except CancelledError:  # Twisted's (an Exception): the crawl closed, as asyncio's would
+        raise
     except Exception as exc:  # the fetch should not raise; never strand waiters
         logger.exception("Fetching %s failed", robots_url(origin))
         return FetchOutcome(
