@@ -119,7 +119,11 @@ async def test_retry_after_holds_every_request_not_yet_sent() -> None:
     with site:
         crawler = await crawl(urls, {"REP_RETRY_AFTER": "obey"})
     first, later = after_the_busy_one(site, busy)
-    sent_with_it = [hit for hit in later if hit.at - first.at < 0.1]
+    # Sent with it: read by the site before any of its slow (0.3 s) pages
+    # answered, so before a slot freed but the 503's own; a loaded machine
+    # delays their arrival (0.16 s seen in CI). One request more sent on the
+    # 503's freed slot would make them 8.
+    sent_with_it = [hit for hit in later if hit.at - first.at < 0.3]
     assert len(sent_with_it) <= 7  # CONCURRENT_REQUESTS_PER_DOMAIN - 1
     rest = [hit.at - first.at for hit in later if hit not in sent_with_it]
     assert len(rest) == 29 - len(sent_with_it)
